@@ -1,0 +1,1 @@
+# Human calibration studies arrive with issue 5.

@@ -1,0 +1,265 @@
+"""The Lit2Test data model.
+
+Identity rules that matter for blindness: a CanonicalPair's ``public_id`` is random and
+is the only pair identifier that may leave the researcher side; ``internal_key`` (the
+release's ``pair_id``) names the models and stays internal.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from .schemas import AB_TIE, SIX_FIELD
+
+
+def new_public_id() -> str:
+    # Random, not derived from the pair: a hash of (context, models) could be
+    # recomputed for each of the few model combinations and would leak identity.
+    return secrets.token_hex(8)
+
+
+class Benchmark(models.Model):
+    """A versioned benchmark. Its canonical judge and verdict rule never change within a version."""
+
+    name = models.CharField(max_length=100)
+    version = models.CharField(max_length=50, default="1")
+    description = models.TextField(blank=True)
+    canonical_judge = models.CharField(
+        max_length=200, blank=True, help_text="Fixed per version; a different judge needs a new version."
+    )
+    verdict_rule = models.CharField(max_length=50, default=AB_TIE.name)
+    proposal_schema = models.CharField(max_length=50, default=SIX_FIELD.name)
+    orientation_seed = models.BigIntegerField(default=20260101)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["name", "version"], name="benchmark_name_version_unique")]
+        ordering = ["name", "version"]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+
+class Batch(models.Model):
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="batches")
+    name = models.CharField(max_length=100)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["benchmark", "name"], name="batch_name_unique")]
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Context(models.Model):
+    """A literature neighborhood. Verdict-only releases create contexts without text."""
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="contexts")
+    batch = models.ForeignKey(Batch, on_delete=models.SET_NULL, null=True, blank=True, related_name="contexts")
+    external_id = models.CharField(max_length=300)
+    base_topic_id = models.CharField(max_length=300, blank=True)
+    condition = models.CharField(max_length=100, blank=True)
+    field = models.TextField(blank=True)
+    research_context = models.TextField(blank=True)
+    open_problem = models.TextField(blank=True)
+    resource_constraint = models.TextField(blank=True)
+    task_instruction = models.TextField(blank=True)
+    source_policy = models.CharField(max_length=300, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    has_text = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["benchmark", "external_id"], name="context_external_id_unique")]
+        ordering = ["external_id"]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class Paper(models.Model):
+    context = models.ForeignKey(Context, on_delete=models.CASCADE, related_name="papers")
+    position = models.PositiveSmallIntegerField()
+    title = models.TextField()
+    abstract = models.TextField(blank=True)
+    limitation = models.TextField(blank=True)
+    key_contribution = models.TextField(blank=True)
+    important_result = models.TextField(blank=True)
+    url = models.URLField(max_length=500, blank=True)
+    source_paper_id = models.CharField(max_length=200, blank=True)
+    year = models.CharField(max_length=10, blank=True)
+    venue = models.CharField(max_length=200, blank=True)
+    decision = models.CharField(max_length=100, blank=True)
+    primary_area = models.CharField(max_length=300, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["context", "position"], name="paper_position_unique")]
+        ordering = ["context_id", "position"]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Participant(models.Model):
+    """A proposer model, named exactly as in the release (e.g. ``GPT 5.2``)."""
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="participants")
+    name = models.CharField(max_length=200)
+    provider = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["benchmark", "name"], name="participant_name_unique")]
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Proposal(models.Model):
+    class Status(models.TextChoices):
+        VALID = "valid", "valid"
+        INVALID = "invalid", "invalid"
+
+    context = models.ForeignKey(Context, on_delete=models.CASCADE, related_name="proposals")
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="proposals")
+    schema = models.CharField(max_length=50, default=SIX_FIELD.name)
+    content = models.JSONField(help_text="The schema's fields, e.g. the six contract fields.")
+    validation_status = models.CharField(max_length=10, choices=Status.choices)
+    validation_errors = models.JSONField(default=list, blank=True)
+    release_metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["context", "participant"], name="proposal_context_participant_unique")
+        ]
+        ordering = ["context_id", "participant__name"]
+
+    def __str__(self) -> str:
+        return f"{self.participant} on {self.context}"
+
+
+class CanonicalPair(models.Model):
+    """Two participants' proposals for one context, with a seeded A/B orientation.
+
+    In the original order ``participant_a`` is shown as A; the reverse order swaps them.
+    """
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="pairs")
+    context = models.ForeignKey(Context, on_delete=models.CASCADE, related_name="pairs")
+    participant_a = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="+")
+    participant_b = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="+")
+    internal_key = models.CharField(max_length=500, help_text="The release pair_id; names the models, never shown.")
+    public_id = models.CharField(max_length=32, unique=True, default=new_public_id, editable=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "internal_key"], name="pair_internal_key_unique"),
+            models.CheckConstraint(condition=~Q(participant_a=models.F("participant_b")), name="pair_distinct_models"),
+        ]
+        ordering = ["context_id", "internal_key"]
+
+    def __str__(self) -> str:
+        return self.public_id
+
+
+class JudgeRun(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        RUNNING = "running", "running"
+        PAUSED = "paused", "paused"
+        COMPLETED = "completed", "completed"
+        FAILED = "failed", "failed"
+        CANCELLED = "cancelled", "cancelled"
+
+    class Provider(models.TextChoices):
+        RECORDED = "recorded", "recorded (replay of stored judgments)"
+        OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible endpoint"
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="runs")
+    label = models.CharField(max_length=200, help_text="Distinguishes runs of one judge, e.g. the source file.")
+    run_type = models.CharField(max_length=50, default="holistic")
+    judge_model = models.CharField(max_length=200)
+    provider = models.CharField(max_length=50, choices=Provider.choices)
+    prompt_version = models.CharField(max_length=50, blank=True)
+    parameters = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    is_canonical = models.BooleanField(default=False)
+    launched_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "judge_model", "label"], name="run_judge_label_unique")
+        ]
+        ordering = ["benchmark_id", "created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.judge_model} ({self.label})"
+
+
+class OrderedJudgment(models.Model):
+    """One judge verdict on one presentation order of a canonical pair.
+
+    ``winner`` is the participant the verdict favours (null for TIE or invalid). ``shown_a``
+    and ``verdict`` are null when the source did not record which side was A (the release).
+    """
+
+    class Order(models.TextChoices):
+        ORIGINAL = "original", "original"
+        REVERSE = "reverse", "reverse"
+
+    class Verdict(models.TextChoices):
+        A = "A", "A"
+        B = "B", "B"
+        TIE = "TIE", "TIE"
+
+    class Status(models.TextChoices):
+        ACCEPTED = "accepted", "accepted"
+        INVALID = "invalid", "invalid"
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="judgments")
+    pair = models.ForeignKey(CanonicalPair, on_delete=models.CASCADE, related_name="judgments")
+    order = models.CharField(max_length=10, choices=Order.choices)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACCEPTED)
+    shown_a = models.ForeignKey(Participant, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    verdict = models.CharField(max_length=5, choices=Verdict.choices, null=True, blank=True)
+    is_tie = models.BooleanField(default=False)
+    winner = models.ForeignKey(Participant, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    confidence = models.CharField(max_length=10, blank=True)
+    main_reason = models.TextField(blank=True)
+    weakness_a = models.TextField(blank=True)
+    weakness_b = models.TextField(blank=True)
+    raw_response = models.TextField(blank=True)
+    errors = models.JSONField(default=list, blank=True)
+    attempt = models.PositiveSmallIntegerField(default=1)
+    latency_seconds = models.FloatField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            # The database, not the worker, guarantees at most one accepted verdict per task.
+            models.UniqueConstraint(
+                fields=["run", "pair", "order"],
+                condition=Q(status="accepted"),
+                name="one_accepted_judgment_per_task",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="invalid") | Q(is_tie=True, winner__isnull=True) | Q(is_tie=False, winner__isnull=False),
+                name="accepted_judgment_has_winner_or_tie",
+            ),
+        ]
+        indexes = [models.Index(fields=["run", "status"])]
+        ordering = ["pair_id", "order"]
+
+    def __str__(self) -> str:
+        return f"{self.pair.public_id}/{self.order}"

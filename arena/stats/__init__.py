@@ -1,0 +1,120 @@
+"""Pure statistics engine of Lit2Test Web (numpy/scipy/pandas only; no Django).
+
+Public API (all functions take plain arrays / DataFrames and return plain values):
+
+Data
+    cases_from_release_rows(rows) -> DataFrame       release jsonl dicts -> ``cases`` frame
+    load_release_cases(path) -> DataFrame            same, from a corrected_folded_pairs.jsonl path
+    encode_cases(cases, models=None) -> EncodedCases validate + encode (integer codes)
+
+Folding and counts
+    case_counts(enc), stable_wlt(enc), folded_head_to_head(enc, order), ordered_head_to_head(enc, order),
+    side_bias(enc)
+
+Bradley–Terry
+    win_matrix(enc, kind)            kind in "ordered" | "folded" | "stable"
+    fit_bt(W, pseudo_count=0.0) -> BTFit          MM (Hunter 2004), centered log-abilities, diverged flag
+    fit_bt_batch(Ws, pseudo_count=0.0) -> BTBatch vectorised over a (R, K, K) stack
+    win_matrix_from_judgments(winners, losers, n_models, ties=None, weights=None)
+
+Bootstraps
+    bootstrap_fits(enc, unit="case"|"context", kinds, replicates, seed, pseudo_count) -> BootstrapFits
+    percentile_ci(theta, level), ranking_summary(theta)
+
+Relations
+    condorcet(W, models, order=None), complete_separation(W, models, order=None)
+
+Tie sensitivity
+    scheme_a(enc, pseudo_count), scheme_b(enc, reference_order, pseudo_count)
+
+Judges
+    judge_agreement(cases_1, cases_2)
+
+Bradley–Terry–Davidson
+    fit_btd(W, T, pseudo_count=0.0) -> BTDFit, FIVE_LEVEL_SHARES, share_to_outcome, shares_from_verdicts,
+    debiased_share, btd_counts, elo_ratings
+
+Reliability
+    krippendorff_alpha(data, level, value_domain=None), reliability_matrix(frame, unit=, coder=, value=)
+
+Everything at once
+    leaderboard_document(cases, *, replicates=10000, seed=0, pseudo_count=0.5) -> dict (JSON-serialisable)
+"""
+
+from __future__ import annotations
+
+from .agreement import judge_agreement
+from .alpha import krippendorff_alpha, reliability_matrix
+from .bootstrap import BootstrapFits, RankingSummary, bootstrap_fits, percentile_ci, ranking_summary
+from .bt import BTBatch, BTFit, fit_bt, fit_bt_batch, ranking_from_theta, strongly_connected, win_matrix_from_judgments
+from .btd import (
+    FIVE_LEVEL_SHARES,
+    BTDFit,
+    btd_counts,
+    debiased_share,
+    elo_ratings,
+    fit_btd,
+    share_to_outcome,
+    shares_from_verdicts,
+)
+from .condorcet import complete_separation, condorcet
+from .folding import (
+    TIE,
+    EncodedCases,
+    case_counts,
+    cases_from_release_rows,
+    encode_cases,
+    folded_head_to_head,
+    load_release_cases,
+    ordered_head_to_head,
+    read_jsonl,
+    side_bias,
+    stable_wlt,
+)
+from .leaderboard import leaderboard_document
+from .matrices import FIT_KINDS, win_matrix
+from .ties import scheme_a, scheme_b
+
+__all__ = [
+    "FIT_KINDS",
+    "FIVE_LEVEL_SHARES",
+    "TIE",
+    "BTBatch",
+    "BTDFit",
+    "BTFit",
+    "BootstrapFits",
+    "EncodedCases",
+    "RankingSummary",
+    "bootstrap_fits",
+    "btd_counts",
+    "case_counts",
+    "cases_from_release_rows",
+    "complete_separation",
+    "condorcet",
+    "debiased_share",
+    "elo_ratings",
+    "encode_cases",
+    "fit_bt",
+    "fit_bt_batch",
+    "fit_btd",
+    "folded_head_to_head",
+    "judge_agreement",
+    "krippendorff_alpha",
+    "leaderboard_document",
+    "load_release_cases",
+    "ordered_head_to_head",
+    "percentile_ci",
+    "ranking_from_theta",
+    "ranking_summary",
+    "read_jsonl",
+    "reliability_matrix",
+    "scheme_a",
+    "scheme_b",
+    "share_to_outcome",
+    "shares_from_verdicts",
+    "side_bias",
+    "stable_wlt",
+    "strongly_connected",
+    "win_matrix",
+    "win_matrix_from_judgments",
+]

@@ -1,0 +1,270 @@
+"""The leaderboard document: every Lit2Test statistic of one set of cases, as one JSON-serialisable dict."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .bootstrap import BootstrapFits, bootstrap_fits, percentile_ci, ranking_summary
+from .bt import BTFit, fit_bt, ranking_from_theta, strong_components, strongly_connected
+from .condorcet import complete_separation, condorcet
+from .folding import (
+    EncodedCases,
+    case_counts,
+    encode_cases,
+    folded_head_to_head,
+    ordered_head_to_head,
+    side_bias,
+    stable_wlt,
+)
+from .matrices import FIT_KINDS, win_matrix
+from .ties import scheme_b
+
+#: At most this many distinct bootstrap rankings are listed (K! can be huge); the count of distinct ones is given.
+MAX_LISTED_RANKINGS = 24
+
+
+def to_builtin(obj: Any) -> Any:
+    """Recursively convert numpy scalars/arrays and tuples to plain Python (JSON-serialisable) values."""
+    if isinstance(obj, Mapping):
+        return {str(k): to_builtin(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_builtin(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [to_builtin(v) for v in obj.tolist()]
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, (np.floating, float)):
+        f = float(obj)
+        if not np.isfinite(f):
+            # JSON has no NaN/inf; none is expected here, so fail loudly rather than emit invalid JSON.
+            raise ValueError("non-finite float in the leaderboard document")
+        return f
+    return obj
+
+
+def _fit_flags(fit: BTFit) -> dict[str, Any]:
+    return {"converged": fit.converged, "diverged": fit.diverged, "iterations": fit.iterations}
+
+
+def _ranking_block(enc: EncodedCases, theta: np.ndarray) -> dict[str, Any]:
+    """Modal ranking, its fraction, top-1 fractions, listed ranking distribution, rank probabilities."""
+    names = enc.models
+    rs = ranking_summary(theta)
+    r = int(rs.counts.sum())
+    return {
+        "modal_ranking": [names[i] for i in rs.modal],
+        "modal_fraction": rs.modal_fraction,
+        "top1": {names[i]: float(rs.top1[i]) for i in np.argsort(-rs.top1, kind="stable")},
+        "rankings": [
+            {"ranking": [names[i] for i in rk], "count": int(c), "fraction": float(c / r)}
+            for rk, c in zip(rs.rankings[:MAX_LISTED_RANKINGS], rs.counts[:MAX_LISTED_RANKINGS], strict=True)
+        ],
+        "distinct_rankings": len(rs.rankings),
+        "rank_probabilities": {names[i]: rs.rank_probabilities[i].tolist() for i in range(len(names))},
+    }
+
+
+def _ci_block(enc: EncodedCases, boot: BootstrapFits, kind: str, order: list[int], level: float) -> dict[str, list[float]]:
+    ci = percentile_ci(boot.theta[kind], level)
+    return {enc.models[i]: [float(ci[i, 0]), float(ci[i, 1])] for i in order}
+
+
+def _empty_document(enc: EncodedCases, replicates: int, seed: int, pseudo_count: float) -> dict[str, Any]:
+    """The document when there is nothing to fit (fewer than two models or no complete case)."""
+    return to_builtin(
+        {
+            "models": list(enc.models),
+            "cases": case_counts(enc),
+            "stable_wlt": stable_wlt(enc),
+            "head_to_head": [],
+            "ordered_head_to_head": [],
+            "bt": {"ordered": {}, "folded": {}, "stable": {}, "pseudo_count": pseudo_count},
+            "bootstrap": {"replicates": replicates, "seed": seed, "unit": "case", "modal_ranking": [],
+                          "modal_fraction": None, "top1": {}},
+            "cluster_bootstrap": {"replicates": replicates, "ci": {}, "modal_fraction": None},
+            "condorcet": {"beat_counts": {}, "transitive": True, "cycles": []},
+            "tie_sensitivity": {"scheme_a": {"ranking": [], "modal_fraction": None},
+                                "scheme_b": {"ranking": [], "head_to_head": [], "flipped": []}},
+            "separation": [],
+            "side_bias": side_bias(enc),
+            "batches": [],
+            "diagnostic": {"insufficient_data": True, "incomplete_cases": case_counts(enc)["incomplete"]},
+        }
+    )
+
+
+def leaderboard_document(
+    cases: pd.DataFrame,
+    *,
+    replicates: int = 10_000,
+    seed: int = 0,
+    pseudo_count: float = 0.5,
+    level: float = 0.95,
+) -> dict[str, Any]:
+    """Compute the full leaderboard of a set of Lit2Test cases.
+
+    Preconditions:
+        ``cases`` satisfies the contract of :func:`arena.stats.folding.encode_cases` (one row per canonical
+        pair; verdicts are model names, ``"TIE"`` or missing); ``replicates >= 1``; ``pseudo_count >= 0``.
+    Returns:
+        One JSON-serialisable dict (plain Python types, deterministic for a given seed) with keys
+        ``models, cases, stable_wlt, head_to_head, ordered_head_to_head, bt, bootstrap, cluster_bootstrap,
+        condorcet, tie_sensitivity, separation, side_bias, batches, diagnostic`` (see the module README in
+        ``arena/stats/__init__.py``). Models are ordered best first by the ordered BT strength; incomplete
+        cases are counted and excluded from every statistic.
+    """
+    enc = encode_cases(cases)
+    counts = case_counts(enc)
+    if enc.n_models < 2 or counts["stable"] + counts["sensitive"] == 0:
+        return _empty_document(enc, replicates, seed, pseudo_count)
+    names = enc.models
+
+    w = {kind: win_matrix(enc, kind) for kind in FIT_KINDS}
+    fits = {kind: fit_bt(w[kind], pseudo_count=pseudo_count) for kind in FIT_KINDS}
+    order = ranking_from_theta(fits["ordered"].theta).tolist()
+    models = [names[i] for i in order]
+
+    # Independent, reproducible random streams for the two bootstraps.
+    case_seq, ctx_seq = np.random.SeedSequence(seed).spawn(2)
+    init = {kind: fits[kind].theta for kind in FIT_KINDS}
+    boot = bootstrap_fits(enc, unit="case", replicates=replicates, seed=np.random.default_rng(case_seq),
+                          pseudo_count=pseudo_count, init=init)
+    cboot = bootstrap_fits(enc, unit="context", replicates=replicates, seed=np.random.default_rng(ctx_seq),
+                           pseudo_count=pseudo_count, init=init)
+
+    bt_section: dict[str, Any] = {}
+    for kind in FIT_KINDS:
+        ci = _ci_block(enc, boot, kind, order, level)
+        bt_section[kind] = {names[i]: {"strength": float(fits[kind].theta[i]), "ci": ci[names[i]]} for i in order}
+    bt_section["pseudo_count"] = pseudo_count
+    bt_section["level"] = level
+    bt_section["scale"] = "centered natural-log ability (mean 0)"
+
+    ordered_rank = _ranking_block(enc, boot.theta["ordered"])
+    bootstrap_section = {"replicates": replicates, "seed": seed, "unit": "case", **ordered_rank,
+                         "fits": {}}
+    for kind in FIT_KINDS:
+        rs = ranking_summary(boot.theta[kind])
+        bootstrap_section["fits"][kind] = {
+            "modal_ranking": [names[i] for i in rs.modal],
+            "modal_fraction": rs.modal_fraction,
+            "diverged_replicates": int(boot.diverged[kind].sum()),
+            "unconverged_replicates": int((~boot.converged[kind] & ~boot.diverged[kind]).sum()),
+        }
+
+    n_contexts = len(set(enc.context[enc.complete].tolist()))
+    case_ci = percentile_ci(boot.theta["ordered"], level)
+    ctx_ci = percentile_ci(cboot.theta["ordered"], level)
+    case_width = case_ci[:, 1] - case_ci[:, 0]
+    ctx_width = ctx_ci[:, 1] - ctx_ci[:, 0]
+    ctx_rank = _ranking_block(enc, cboot.theta["ordered"])
+    cluster_section = {
+        "replicates": replicates,
+        "seed": seed,
+        "unit": "context",
+        "contexts": n_contexts,
+        "ci": {names[i]: [float(ctx_ci[i, 0]), float(ctx_ci[i, 1])] for i in order},
+        "width_ratio": {names[i]: float(ctx_width[i] / case_width[i]) if case_width[i] > 0 else None for i in order},
+        "modal_ranking": ctx_rank["modal_ranking"],
+        "modal_fraction": ctx_rank["modal_fraction"],
+        "top1": ctx_rank["top1"],
+        "fits": {
+            kind: {
+                "ci": _ci_block(enc, cboot, kind, order, level),
+                "modal_fraction": ranking_summary(cboot.theta[kind]).modal_fraction,
+                "diverged_replicates": int(cboot.diverged[kind].sum()),
+            }
+            for kind in FIT_KINDS
+        },
+    }
+
+    cond = condorcet(w["stable"], names, order=models)
+    separation = complete_separation(w["stable"], names, order=models)
+
+    folded_rank = ranking_from_theta(fits["folded"].theta)
+    folded_rs = ranking_summary(boot.theta["folded"])
+    tie_section = {
+        "scheme_a": {
+            "ranking": [names[i] for i in folded_rank],
+            "strengths": {names[i]: float(fits["folded"].theta[i]) for i in folded_rank},
+            "modal_ranking": [names[i] for i in folded_rs.modal],
+            "modal_fraction": folded_rs.modal_fraction,
+            "pseudo_count": pseudo_count,
+        },
+        "scheme_b": {**scheme_b(enc, models, pseudo_count=pseudo_count), "pseudo_count": pseudo_count},
+    }
+
+    batches = []
+    for b in sorted(set(enc.batch.tolist())):
+        sub = enc.subset(enc.batch == b)
+        n_complete = int(sub.complete.sum())
+        if n_complete == 0:
+            continue
+        fit = fit_bt(win_matrix(sub, "ordered"), pseudo_count=pseudo_count)
+        rk = ranking_from_theta(fit.theta)
+        present = sorted(set(sub.lo[sub.complete].tolist()) | set(sub.hi[sub.complete].tolist()))
+        ranking = [names[i] for i in rk if i in present]
+        batches.append(
+            {
+                "batch": b,
+                "cases": n_complete,
+                "stable": int(sub.stable.sum()),
+                "ranking": ranking,
+                "strengths": {names[i]: float(fit.theta[i]) for i in rk if i in present},
+                "matches_overall": ranking == [m for m in models if names.index(m) in present],
+            }
+        )
+
+    stable_connected = strongly_connected(w["stable"])
+    comps = strong_components(w["stable"])
+    comp_order: list[int] = []
+    for i in order:
+        if comps[i] not in comp_order:
+            comp_order.append(int(comps[i]))
+    beat_sorted = sorted(models, key=lambda m: -cond["beat_counts"][m])  # stable sort keeps BT order on ties
+    strict_condorcet = len(set(cond["beat_counts"].values())) == len(names)
+    complete_idx = set(enc.lo[enc.complete].tolist()) | set(enc.hi[enc.complete].tolist())
+    diagnostic = {
+        "insufficient_data": False,
+        "incomplete_cases": counts["incomplete"],
+        "separation": bool(separation),
+        "stable_graph_strongly_connected": stable_connected,
+        "stable_graph_components": [[names[i] for i in order if comps[i] == c] for c in comp_order],
+        # Per PROTOCOL: with separation the ordinal result (ranks, Condorcet, bootstrap rank recovery) is the
+        # result and strength magnitudes are diagnostic only.
+        "strengths_diagnostic_only": bool(separation) or not stable_connected
+        or any(f.diverged for f in fits.values()),
+        "fits": {kind: _fit_flags(fits[kind]) for kind in FIT_KINDS},
+        "orderings_agree": {
+            "folded": [names[i] for i in folded_rank] == models,
+            "stable": [names[i] for i in ranking_from_theta(fits["stable"].theta)] == models,
+            # A strict Condorcet order (beat counts K-1, ..., 0) identical to the BT order.
+            "condorcet": bool(cond["transitive"] and strict_condorcet and beat_sorted == models),
+        },
+        "models_without_cases": [m for k, m in enumerate(names) if k not in complete_idx],
+    }
+
+    doc = {
+        "models": models,
+        "cases": {"total": counts["total"], "stable": counts["stable"], "sensitive": counts["sensitive"],
+                  "incomplete": counts["incomplete"]},
+        "stable_wlt": {m: stable_wlt(enc)[m] for m in models},
+        "head_to_head": folded_head_to_head(enc, models),
+        "ordered_head_to_head": ordered_head_to_head(enc, models),
+        "bt": bt_section,
+        "bootstrap": bootstrap_section,
+        "cluster_bootstrap": cluster_section,
+        "condorcet": cond,
+        "tie_sensitivity": tie_section,
+        "separation": separation,
+        "side_bias": side_bias(enc),
+        "batches": batches,
+        "diagnostic": diagnostic,
+    }
+    return to_builtin(doc)

@@ -1,0 +1,61 @@
+"""Shared fixtures: the release sample, and named personas (a researcher, two annotators, an outsider)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import Group
+
+ROOT = Path(__file__).resolve().parent.parent
+RELEASE_DIR = Path(os.environ.get("LIT2TEST_DATA", ROOT.parent / "shared" / "data" / "lit2test"))
+
+
+
+
+@pytest.fixture(scope="session")
+def release_dir() -> Path:
+    if not (RELEASE_DIR / "corrected_folded_pairs.jsonl").is_file():
+        if os.environ.get("CI"):
+            pytest.fail(f"the release sample is missing at {RELEASE_DIR}")
+        pytest.skip(f"release sample not found at {RELEASE_DIR} (set LIT2TEST_DATA)")
+    return RELEASE_DIR
+
+
+@pytest.fixture
+def imported(db, release_dir: Path):  # noqa: ANN001, ANN201
+    from arena.release import release_import
+
+    return release_import(directory=release_dir).benchmark
+
+
+def _user(username: str, *, staff: bool = False, annotator: bool = False):  # noqa: ANN202
+    from django.contrib.auth import get_user_model
+
+    from arena.permissions import ANNOTATORS_GROUP
+
+    user = get_user_model().objects.create_user(username=username, password="pw-" + username, is_staff=staff)
+    if annotator:
+        user.groups.add(Group.objects.get_or_create(name=ANNOTATORS_GROUP)[0])
+    return user
+
+
+@pytest.fixture
+def researcher(db):  # noqa: ANN001, ANN201
+    return _user("rita", staff=True)
+
+
+@pytest.fixture
+def annotator(db):  # noqa: ANN001, ANN201
+    return _user("ann", annotator=True)
+
+
+@pytest.fixture
+def annotator2(db):  # noqa: ANN001, ANN201
+    return _user("bob", annotator=True)
+
+
+@pytest.fixture
+def outsider(db):  # noqa: ANN001, ANN201
+    return _user("olga")
