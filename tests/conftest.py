@@ -59,3 +59,14 @@ def annotator2(db):  # noqa: ANN001, ANN201
 @pytest.fixture
 def outsider(db):  # noqa: ANN001, ANN201
     return _user("olga")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _required_services() -> None:
+    """In CI the real services must be there: a skipped PostgreSQL test would hide a regression."""
+    if os.environ.get("LIT2TEST_REQUIRE_SERVICES"):
+        from django.conf import settings
+
+        engine = settings.DATABASES["default"]["ENGINE"]
+        assert engine == "django.db.backends.postgresql", f"LIT2TEST_REQUIRE_SERVICES is set but the database is {engine}"
+        assert settings.CELERY_BROKER_URL.startswith("redis://"), "LIT2TEST_REQUIRE_SERVICES is set but the broker is not Redis"
