@@ -177,6 +177,8 @@ class JudgeRun(models.Model):
         FAILED = "failed", "failed"
         CANCELLED = "cancelled", "cancelled"
 
+    ACTIVE_STATUSES = (Status.PENDING, Status.RUNNING, Status.PAUSED)
+
     class Provider(models.TextChoices):
         RECORDED = "recorded", "recorded (replay of stored judgments)"
         OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible endpoint"

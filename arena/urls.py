@@ -7,5 +7,7 @@ urlpatterns = [
     path("dashboard/", views.dashboard, name="dashboard"),
     path("dashboard/benchmarks/<int:benchmark_id>/", views.benchmark_detail, name="benchmark"),
     path("dashboard/benchmarks/<int:benchmark_id>/export.zip", views.benchmark_export, name="benchmark-export"),
+    path("dashboard/benchmarks/<int:benchmark_id>/leaderboard/", views.leaderboard, name="leaderboard"),
     path("api/benchmarks/", apis.BenchmarkListApi.as_view(), name="api-benchmarks"),
+    path("api/benchmarks/<int:benchmark_id>/leaderboard/", apis.LeaderboardApi.as_view(), name="api-leaderboard"),
 ]

@@ -7,15 +7,16 @@ from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
+from .charts import forest_plot, heat_map
 from .forms import ReleaseUploadForm
-from .models import Benchmark, Proposal
+from .models import Benchmark, JudgeRun, Proposal
 from .permissions import researcher_required, user_is_researcher
 from .release import ReleaseImportError, release_export, release_files, release_import
-from .selectors import benchmark_list, paper_provenance_audit
+from .selectors import benchmark_list, paper_provenance_audit, run_default, run_leaderboard
 
 
 @require_GET
@@ -84,3 +85,60 @@ def benchmark_export(request: HttpRequest, benchmark_id: int) -> FileResponse:
     buffer.seek(0)
     filename = f"{benchmark.name}-v{benchmark.version}-export.zip"
     return FileResponse(buffer, as_attachment=True, filename=filename, content_type="application/zip")
+
+
+@require_GET
+@researcher_required
+def leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
+    """Table 1 of a run, with its plots; polls itself while the run is in progress."""
+    benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
+    runs = list(benchmark.runs.filter(run_type="holistic").order_by("-is_canonical", "created_at", "id"))
+    run_id = request.GET.get("run")
+    if run_id:
+        run = next((r for r in runs if str(r.pk) == run_id), None)
+        if run is None:
+            raise Http404("no such run in this benchmark")
+    else:
+        run = run_default(benchmark=benchmark)
+    if run is None:
+        return render(request, "arena/leaderboard_empty.html", {"benchmark": benchmark})
+    doc = run_leaderboard(run=run)
+    context = {
+        "benchmark": benchmark,
+        "runs": runs,
+        "run": run,
+        "doc": doc,
+        "live": run.status in JudgeRun.ACTIVE_STATUSES,
+        "table": leaderboard_table(doc),
+        "human_wr": doc.get("human_win_rate"),
+        "forest": forest_plot(doc),
+        "heat": heat_map(doc),
+        "cluster_rows": [
+            (m, ci, doc["cluster_bootstrap"].get("width_ratio", {}).get(m)) for m, ci in doc.get("cluster_bootstrap", {}).get("ci", {}).items()
+        ],
+    }
+    template = "arena/leaderboard.html#board" if request.htmx else "arena/leaderboard.html"
+    return render(request, template, context)
+
+
+def leaderboard_table(doc: dict) -> list[dict]:
+    """Rows of Table 1: strength, CI, stable W–L–T and the folded head-to-head against each model."""
+    pairs: dict[tuple[str, str], tuple[int, int, int]] = {}
+    for h in doc.get("head_to_head", []):
+        pairs[(h["a"], h["b"])] = (h["a_wins"], h["b_wins"], h["sensitive"])
+        pairs[(h["b"], h["a"])] = (h["b_wins"], h["a_wins"], h["sensitive"])
+    human = doc.get("human_win_rate") or {}
+    rows = []
+    for model in doc.get("models", []):
+        bt = doc["bt"]["ordered"].get(model, {})
+        rows.append(
+            {
+                "model": model,
+                "strength": bt.get("strength"),
+                "ci": bt.get("ci") or [None, None],
+                "wlt": doc["stable_wlt"][model],
+                "h2h": [None if other == model else pairs.get((model, other)) for other in doc["models"]],
+                "human_wr": human.get(model),
+            }
+        )
+    return rows

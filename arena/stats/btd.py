@@ -88,7 +88,7 @@ class BTDFit:
         ratings: Elo-like ratings 1500 + 400 θ / ln 10.
         log_likelihood: maximised log-likelihood.
         converged: optimiser success.
-        diverged: the MLE does not exist (win/tie graph not strongly connected, no decisive outcome, or a bound
+        diverged: the MLE may not exist (graph of wins not strongly connected, no decisive outcome, or a bound
             reached); values are finite but diagnostic.
     """
 
@@ -154,7 +154,10 @@ def fit_btd(
     wij, wji, tij = w[ii, jj], w[jj, ii], t[ii, jj]
     total_ties = float(tij.sum())
     total_wins = float(wij.sum() + wji.sum())
-    connected = strongly_connected(w + t)
+    # Sufficient condition for a finite MLE: the graph of wins (ties not counted) is strongly connected and
+    # there is at least one tie and one decisive outcome. Ties alone can keep some fits finite, but not
+    # reliably (a model with ties and no wins can still run off with ν → ∞), so we flag conservatively.
+    connected = strongly_connected(w)
 
     if total_ties == 0:
         # No tie: the likelihood increases as ν → 0, where Davidson is plain Bradley–Terry.

@@ -1,0 +1,121 @@
+"""Geometry for the leaderboard's SVG plots, computed server-side (no JavaScript charting)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ForestRow:
+    model: str
+    y: float
+    x: float
+    lo: float
+    hi: float
+    label: str
+
+
+@dataclass(frozen=True)
+class Forest:
+    width: int
+    height: int
+    left: int
+    zero_x: float
+    ticks: list[tuple[float, str]]
+    rows: list[ForestRow]
+
+
+def forest_plot(doc: dict[str, Any], kind: str = "ordered", *, width: int = 640, left: int = 170, row: int = 34) -> Forest | None:
+    """Strengths with their 95% CIs on a shared axis, best model on top."""
+    block = doc.get("bt", {}).get(kind) or {}
+    models = [m for m in doc.get("models", []) if m in block]
+    if not models:
+        return None
+    values = [v for m in models for v in (block[m]["strength"], *(block[m]["ci"] or [])) if v is not None]
+    lo, hi = min(values + [0.0]), max(values + [0.0])
+    pad = (hi - lo) * 0.08 or 0.5
+    lo, hi = lo - pad, hi + pad
+    plot = width - left - 20
+
+    def sx(v: float) -> float:
+        return round(left + (v - lo) / (hi - lo) * plot, 1)
+
+    step = _nice_step((hi - lo) / 6)
+    first = int(lo / step) - 1
+    ticks = [(sx(k * step), f"{k * step:g}") for k in range(first, first + 20) if lo <= k * step <= hi]
+    rows = []
+    for i, m in enumerate(models):
+        s, ci = block[m]["strength"], block[m]["ci"] or [None, None]
+        rows.append(
+            ForestRow(
+                model=m,
+                y=30 + i * row,
+                x=sx(s),
+                lo=sx(ci[0]) if ci[0] is not None else sx(s),
+                hi=sx(ci[1]) if ci[1] is not None else sx(s),
+                label=f"{s:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci[0] is not None else ""),
+            )
+        )
+    return Forest(width=width, height=50 + len(models) * row, left=left, zero_x=sx(0.0), ticks=ticks, rows=rows)
+
+
+def _nice_step(raw: float) -> float:
+    for step in (0.05, 0.1, 0.2, 0.25, 0.5, 1, 2, 5, 10, 20, 50):
+        if step >= raw:
+            return step
+    return 100.0
+
+
+@dataclass(frozen=True)
+class HeatCell:
+    x: int
+    y: int
+    share: float | None
+    fill: str
+    text: str
+    title: str
+
+
+def heat_map(doc: dict[str, Any], *, cell: int = 86, left: int = 170, top: int = 120) -> dict[str, Any] | None:
+    """Folded head-to-head as a matrix: row model's share of decided stable cases against the column model."""
+    models = doc.get("models", [])
+    if len(models) < 2:
+        return None
+    pairs = {(h["a"], h["b"]): h for h in doc.get("head_to_head", [])}
+    cells = []
+    for r, row_model in enumerate(models):
+        for c, col_model in enumerate(models):
+            x, y = left + c * cell, top + r * cell
+            if r == c:
+                cells.append(HeatCell(x, y, None, "#eef1f6", "—", row_model))
+                continue
+            h = pairs.get((row_model, col_model))
+            wins, losses = (h["a_wins"], h["b_wins"]) if h else (0, 0)
+            sensitive = h["sensitive"] if h else 0
+            if not h and (col_model, row_model) in pairs:
+                h = pairs[(col_model, row_model)]
+                wins, losses, sensitive = h["b_wins"], h["a_wins"], h["sensitive"]
+            share = wins / (wins + losses) if wins + losses else None
+            cells.append(
+                HeatCell(
+                    x, y, share, _diverging(share), f"{wins}–{losses}–{sensitive}",
+                    f"{row_model} vs {col_model}: {wins} stable wins, {losses} stable losses, {sensitive} order-sensitive",
+                )
+            )
+    return {
+        "cells": cells, "cell": cell, "left": left, "top": top, "models": models,
+        "width": left + cell * len(models) + 90, "height": top + cell * len(models) + 10,
+        "col_labels": [(left + c * cell + cell // 2, m) for c, m in enumerate(models)],
+        "row_labels": [(top + r * cell + cell // 2, m) for r, m in enumerate(models)],
+    }
+
+
+def _diverging(share: float | None) -> str:
+    """Blue when the row model wins, red when it loses, white at parity."""
+    if share is None:
+        return "#f4f4f4"
+    t = abs(share - 0.5) * 2
+    base = (36, 86, 201) if share >= 0.5 else (179, 38, 30)
+    r, g, b = (round(255 + (ch - 255) * t * 0.85) for ch in base)
+    return f"#{r:02x}{g:02x}{b:02x}"
