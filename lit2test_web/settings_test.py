@@ -9,3 +9,9 @@ CSRF_COOKIE_SECURE = False
 STORAGES = STORAGES | {"staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
 WHITENOISE_USE_FINDERS = True
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed; never in production
+
+import os as _os
+
+if not _os.environ.get("CACHE_URL"):
+    # Tests share nothing through files; CI sets CACHE_URL to Redis to exercise the shared cache.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "tests"}}

@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Group
 
 ROOT = Path(__file__).resolve().parent.parent
 RELEASE_DIR = Path(os.environ.get("LIT2TEST_DATA", ROOT.parent / "shared" / "data" / "lit2test"))
@@ -32,6 +31,7 @@ def imported(db, release_dir: Path):  # noqa: ANN001, ANN201
 
 def _user(username: str, *, staff: bool = False, annotator: bool = False):  # noqa: ANN202
     from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
 
     from arena.permissions import ANNOTATORS_GROUP
 
@@ -70,3 +70,6 @@ def _required_services() -> None:
         engine = settings.DATABASES["default"]["ENGINE"]
         assert engine == "django.db.backends.postgresql", f"LIT2TEST_REQUIRE_SERVICES is set but the database is {engine}"
         assert settings.CELERY_BROKER_URL.startswith("redis://"), "LIT2TEST_REQUIRE_SERVICES is set but the broker is not Redis"
+
+
+from tests.fake_llm.fixtures import fake_llm, fake_llm_server  # noqa: E402, F401

@@ -263,9 +263,7 @@ def fit_bt(
     w = np.asarray(w, dtype=np.float64)
     if w.ndim != 2 or w.shape[0] != w.shape[1]:
         raise ValueError("w must be a square matrix")
-    b = fit_bt_batch(
-        w[None], pseudo_count=pseudo_count, tol=tol, max_iter=max_iter, diverged_iter=diverged_iter, cap=cap
-    )
+    b = fit_bt_batch(w[None], pseudo_count=pseudo_count, tol=tol, max_iter=max_iter, diverged_iter=diverged_iter, cap=cap)
     return BTFit(
         theta=b.theta[0],
         converged=bool(b.converged[0]),

@@ -315,9 +315,7 @@ def folded_head_to_head(enc: EncodedCases, order: Sequence[str] | None = None) -
         on = (enc.lo == i) & (enc.hi == j)
         lo_w, hi_w = int((on & win_lo).sum()), int((on & win_hi).sum())
         a_w, b_w = (lo_w, hi_w) if a == i else (hi_w, lo_w)
-        out.append(
-            {"a": enc.models[a], "b": enc.models[b], "a_wins": a_w, "b_wins": b_w, "sensitive": int((on & se).sum())}
-        )
+        out.append({"a": enc.models[a], "b": enc.models[b], "a_wins": a_w, "b_wins": b_w, "sensitive": int((on & se).sum())})
     return out
 
 

@@ -1,4 +1,23 @@
-"""The leaderboard document: every Lit2Test statistic of one set of cases, as one JSON-serialisable dict."""
+"""The leaderboard document: every Lit2Test statistic of one set of cases, as one JSON-serialisable dict.
+
+Keys (models best first by ordered BT strength everywhere):
+
+* ``models``; ``cases`` {total, stable, sensitive, incomplete}; ``stable_wlt`` {model: {w, l, t}};
+* ``head_to_head`` (folded: a_wins, b_wins, sensitive) and ``ordered_head_to_head`` (a_wins, b_wins, ties);
+* ``bt`` {ordered|folded|stable: {model: {strength, ci}}, pseudo_count, level, scale} — CIs from the case bootstrap;
+* ``bootstrap`` (case level): replicates, seed, unit, modal_ranking, modal_fraction, top1, rankings (distribution,
+  most frequent first), distinct_rankings, rank_probabilities, fits {kind: modal ranking/fraction, diverged counts};
+* ``cluster_bootstrap`` (context level): replicates, contexts, ci (ordered fit), width_ratio (cluster / case CI
+  width), modal_ranking, modal_fraction, top1, fits {kind: ci, modal_fraction};
+* ``condorcet`` (on stable folded wins): beat_counts, winner, transitive, acyclic, cycles, undecided;
+* ``tie_sensitivity``: scheme_a {ranking, strengths, modal_ranking, modal_fraction}, scheme_b {reference, ranking,
+  strengths, head_to_head, flipped, tied, ranking_flips, condorcet};
+* ``separation``: pairs with complete separation in the stable folded wins (empty when none);
+* ``side_bias``: A/B win counts and binomial p-value, None when no side is known;
+* ``batches``: per construction batch, the ordered-fit ranking and strengths and whether it matches the overall one;
+* ``diagnostic``: separation / strengths_diagnostic_only flags, fit convergence, graph connectivity, agreement of the
+  folded/stable/Condorcet orderings with the ordered one, incomplete cases, models without cases.
+"""
 
 from __future__ import annotations
 
@@ -85,12 +104,20 @@ def _empty_document(enc: EncodedCases, replicates: int, seed: int, pseudo_count:
             "head_to_head": [],
             "ordered_head_to_head": [],
             "bt": {"ordered": {}, "folded": {}, "stable": {}, "pseudo_count": pseudo_count},
-            "bootstrap": {"replicates": replicates, "seed": seed, "unit": "case", "modal_ranking": [],
-                          "modal_fraction": None, "top1": {}},
+            "bootstrap": {
+                "replicates": replicates,
+                "seed": seed,
+                "unit": "case",
+                "modal_ranking": [],
+                "modal_fraction": None,
+                "top1": {},
+            },
             "cluster_bootstrap": {"replicates": replicates, "ci": {}, "modal_fraction": None},
             "condorcet": {"beat_counts": {}, "transitive": True, "cycles": []},
-            "tie_sensitivity": {"scheme_a": {"ranking": [], "modal_fraction": None},
-                                "scheme_b": {"ranking": [], "head_to_head": [], "flipped": []}},
+            "tie_sensitivity": {
+                "scheme_a": {"ranking": [], "modal_fraction": None},
+                "scheme_b": {"ranking": [], "head_to_head": [], "flipped": []},
+            },
             "separation": [],
             "side_bias": side_bias(enc),
             "batches": [],
@@ -115,8 +142,8 @@ def leaderboard_document(
     Returns:
         One JSON-serialisable dict (plain Python types, deterministic for a given seed) with keys
         ``models, cases, stable_wlt, head_to_head, ordered_head_to_head, bt, bootstrap, cluster_bootstrap,
-        condorcet, tie_sensitivity, separation, side_bias, batches, diagnostic`` (see the module README in
-        ``arena/stats/__init__.py``). Models are ordered best first by the ordered BT strength; incomplete
+        condorcet, tie_sensitivity, separation, side_bias, batches, diagnostic`` (described in the module
+        docstring). Models are ordered best first by the ordered BT strength; incomplete
         cases are counted and excluded from every statistic.
     """
     enc = encode_cases(cases)
@@ -133,10 +160,12 @@ def leaderboard_document(
     # Independent, reproducible random streams for the two bootstraps.
     case_seq, ctx_seq = np.random.SeedSequence(seed).spawn(2)
     init = {kind: fits[kind].theta for kind in FIT_KINDS}
-    boot = bootstrap_fits(enc, unit="case", replicates=replicates, seed=np.random.default_rng(case_seq),
-                          pseudo_count=pseudo_count, init=init)
-    cboot = bootstrap_fits(enc, unit="context", replicates=replicates, seed=np.random.default_rng(ctx_seq),
-                           pseudo_count=pseudo_count, init=init)
+    boot = bootstrap_fits(
+        enc, unit="case", replicates=replicates, seed=np.random.default_rng(case_seq), pseudo_count=pseudo_count, init=init
+    )
+    cboot = bootstrap_fits(
+        enc, unit="context", replicates=replicates, seed=np.random.default_rng(ctx_seq), pseudo_count=pseudo_count, init=init
+    )
 
     bt_section: dict[str, Any] = {}
     for kind in FIT_KINDS:
@@ -147,8 +176,7 @@ def leaderboard_document(
     bt_section["scale"] = "centered natural-log ability (mean 0)"
 
     ordered_rank = _ranking_block(enc, boot.theta["ordered"])
-    bootstrap_section = {"replicates": replicates, "seed": seed, "unit": "case", **ordered_rank,
-                         "fits": {}}
+    bootstrap_section = {"replicates": replicates, "seed": seed, "unit": "case", **ordered_rank, "fits": {}}
     for kind in FIT_KINDS:
         rs = ranking_summary(boot.theta[kind])
         bootstrap_section["fits"][kind] = {
@@ -238,8 +266,7 @@ def leaderboard_document(
         "stable_graph_components": [[names[i] for i in order if comps[i] == c] for c in comp_order],
         # Per PROTOCOL: with separation the ordinal result (ranks, Condorcet, bootstrap rank recovery) is the
         # result and strength magnitudes are diagnostic only.
-        "strengths_diagnostic_only": bool(separation) or not stable_connected
-        or any(f.diverged for f in fits.values()),
+        "strengths_diagnostic_only": bool(separation) or not stable_connected or any(f.diverged for f in fits.values()),
         "fits": {kind: _fit_flags(fits[kind]) for kind in FIT_KINDS},
         "orderings_agree": {
             "folded": [names[i] for i in folded_rank] == models,
@@ -250,11 +277,16 @@ def leaderboard_document(
         "models_without_cases": [m for k, m in enumerate(names) if k not in complete_idx],
     }
 
+    wlt = stable_wlt(enc)
     doc = {
         "models": models,
-        "cases": {"total": counts["total"], "stable": counts["stable"], "sensitive": counts["sensitive"],
-                  "incomplete": counts["incomplete"]},
-        "stable_wlt": {m: stable_wlt(enc)[m] for m in models},
+        "cases": {
+            "total": counts["total"],
+            "stable": counts["stable"],
+            "sensitive": counts["sensitive"],
+            "incomplete": counts["incomplete"],
+        },
+        "stable_wlt": {m: wlt[m] for m in models},
         "head_to_head": folded_head_to_head(enc, models),
         "ordered_head_to_head": ordered_head_to_head(enc, models),
         "bt": bt_section,

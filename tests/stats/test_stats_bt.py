@@ -108,8 +108,11 @@ def test_matches_evalica() -> None:
 def test_win_matrix_from_judgments() -> None:
     # 0 beats 1 twice, 1 beats 2 once, one tie 0–2 (half each), weights on the last judgment 3.
     w = win_matrix_from_judgments(
-        np.array([0, 0, 1, 2, 0]), np.array([1, 1, 2, 0, 1]), 3,
-        ties=np.array([False, False, False, True, False]), weights=np.array([1, 1, 1, 1, 3.0]),
+        np.array([0, 0, 1, 2, 0]),
+        np.array([1, 1, 2, 0, 1]),
+        3,
+        ties=np.array([False, False, False, True, False]),
+        weights=np.array([1, 1, 1, 1, 3.0]),
     )
     expected = np.array([[0, 5, 0.5], [0, 0, 1], [0.5, 0, 0]])
     assert np.array_equal(w, expected)

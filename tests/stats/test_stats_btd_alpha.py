@@ -89,7 +89,9 @@ def test_btd_matches_independent_scipy_fit(seed: int) -> None:
             total += w[i, j] * math.log(pi / d) + w[j, i] * math.log(pj / d) + t[i, j] * math.log(nu * math.sqrt(pi * pj) / d)
         return -total
 
-    res = minimize(nll, np.zeros(k), method="Nelder-Mead", options={"xatol": 1e-9, "fatol": 1e-12, "maxiter": 20_000, "maxfev": 40_000})
+    res = minimize(
+        nll, np.zeros(k), method="Nelder-Mead", options={"xatol": 1e-9, "fatol": 1e-12, "maxiter": 20_000, "maxfev": 40_000}
+    )
     ref = np.concatenate([[0.0], res.x[: k - 1]])
     ours = fit_btd(w, t)
     assert ours.theta == pytest.approx(ref - ref.mean(), abs=1e-4)
@@ -203,7 +205,9 @@ def test_alpha_matches_package_with_missing(level: str) -> None:
 def test_alpha_string_labels_and_none() -> None:
     labels = [["A", "B", "TIE", None], ["A", "B", "A", "B"], ["A", None, "TIE", "B"]]
     coded = [[{"A": 0, "B": 1, "TIE": 2}.get(v, NAN) if v is not None else NAN for v in row] for row in labels]
-    assert krippendorff_alpha(labels, "nominal") == pytest.approx(krippendorff.alpha(reliability_data=coded, level_of_measurement="nominal"))
+    assert krippendorff_alpha(labels, "nominal") == pytest.approx(
+        krippendorff.alpha(reliability_data=coded, level_of_measurement="nominal")
+    )
     ordinal = [["low", "mid", "high"], ["low", "high", "high"]]
     expected = krippendorff.alpha(reliability_data=[[0, 1, 2], [0, 2, 2]], level_of_measurement="ordinal", value_domain=[0, 1, 2])
     assert krippendorff_alpha(ordinal, "ordinal", value_domain=["low", "mid", "high"]) == pytest.approx(expected)

@@ -91,12 +91,22 @@ def test_win_matrices() -> None:
     # ordered: A>B 3, B>A 1; C>A 2 plus the 2 ordered ties of c6 as half each: A>C 1, C>A 3;
     #          B-C: C>B 1 plus c3's tie: B>C 0.5, C>B 1.5.
     assert _w(enc, "ordered") == {
-        (A, B): 3.0, (B, A): 1.0, (A, C): 1.0, (C, A): 3.0, (B, C): 0.5, (C, B): 1.5,
+        (A, B): 3.0,
+        (B, A): 1.0,
+        (A, C): 1.0,
+        (C, A): 3.0,
+        (B, C): 0.5,
+        (C, B): 1.5,
     }
     # folded: stable = 1 win, sensitive = 0.5 each.  c1 -> A>B 1; c2 -> .5/.5; c3 -> .5/.5 (B,C);
     #         c4 -> C>A 1; c6 -> .5/.5 (A,C).
     assert _w(enc, "folded") == {
-        (A, B): 1.5, (B, A): 0.5, (A, C): 0.5, (C, A): 1.5, (B, C): 0.5, (C, B): 0.5,
+        (A, B): 1.5,
+        (B, A): 0.5,
+        (A, C): 0.5,
+        (C, A): 1.5,
+        (B, C): 0.5,
+        (C, B): 0.5,
     }
     # stable only: c1 and c4.
     assert _w(enc, "stable") == {(A, B): 1.0, (B, A): 0.0, (A, C): 0.0, (C, A): 1.0, (B, C): 0.0, (C, B): 0.0}

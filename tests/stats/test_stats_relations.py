@@ -86,9 +86,13 @@ def scheme_frame() -> pd.DataFrame:
     """
     return frame(
         [
-            ("1", "X", "Y", "X", "X"), ("2", "X", "Y", "X", "X"), ("3", "X", "Y", "X", "Y"),
-            ("4", "Y", "Z", "Y", "Y"), ("5", "Y", "Z", "TIE", "Y"),
-            ("6", "X", "Z", "X", "Z"), ("7", "Z", "X", "TIE", "TIE"),
+            ("1", "X", "Y", "X", "X"),
+            ("2", "X", "Y", "X", "X"),
+            ("3", "X", "Y", "X", "Y"),
+            ("4", "Y", "Z", "Y", "Y"),
+            ("5", "Y", "Z", "TIE", "Y"),
+            ("6", "X", "Z", "X", "Z"),
+            ("7", "Z", "X", "TIE", "TIE"),
         ]
     )
 
@@ -161,8 +165,13 @@ def test_judge_agreement_hand() -> None:
     assert res["ordered_on_stable_1"] == {"cases": 3, "verdicts": 5, "agree": 3, "fraction": 0.6}
     # Complete for both: k1, k2, k3, k5. Equal folded outcome: k1 (same stable winner), k3 (both sensitive).
     assert res["case_folded"] == {
-        "cases": 4, "agree": 2, "fraction": 0.5, "same_stable_winner": 1, "both_sensitive": 1,
-        "opposite_stable_winner": 0, "stable_vs_sensitive": 2,
+        "cases": 4,
+        "agree": 2,
+        "fraction": 0.5,
+        "same_stable_winner": 1,
+        "both_sensitive": 1,
+        "opposite_stable_winner": 0,
+        "stable_vs_sensitive": 2,
     }
 
 

@@ -170,8 +170,12 @@ def test_tie_sensitivity_release_figures(cases: Any) -> None:
     assert b["ranking"] == ORDER
     h2h = {(d["a"], d["b"]): (d["a_wins"], d["b_wins"]) for d in b["head_to_head"]}
     assert h2h == {
-        (GPT, CLAUDE): (90, 110), (GPT, GLM): (154, 46), (GPT, DS): (180, 20),
-        (CLAUDE, GLM): (143, 57), (CLAUDE, DS): (166, 34), (GLM, DS): (93, 107),
+        (GPT, CLAUDE): (90, 110),
+        (GPT, GLM): (154, 46),
+        (GPT, DS): (180, 20),
+        (CLAUDE, GLM): (143, 57),
+        (CLAUDE, DS): (166, 34),
+        (GLM, DS): (93, 107),
     }
     assert b["condorcet"]["beat_counts"] == {GPT: 2, CLAUDE: 3, GLM: 0, DS: 1}
     assert b["condorcet"]["winner"] == CLAUDE

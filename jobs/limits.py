@@ -1,0 +1,67 @@
+"""Per-endpoint concurrency and rate limits shared by every worker process.
+
+Slots are cache keys taken with an atomic add (SET NX on Redis) and released by delete;
+a slot held by a worker that died expires with its timeout, so a crash never leaks
+capacity for long. The rate limit counts requests per endpoint per second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from django.core.cache import cache
+
+
+def endpoint_key(base_url: str) -> str:
+    return hashlib.sha256(base_url.rstrip("/").encode()).hexdigest()[:16]
+
+
+class EndpointLimiter:
+    def __init__(self, *, endpoint: str, concurrency: int, rate_per_second: float | None, slot_ttl: float) -> None:
+        self.key = endpoint_key(endpoint)
+        self.concurrency = max(1, concurrency)
+        self.rate = rate_per_second
+        self.slot_ttl = max(5, int(slot_ttl))
+
+    async def _take_slot(self) -> str:
+        token = uuid.uuid4().hex
+        delay = 0.005
+        while True:
+            start = random.randrange(self.concurrency)
+            for i in range(self.concurrency):
+                slot = f"lit2test:slot:{self.key}:{(start + i) % self.concurrency}"
+                if await asyncio.to_thread(cache.add, slot, token, self.slot_ttl):
+                    return slot
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.1)
+
+    async def _respect_rate(self) -> None:
+        if not self.rate:
+            return
+        per_second = max(1, int(self.rate))
+        while True:
+            second = int(time.time())
+            counter = f"lit2test:rate:{self.key}:{second}"
+            await asyncio.to_thread(cache.add, counter, 0, 5)
+            try:
+                count = await asyncio.to_thread(cache.incr, counter)
+            except ValueError:  # expired between add and incr
+                continue
+            if count <= per_second:
+                return
+            await asyncio.sleep(max(0.0, second + 1 - time.time()) + random.uniform(0, 0.02))
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        slot = await self._take_slot()
+        try:
+            await self._respect_rate()
+            yield
+        finally:
+            await asyncio.to_thread(cache.delete, slot)

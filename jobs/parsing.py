@@ -1,0 +1,101 @@
+"""Strict parsing of model answers. A parse either yields every required key with a legal
+value, or a reason that names what is wrong; nothing is guessed."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from arena.schemas import SIX_FIELD
+
+from .prompts import DIMENSIONS
+
+WINNERS = {"A": "A", "B": "B", "TIE": "TIE"}
+CONFIDENCES = ("high", "medium", "low")
+# One fenced block is tolerated because many chat models wrap JSON in it by habit;
+# anything else around the object is a malformed answer.
+FENCE = re.compile(r"^\s*```(?:json)?\s*\n(?P<body>.*)\n\s*```\s*$", re.DOTALL)
+
+
+class ParseError(ValueError):
+    pass
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    match = FENCE.match(text)
+    body = match.group("body") if match else text
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"not a JSON object ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    if not isinstance(value, dict):
+        raise ParseError(f"expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _text_key(obj: dict[str, Any], key: str, *, allow_empty: bool = False) -> str:
+    if key not in obj:
+        raise ParseError(f"missing key {key!r}")
+    value = obj[key]
+    if not isinstance(value, str):
+        raise ParseError(f"{key!r} must be a string, got {type(value).__name__}")
+    if not allow_empty and not value.strip():
+        raise ParseError(f"{key!r} is empty")
+    return value
+
+
+@dataclass
+class JudgeAnswer:
+    verdict: str  # "A" | "B" | "TIE"
+    confidence: str
+    main_reason: str
+    weakness_a: str
+    weakness_b: str
+    scores: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def _verdict(obj: dict[str, Any], key: str) -> str:
+    raw = _text_key(obj, key)
+    verdict = WINNERS.get(raw.strip().upper())
+    if verdict is None:
+        raise ParseError(f"{key!r} must be 'A', 'B' or 'tie', got {raw!r}")
+    return verdict
+
+
+def parse_judge_answer(text: str, *, structured: bool = False) -> JudgeAnswer:
+    obj = _json_object(text)
+    verdict = _verdict(obj, "winner")
+    confidence = _text_key(obj, "confidence").strip().lower()
+    if confidence not in CONFIDENCES:
+        raise ParseError(f"'confidence' must be one of {', '.join(CONFIDENCES)}, got {obj['confidence']!r}")
+    answer = JudgeAnswer(
+        verdict=verdict,
+        confidence=confidence,
+        main_reason=_text_key(obj, "main_reason"),
+        weakness_a=_text_key(obj, "weakness_a", allow_empty=True),
+        weakness_b=_text_key(obj, "weakness_b", allow_empty=True),
+    )
+    if structured:
+        scores = obj.get("scores")
+        if not isinstance(scores, dict):
+            raise ParseError("missing key 'scores'" if scores is None else "'scores' must be an object")
+        for side in ("A", "B"):
+            block = scores.get(side)
+            if not isinstance(block, dict):
+                raise ParseError(f"'scores' has no object for {side}")
+            for dim in DIMENSIONS:
+                value = block.get(dim)
+                if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 4:
+                    raise ParseError(f"scores.{side}.{dim} must be an integer 0-4, got {value!r}")
+            answer.scores[side] = {dim: block[dim] for dim in DIMENSIONS}
+        if "overall" in obj and _verdict(obj, "overall") != verdict:
+            raise ParseError("'overall' disagrees with 'winner'")
+    return answer
+
+
+def parse_proposal_answer(text: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """The proposal object and its schema problems (empty when valid). Raises ParseError when not JSON."""
+    obj = _json_object(text)
+    return obj, SIX_FIELD.validate(obj)

@@ -1,0 +1,675 @@
+"""Judge and generation runs: create, launch, execute, pause, resume, cancel.
+
+Preconditions are checked before any call is made (judge not a participant, canonical
+judge of the version, orientation gate, blindness gate). Execution is idempotent: tasks
+are claimed by conditional updates and an accepted judgment is unique per
+(run, pair, order) in the database, so a task delivered twice or a worker killed mid-run
+never produces a second verdict, and resuming does only what is missing.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from arena.models import Benchmark, CanonicalPair, Context, JudgeRun, OrderedJudgment, Proposal
+from arena.release import orientation_flipped
+from arena.schemas import SIX_FIELD
+
+from .engine import Driver, call_with_backoff, run_blocking
+from .limits import EndpointLimiter
+from .models import GenerationRun, GenerationTask, JudgeTask, TaskStatus
+from .parsing import ParseError, parse_judge_answer, parse_proposal_answer
+from .prompts import DEFAULT_PROMPT, PROMPTS, RenderedTask, render_generation_task, render_judge_task
+from .providers import OpenAICompatibleProvider, PermanentError, Provider, RecordedProvider, api_key_from_env
+
+MAX_PARSE_ATTEMPTS = 3  # the first answer plus at most two retries on a malformed one
+ORDERS = ("original", "reverse")
+
+
+class RunError(Exception):
+    """A run cannot be created or changed as asked; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class JudgeRunRequest:
+    benchmark: Benchmark
+    judge_model: str
+    base_url: str = ""
+    provider: str = JudgeRun.Provider.OPENAI_COMPATIBLE
+    replay_of: JudgeRun | None = None
+    api_key_env: str | None = None
+    run_type: str = "holistic"
+    prompt_version: str | None = None
+    pairs: str = "all"  # all | batch:NAME | sample:N
+    orders: tuple[str, ...] = ORDERS
+    concurrency: int = 8
+    rate_per_second: float | None = None
+    temperature: float | None = 0.0
+    max_tokens: int | None = 1024
+    timeout: float = 120.0
+    lease_seconds: float = 900.0
+    canonical: bool = False
+    seed: int = 0
+    price_per_1k_prompt: float | None = None
+    price_per_1k_completion: float | None = None
+    label: str | None = None
+
+
+def _select_pairs(benchmark: Benchmark, spec: str, seed: int) -> list[CanonicalPair]:
+    pairs = list(benchmark.pairs.select_related("context__batch").order_by("id"))
+    kind, _, value = spec.partition(":")
+    if kind == "all" and not value:
+        return pairs
+    if kind == "batch" and value:
+        chosen = [p for p in pairs if p.context.batch and p.context.batch.name == value]
+        if not chosen:
+            raise RunError(f"no pairs in batch {value!r}")
+        return chosen
+    if kind == "sample" and value.isdigit() and int(value) > 0:
+        judgeable = _with_text(pairs)
+        return sorted(random.Random(seed).sample(judgeable, min(int(value), len(judgeable))), key=lambda p: p.pk)
+    raise RunError(f"pairs must be 'all', 'batch:NAME' or 'sample:N', got {spec!r}")
+
+
+def _proposal_map(pairs: list[CanonicalPair]) -> dict[tuple[int, int], Proposal]:
+    context_ids = {p.context_id for p in pairs}
+    return {
+        (p.context_id, p.participant_id): p
+        for p in Proposal.objects.filter(context_id__in=context_ids).select_related("participant")
+    }
+
+
+def _with_text(pairs: list[CanonicalPair]) -> list[CanonicalPair]:
+    proposals = _proposal_map(pairs)
+    return [
+        p
+        for p in pairs
+        if p.context.has_text and (p.context_id, p.participant_a_id) in proposals and (p.context_id, p.participant_b_id) in proposals
+    ]
+
+
+def _blindness_problem(rendered: RenderedTask, pair: CanonicalPair, names: list[str]) -> str | None:
+    text = (rendered.system + "\n" + rendered.user).lower()
+    for name in names:
+        if name.lower() in text:
+            return "blindness gate: the prompt contains a participant's name"
+    if pair.internal_key.lower() in text:
+        return "blindness gate: the prompt contains the internal pair id"
+    return None
+
+
+def orientation_gate(original: RenderedTask, reverse: RenderedTask) -> bool:
+    """The reverse task must show exactly the original's B as A and its A as B."""
+
+    def body(block: str) -> str:
+        return block.split("\n", 1)[1]
+
+    return (
+        body(reverse.block_a) == body(original.block_b)
+        and body(reverse.block_b) == body(original.block_a)
+        and body(original.block_a) != body(original.block_b)
+    )
+
+
+def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tuple[JudgeRun, int]:
+    """Create a run and its ordered tasks; return it with the number of pairs skipped for lack of text.
+
+    Refuses a judge that is a participant, a canonical run of another judge than the
+    version's, and any reverse task that fails the orientation gate.
+    """
+    benchmark = request.benchmark
+    participants = list(benchmark.participants.values_list("name", flat=True))
+    judge = request.judge_model.strip()
+    if not judge:
+        raise RunError("a judge model is required")
+    if judge.lower() in {p.lower() for p in participants}:
+        raise RunError(f"{judge!r} is a participant of {benchmark}; a judge may never judge its own proposals")
+    if request.canonical and benchmark.canonical_judge and benchmark.canonical_judge != judge:
+        raise RunError(
+            f"{benchmark} has canonical judge {benchmark.canonical_judge!r}; replacing it needs a new benchmark version "
+            f"(create version {_next_version(benchmark)} and rerun everything), or launch this run as non-canonical"
+        )
+    prompt_version = request.prompt_version or DEFAULT_PROMPT[request.run_type]
+    template = PROMPTS.get(prompt_version)
+    if template is None or template.kind != request.run_type:
+        raise RunError(f"no {request.run_type} prompt template {prompt_version!r}")
+    if request.provider == JudgeRun.Provider.OPENAI_COMPATIBLE:
+        if not request.base_url:
+            raise RunError("an OpenAI-compatible run needs a base URL")
+        try:
+            api_key_from_env(request.api_key_env)
+        except PermanentError as exc:
+            raise RunError(str(exc)) from None
+    elif request.replay_of is None:
+        raise RunError("a recorded run needs the run it replays")
+    orders = tuple(o for o in ORDERS if o in request.orders)
+    if not orders:
+        raise RunError("choose at least one order")
+
+    selected = _select_pairs(benchmark, request.pairs, request.seed)
+    judgeable = _with_text(selected)
+    proposals = _proposal_map(judgeable)
+    by_participant = {
+        pair.pk: {pid: proposals[(pair.context_id, pid)] for pid in (pair.participant_a_id, pair.participant_b_id)}
+        for pair in judgeable
+    }
+    contexts = {c.pk: c for c in Context.objects.filter(pk__in={p.context_id for p in judgeable}).prefetch_related("papers")}
+    for pair in judgeable:
+        pair.context = contexts[pair.context_id]
+        original = render_judge_task(pair=pair, order="original", template=template, proposals=by_participant[pair.pk])
+        reverse = render_judge_task(pair=pair, order="reverse", template=template, proposals=by_participant[pair.pk])
+        if not orientation_gate(original, reverse):
+            raise RunError(f"orientation gate: the reverse task of pair {pair.public_id} does not swap A and B; nothing was launched")
+
+    parameters = {
+        "base_url": request.base_url,
+        "api_key_env": request.api_key_env or "",
+        "pairs": request.pairs,
+        "orders": list(orders),
+        "concurrency": request.concurrency,
+        "rate_per_second": request.rate_per_second,
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+        "timeout": request.timeout,
+        "lease_seconds": request.lease_seconds,
+        "seed": request.seed,
+        "price_per_1k_prompt": request.price_per_1k_prompt,
+        "price_per_1k_completion": request.price_per_1k_completion,
+        "replay_of": request.replay_of.pk if request.replay_of else None,
+        "skipped_without_text": len(selected) - len(judgeable),
+    }
+    with transaction.atomic():
+        run = JudgeRun.objects.create(
+            benchmark=benchmark,
+            label=request.label or f"{request.run_type}-{timezone.now():%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}",
+            run_type=request.run_type,
+            judge_model=judge,
+            provider=request.provider,
+            prompt_version=prompt_version,
+            parameters=parameters,
+            is_canonical=request.canonical,
+            launched_by=launched_by,
+        )
+        if request.canonical and not benchmark.canonical_judge:
+            benchmark.canonical_judge = judge
+            benchmark.save(update_fields=["canonical_judge"])
+        JudgeTask.objects.bulk_create(
+            [JudgeTask(run=run, pair=pair, order=order) for pair in judgeable for order in orders], batch_size=2000
+        )
+    return run, len(selected) - len(judgeable)
+
+
+def _next_version(benchmark: Benchmark) -> str:
+    return str(int(benchmark.version) + 1) if benchmark.version.isdigit() else f"{benchmark.version}.1"
+
+
+def benchmark_new_version(*, benchmark: Benchmark, version: str | None = None, canonical_judge: str = "") -> Benchmark:
+    """A new version carrying the same contexts, papers, participants, proposals and pairs, with no runs."""
+    version = version or _next_version(benchmark)
+    if Benchmark.objects.filter(name=benchmark.name, version=version).exists():
+        raise RunError(f"{benchmark.name} v{version} already exists")
+    with transaction.atomic():
+        new = Benchmark.objects.create(
+            name=benchmark.name, version=version, description=benchmark.description, canonical_judge=canonical_judge,
+            verdict_rule=benchmark.verdict_rule, proposal_schema=benchmark.proposal_schema,
+            orientation_seed=benchmark.orientation_seed,
+        )
+        batches = {b.pk: new.batches.create(name=b.name) for b in benchmark.batches.all()}
+        people = {p.pk: new.participants.create(name=p.name, provider=p.provider) for p in benchmark.participants.all()}
+        contexts = {}
+        for c in benchmark.contexts.prefetch_related("papers"):
+            old_pk = c.pk
+            papers = list(c.papers.all())
+            c.pk = None
+            c.benchmark = new
+            c.batch = batches.get(c.batch_id) if c.batch_id else None
+            c.save()
+            contexts[old_pk] = c
+            for paper in papers:
+                paper.pk, paper.context = None, c
+                paper.save()
+        for p in Proposal.objects.filter(context__benchmark=benchmark):
+            p.pk, p.context, p.participant = None, contexts[p.context_id], people[p.participant_id]
+            p.save()
+        CanonicalPair.objects.bulk_create(
+            [
+                CanonicalPair(benchmark=new, context=contexts[p.context_id], participant_a=people[p.participant_a_id],
+                              participant_b=people[p.participant_b_id], internal_key=p.internal_key)
+                for p in benchmark.pairs.all()
+            ]
+        )
+    return new
+
+
+def judge_run_launch(*, run: JudgeRun, drivers: int = 1) -> None:
+    """Mark the run running and enqueue its driver(s) once the transaction commits."""
+    from .tasks import judge_run_execute_task
+
+    with transaction.atomic():
+        updated = JudgeRun.objects.filter(pk=run.pk, status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.PAUSED]).update(
+            status=JudgeRun.Status.RUNNING, finished_at=None
+        )
+        if not updated:
+            raise RunError(f"run {run.pk} is {JudgeRun.objects.get(pk=run.pk).status}; only pending or paused runs start")
+        for _ in range(max(1, drivers)):
+            transaction.on_commit(lambda: judge_run_execute_task.delay(run.pk))
+    run.refresh_from_db()
+
+
+def judge_run_pause(*, run: JudgeRun) -> None:
+    """Stop claiming new work; answers already in flight are still stored."""
+    if not JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).update(status=JudgeRun.Status.PAUSED):
+        raise RunError(f"run {run.pk} is not running")
+    run.refresh_from_db()
+
+
+def judge_run_cancel(*, run: JudgeRun) -> None:
+    if not JudgeRun.objects.filter(pk=run.pk, status__in=JudgeRun.ACTIVE_STATUSES).update(
+        status=JudgeRun.Status.CANCELLED, finished_at=timezone.now()
+    ):
+        raise RunError(f"run {run.pk} has already ended")
+    JudgeTask.objects.filter(run=run, status=TaskStatus.PENDING).update(status=TaskStatus.SKIPPED, last_error="cancelled")
+    run.refresh_from_db()
+
+
+def judge_run_resume(*, run: JudgeRun, drivers: int = 1) -> int:
+    """Resume a paused, failed or interrupted run: only missing work is done. Returns the tasks to do."""
+    with transaction.atomic():
+        run = JudgeRun.objects.select_for_update().get(pk=run.pk)
+        if run.status == JudgeRun.Status.CANCELLED:
+            raise RunError("a cancelled run cannot be resumed; launch a new run")
+        # Claims whose lease ran out belong to workers that died; failed tasks get another chance.
+        JudgeTask.objects.filter(run=run).filter(
+            Q(status=TaskStatus.FAILED) | Q(status=TaskStatus.CLAIMED, lease_until__lt=timezone.now())
+        ).update(status=TaskStatus.PENDING, claimed_by="", lease_until=None)
+        todo = JudgeTask.objects.filter(run=run, status__in=[TaskStatus.PENDING, TaskStatus.CLAIMED]).count()
+        JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.PAUSED)
+    run.refresh_from_db()
+    judge_run_launch(run=run, drivers=drivers)
+    return todo
+
+
+# --------------------------------------------------------------------------- execution
+
+
+@dataclass
+class _JudgeSpec:
+    task_id: int
+    pair_id: int
+    order: str
+    shown_a_id: int
+    shown_b_id: int
+    rendered: RenderedTask | None
+    problem: str | None
+
+
+@dataclass
+class _JudgeResult:
+    status: str  # accepted | invalid | failed
+    answer: Any = None
+    raw: str = ""
+    errors: list[str] | None = None
+    attempt: int = 1
+    calls: int = 0
+    latency: float | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    transcripts: list[dict[str, Any]] | None = None
+
+
+def _provider_for(run: JudgeRun | GenerationRun, model: str) -> Provider:
+    p = run.parameters
+    if run.provider == JudgeRun.Provider.RECORDED:
+        return RecordedProvider(source_run=JudgeRun.objects.get(pk=p["replay_of"]))
+    return OpenAICompatibleProvider(
+        base_url=p["base_url"], model=model, api_key_env=p.get("api_key_env") or None,
+        temperature=p.get("temperature"), max_tokens=p.get("max_tokens"), timeout=float(p.get("timeout") or 120),
+    )
+
+
+def _limiter_for(run: JudgeRun | GenerationRun) -> EndpointLimiter | None:
+    p = run.parameters
+    if run.provider == JudgeRun.Provider.RECORDED:
+        return None
+    attempts = MAX_PARSE_ATTEMPTS
+    return EndpointLimiter(
+        endpoint=p["base_url"], concurrency=int(p.get("concurrency") or 8), rate_per_second=p.get("rate_per_second"),
+        slot_ttl=float(p.get("timeout") or 120) * attempts + 30,
+    )
+
+
+def _claim(model: type[JudgeTask] | type[GenerationTask], run_id: int, token: str, lease: float, n: int) -> list[int]:
+    """Take up to n tasks that are pending or whose lease expired. One claimer wins each task."""
+    now = timezone.now()
+    with transaction.atomic():
+        candidates = list(
+            model.objects.select_for_update(skip_locked=True)
+            .filter(run_id=run_id)
+            .filter(Q(status=TaskStatus.PENDING) | Q(status=TaskStatus.CLAIMED, lease_until__lt=now))
+            .order_by("id")
+            .values_list("id", flat=True)[:n]
+        )
+        if not candidates:
+            return []
+        model.objects.filter(id__in=candidates).filter(
+            Q(status=TaskStatus.PENDING) | Q(status=TaskStatus.CLAIMED, lease_until__lt=now)
+        ).update(status=TaskStatus.CLAIMED, claimed_by=token, lease_until=now + timedelta(seconds=lease))
+        return list(model.objects.filter(id__in=candidates, claimed_by=token).values_list("id", flat=True))
+
+
+def judge_run_execute(*, run_id: int) -> str:
+    """Run a judge run's tasks until done, paused or cancelled. Safe to call twice at once."""
+    try:
+        run = JudgeRun.objects.select_related("benchmark").get(pk=run_id)
+    except JudgeRun.DoesNotExist:
+        return "gone"
+    if run.status != JudgeRun.Status.RUNNING:
+        return run.status
+    token = uuid.uuid4().hex
+    template = PROMPTS[run.prompt_version]
+    structured = template.kind == "structured"
+    names = list(run.benchmark.participants.values_list("name", flat=True))
+    lease = float(run.parameters.get("lease_seconds") or 900)
+
+    def claim(n: int) -> list[_JudgeSpec]:
+        ids = _claim(JudgeTask, run.pk, token, lease, n)
+        tasks = list(
+            JudgeTask.objects.filter(id__in=ids).select_related("pair__context", "pair__participant_a", "pair__participant_b")
+        )
+        pairs = [t.pair for t in tasks]
+        proposals = _proposal_map(pairs)
+        contexts = {c.pk: c for c in Context.objects.filter(pk__in={p.context_id for p in pairs}).prefetch_related("papers")}
+        specs = []
+        for t in tasks:
+            pair = t.pair
+            pair.context = contexts[pair.context_id]
+            try:
+                by_participant = {pid: proposals[(pair.context_id, pid)] for pid in (pair.participant_a_id, pair.participant_b_id)}
+            except KeyError:
+                specs.append(_JudgeSpec(t.pk, pair.pk, t.order, 0, 0, None, "a proposal of this pair has no text"))
+                continue
+            rendered = render_judge_task(pair=pair, order=t.order, template=template, proposals=by_participant)
+            shown_a, shown_b = (
+                (pair.participant_a_id, pair.participant_b_id) if t.order == "original" else (pair.participant_b_id, pair.participant_a_id)
+            )
+            specs.append(_JudgeSpec(t.pk, pair.pk, t.order, shown_a, shown_b, rendered, _blindness_problem(rendered, pair, names)))
+        return specs
+
+    provider = _provider_for(run, run.judge_model)
+    limiter = _limiter_for(run)
+
+    async def work(spec: _JudgeSpec) -> _JudgeResult:
+        if spec.problem:
+            return _JudgeResult(status="failed", errors=[spec.problem])
+        assert spec.rendered is not None
+        result = _JudgeResult(status="invalid", errors=[], transcripts=[])
+        for attempt in range(1, MAX_PARSE_ATTEMPTS + 1):
+            outcome = await call_with_backoff(provider, limiter, spec.rendered.messages(), (spec.pair_id, spec.order))
+            result.calls += outcome.calls
+            if outcome.completion is None:
+                result.status, result.errors = "failed", [*result.errors, outcome.error or "no answer"]
+                return result
+            c = outcome.completion
+            result.attempt, result.raw, result.latency = attempt, c.text, c.latency_seconds
+            result.prompt_tokens += c.prompt_tokens or 0
+            result.completion_tokens += c.completion_tokens or 0
+            try:
+                result.answer = parse_judge_answer(c.text, structured=structured)
+            except ParseError as exc:
+                result.errors.append(f"attempt {attempt}: {exc}")
+                result.transcripts.append({"attempt": attempt, "raw": c.text, "error": str(exc)})
+                continue
+            result.status = "accepted"
+            return result
+        return result
+
+    def store(spec: _JudgeSpec, result: _JudgeResult) -> None:
+        with transaction.atomic():
+            task = JudgeTask.objects.select_for_update().get(pk=spec.task_id)
+            if task.claimed_by != token or task.status != TaskStatus.CLAIMED:
+                return  # our lease ran out and someone else owns it now
+            task.calls += result.calls
+            if result.status == "failed":
+                task.status, task.last_error = TaskStatus.FAILED, "; ".join(result.errors or [])
+                task.save(update_fields=["status", "last_error", "calls", "updated_at"])
+                return
+            answer = result.answer
+            verdict = answer.verdict if answer else None
+            winner = {"A": spec.shown_a_id, "B": spec.shown_b_id}.get(verdict or "")
+            metadata: dict[str, Any] = {"rejected_attempts": result.transcripts} if result.transcripts else {}
+            if answer and answer.scores:
+                metadata["scores"] = answer.scores
+            try:
+                with transaction.atomic():
+                    OrderedJudgment.objects.create(
+                        run_id=run.pk, pair_id=spec.pair_id, order=spec.order, status=result.status,
+                        shown_a_id=spec.shown_a_id, verdict=verdict, is_tie=verdict == "TIE", winner_id=winner,
+                        confidence=answer.confidence if answer else "", main_reason=answer.main_reason if answer else "",
+                        weakness_a=answer.weakness_a if answer else "", weakness_b=answer.weakness_b if answer else "",
+                        raw_response=result.raw, errors=result.errors or [], attempt=result.attempt,
+                        latency_seconds=result.latency, prompt_tokens=result.prompt_tokens,
+                        completion_tokens=result.completion_tokens, metadata=metadata,
+                    )
+            except IntegrityError:
+                pass  # an accepted verdict already exists for this task: the database kept the first
+            task.status, task.last_error = TaskStatus.DONE, "" if result.status == "accepted" else "; ".join(result.errors or [])
+            task.save(update_fields=["status", "last_error", "calls", "updated_at"])
+
+    def release(specs: list[_JudgeSpec]) -> None:
+        JudgeTask.objects.filter(id__in=[s.task_id for s in specs], claimed_by=token, status=TaskStatus.CLAIMED).update(
+            status=TaskStatus.PENDING, claimed_by="", lease_until=None
+        )
+
+    def still_running() -> bool:
+        return JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).exists()
+
+    driver = Driver(concurrency=int(run.parameters.get("concurrency") or 8), claim=claim, work=work, store=store,
+                    still_running=still_running, release=release)
+
+    async def main() -> None:
+        try:
+            await driver.run()
+        finally:
+            await provider.close()
+
+    run_blocking(main)
+    return _finish(JudgeRun, JudgeTask, run.pk)
+
+
+def _finish(run_model: type[JudgeRun] | type[GenerationRun], task_model: type[JudgeTask] | type[GenerationTask], run_id: int) -> str:
+    """Close the run when no task is left to do; another driver may still hold claims."""
+    with transaction.atomic():
+        run = run_model.objects.select_for_update().get(pk=run_id)
+        if run.status != JudgeRun.Status.RUNNING:
+            return run.status
+        open_tasks = task_model.objects.filter(run_id=run_id, status__in=[TaskStatus.PENDING, TaskStatus.CLAIMED]).exists()
+        if open_tasks:
+            return run.status
+        failed = task_model.objects.filter(run_id=run_id, status=TaskStatus.FAILED).exists()
+        run.status = JudgeRun.Status.FAILED if failed else JudgeRun.Status.COMPLETED
+        run.finished_at = timezone.now()
+        run.save(update_fields=["status", "finished_at"])
+        return run.status
+
+
+# --------------------------------------------------------------------------- generation
+
+
+def generation_run_create(
+    *, benchmark: Benchmark, base_url: str, participants: list[str] | None = None, contexts: str = "all",
+    api_key_env: str | None = None, temperature: float = 1.0, max_tokens: int = 1600, concurrency: int = 8,
+    timeout: float = 300.0, model_names: dict[str, str] | None = None, prompt_version: str = "generation-v1",
+    launched_by: Any = None, lease_seconds: float = 1800.0,
+) -> GenerationRun:
+    """A run that asks each participant for a proposal on each context that has text and no proposal from it yet."""
+    if prompt_version not in PROMPTS or PROMPTS[prompt_version].kind != "generation":
+        raise RunError(f"no generation prompt template {prompt_version!r}")
+    if not base_url:
+        raise RunError("a generation run needs a base URL")
+    try:
+        api_key_from_env(api_key_env)
+    except PermanentError as exc:
+        raise RunError(str(exc)) from None
+    people = list(benchmark.participants.all())
+    if participants:
+        unknown = sorted(set(participants) - {p.name for p in people})
+        if unknown:
+            raise RunError(f"not participants of {benchmark}: {', '.join(unknown)}")
+        people = [p for p in people if p.name in participants]
+    if not people:
+        raise RunError(f"{benchmark} has no participants to generate for")
+    chosen = benchmark.contexts.filter(has_text=True)
+    if contexts.startswith("batch:"):
+        chosen = chosen.filter(batch__name=contexts.removeprefix("batch:"))
+    elif contexts != "all":
+        raise RunError(f"contexts must be 'all' or 'batch:NAME', got {contexts!r}")
+    existing = set(Proposal.objects.filter(context__benchmark=benchmark).values_list("context_id", "participant_id"))
+    with transaction.atomic():
+        run = GenerationRun.objects.create(
+            benchmark=benchmark, prompt_version=prompt_version, launched_by=launched_by,
+            parameters={
+                "base_url": base_url, "api_key_env": api_key_env or "", "temperature": temperature, "max_tokens": max_tokens,
+                "concurrency": concurrency, "timeout": timeout, "lease_seconds": lease_seconds,
+                "model_names": model_names or {}, "contexts": contexts,
+            },
+        )
+        GenerationTask.objects.bulk_create(
+            [GenerationTask(run=run, context=c, participant=p) for c in chosen for p in people if (c.pk, p.pk) not in existing]
+        )
+    return run
+
+
+def generation_run_launch(*, run: GenerationRun) -> None:
+    from .tasks import generation_run_execute_task
+
+    with transaction.atomic():
+        if not GenerationRun.objects.filter(pk=run.pk, status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.PAUSED]).update(
+            status=JudgeRun.Status.RUNNING
+        ):
+            raise RunError(f"generation run {run.pk} cannot start from {run.status}")
+        transaction.on_commit(lambda: generation_run_execute_task.delay(run.pk))
+    run.refresh_from_db()
+
+
+def pairs_create_for_contexts(*, benchmark: Benchmark, context_ids: set[int]) -> int:
+    """Canonical pairs for every two valid proposals of each context that are not paired yet."""
+    created = []
+    existing = set(benchmark.pairs.filter(context_id__in=context_ids).values_list("internal_key", flat=True))
+    proposals = Proposal.objects.filter(context_id__in=context_ids, validation_status="valid").select_related("participant", "context")
+    by_context: dict[int, list[Proposal]] = {}
+    for p in proposals:
+        by_context.setdefault(p.context_id, []).append(p)
+    for context_id, items in by_context.items():
+        items.sort(key=lambda p: p.participant.name)
+        for i, first in enumerate(items):
+            for second in items[i + 1:]:
+                left, right = first.participant.name.replace(" ", "_"), second.participant.name.replace(" ", "_")
+                key = f"{first.context.external_id}__{left}__vs__{right}"
+                if key in existing:
+                    continue
+                a, b = first.participant, second.participant
+                if orientation_flipped(benchmark.orientation_seed, key):
+                    a, b = b, a
+                created.append(CanonicalPair(benchmark=benchmark, context_id=context_id, participant_a=a, participant_b=b, internal_key=key))
+    CanonicalPair.objects.bulk_create(created)
+    return len(created)
+
+
+def generation_run_execute(*, run_id: int) -> str:
+    try:
+        run = GenerationRun.objects.select_related("benchmark").get(pk=run_id)
+    except GenerationRun.DoesNotExist:
+        return "gone"
+    if run.status != JudgeRun.Status.RUNNING:
+        return run.status
+    token = uuid.uuid4().hex
+    template = PROMPTS[run.prompt_version]
+    model_names: dict[str, str] = run.parameters.get("model_names") or {}
+    lease = float(run.parameters.get("lease_seconds") or 1800)
+    providers: dict[str, Provider] = {}
+    limiter = _limiter_for(run)
+
+    def claim(n: int) -> list[tuple[int, str, list[dict[str, str]]]]:
+        ids = _claim(GenerationTask, run.pk, token, lease, n)
+        tasks = GenerationTask.objects.filter(id__in=ids).select_related("participant", "context")
+        contexts = {c.pk: c for c in Context.objects.filter(pk__in={t.context_id for t in tasks}).prefetch_related("papers")}
+        return [(t.pk, t.participant.name, render_generation_task(context=contexts[t.context_id], template=template)) for t in tasks]
+
+    async def work(spec: tuple[int, str, list[dict[str, str]]]) -> dict[str, Any]:
+        _, name, messages = spec
+        provider = providers.setdefault(name, _provider_for(run, model_names.get(name, name)))
+        attempts: list[dict[str, Any]] = []
+        calls = tokens_in = tokens_out = 0
+        for attempt in range(1, MAX_PARSE_ATTEMPTS + 1):
+            outcome = await call_with_backoff(provider, limiter, messages, None)
+            calls += outcome.calls
+            if outcome.completion is None:
+                return {"failed": outcome.error, "attempts": attempts, "calls": calls}
+            c = outcome.completion
+            tokens_in += c.prompt_tokens or 0
+            tokens_out += c.completion_tokens or 0
+            try:
+                content, problems = parse_proposal_answer(c.text)
+            except ParseError as exc:
+                content, problems = {}, [{"field": "*", "code": "not_json", "message": str(exc)}]
+            attempts.append({"attempt": attempt, "raw": c.text, "problems": problems})
+            if not problems:
+                break
+        return {"content": content, "problems": problems, "attempts": attempts, "calls": calls, "in": tokens_in, "out": tokens_out}
+
+    def store(spec: tuple[int, str, list[dict[str, str]]], result: dict[str, Any]) -> None:
+        with transaction.atomic():
+            task = GenerationTask.objects.select_for_update().get(pk=spec[0])
+            if task.claimed_by != token or task.status != TaskStatus.CLAIMED:
+                return
+            task.calls += result["calls"]
+            task.attempts = result["attempts"]
+            if "failed" in result:
+                task.status, task.last_error = TaskStatus.FAILED, result["failed"] or "no answer"
+            else:
+                task.prompt_tokens, task.completion_tokens = result["in"], result["out"]
+                content = {k: v for k, v in result["content"].items() if k in SIX_FIELD.fields}
+                try:
+                    with transaction.atomic():
+                        Proposal.objects.create(
+                            context_id=task.context_id, participant_id=task.participant_id, schema=SIX_FIELD.name,
+                            content=content, validation_status="invalid" if result["problems"] else "valid",
+                            validation_errors=result["problems"],
+                            release_metadata={"generation_run": run.pk, "temperature": run.parameters.get("temperature"),
+                                              "max_tokens": run.parameters.get("max_tokens"), "attempts": len(result["attempts"])},
+                        )
+                except IntegrityError:
+                    pass  # a proposal for this context and participant exists already
+                task.status = TaskStatus.DONE
+            task.save()
+
+    def release(specs: list[tuple[int, str, list[dict[str, str]]]]) -> None:
+        GenerationTask.objects.filter(id__in=[s[0] for s in specs], claimed_by=token).update(status=TaskStatus.PENDING, claimed_by="")
+
+    def still_running() -> bool:
+        return GenerationRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).exists()
+
+    driver = Driver(concurrency=int(run.parameters.get("concurrency") or 8), claim=claim, work=work, store=store,
+                    still_running=still_running, release=release)
+
+    async def main() -> None:
+        try:
+            await driver.run()
+        finally:
+            for provider in providers.values():
+                await provider.close()
+
+    run_blocking(main)
+    status = _finish(GenerationRun, GenerationTask, run.pk)
+    if status in (JudgeRun.Status.COMPLETED, JudgeRun.Status.FAILED):
+        context_ids = set(GenerationTask.objects.filter(run=run, status=TaskStatus.DONE).values_list("context_id", flat=True))
+        pairs_create_for_contexts(benchmark=run.benchmark, context_ids=context_ids)
+    return status

@@ -1,0 +1,225 @@
+"""The fake LLM server itself, driven through the real ``openai`` client and plain httpx (no database)."""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import openai
+import pytest
+
+from tests.fake_llm import FakeLLM
+from tests.fake_llm.server import DIMENSIONS, GENERATE_FIELDS, parse_proposals
+
+SYSTEM = "You are a careful judge. Answer strict JSON."
+
+
+def judge_prompt(hyp_a: str = "short", hyp_b: str = "a much longer hypothesis text", extra: str = "") -> str:
+    return (
+        f"Compare the two proposals.{extra}\n"
+        "=== PROPOSAL A ===\n"
+        "[literature_gap]\nGap A\n"
+        f"[hypothesis]\n{hyp_a}\n"
+        "[minimal_test]\nTest A\n"
+        "=== PROPOSAL B ===\n"
+        "[literature_gap]\nGap B\n"
+        f"[hypothesis]\n{hyp_b}\n"
+        "[minimal_test]\nTest B\n"
+        "=== END ===\n"
+        "Answer with JSON."
+    )
+
+
+def messages(user: str, system: str = SYSTEM) -> list[dict[str, str]]:
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def client(llm: FakeLLM, timeout: float = 5.0, max_retries: int = 0) -> openai.OpenAI:
+    return openai.OpenAI(base_url=llm.base_url, api_key="test", max_retries=max_retries, timeout=timeout)
+
+
+def ask(llm: FakeLLM, user: str, *, system: str = SYSTEM, model: str = "fake-model", **kwargs) -> str:
+    response = client(llm, **kwargs).chat.completions.create(
+        model=model, messages=messages(user, system), temperature=0, max_tokens=400
+    )
+    return response.choices[0].message.content
+
+
+def post(llm: FakeLLM, user: str, model: str = "fake-model") -> httpx.Response:
+    with httpx.Client(trust_env=False, timeout=5) as http:
+        return http.post(f"{llm.base_url}/chat/completions", json={"model": model, "messages": messages(user)})
+
+
+def test_default_judge_answers_json_and_prefers_longer_field(fake_llm: FakeLLM) -> None:
+    response = client(fake_llm).chat.completions.create(model="judge-x", messages=messages(judge_prompt()))
+    answer = json.loads(response.choices[0].message.content)
+    assert answer["winner"] == "B"
+    assert answer["confidence"] == "high"
+    assert set(answer) == {"winner", "confidence", "main_reason", "weakness_a", "weakness_b"}
+    assert response.object == "chat.completion" and response.model == "judge-x"
+    assert response.choices[0].finish_reason == "stop"
+    prompt_words = len(SYSTEM.split()) + len(judge_prompt().split())
+    assert response.usage.prompt_tokens == prompt_words
+    assert response.usage.total_tokens == prompt_words + response.usage.completion_tokens
+
+    assert json.loads(ask(fake_llm, judge_prompt("longer hypothesis of A", "B")))["winner"] == "A"
+    assert json.loads(ask(fake_llm, judge_prompt("same", "same")))["winner"] == "tie"
+
+
+def test_policies(fake_llm: FakeLLM) -> None:
+    fake_llm.script(judge={"policy": "always_a", "confidence": "low"})
+    answer = json.loads(ask(fake_llm, judge_prompt()))
+    assert (answer["winner"], answer["confidence"]) == ("A", "low")
+
+    fake_llm.script(judge={"policy": "always_tie"})
+    assert json.loads(ask(fake_llm, judge_prompt()))["winner"] == "tie"
+
+    fake_llm.script(judge={"policy": "prefer_text", "text": "short"})
+    assert json.loads(ask(fake_llm, judge_prompt()))["winner"] == "A"
+
+    fake_llm.script(judge={"policy": "prefer_field", "field": "minimal_test"})
+    assert json.loads(ask(fake_llm, judge_prompt()))["winner"] == "tie"
+
+    fake_llm.script(judge={"policy": "random", "seed": 3})
+    first = [json.loads(ask(fake_llm, judge_prompt(extra=str(i))))["winner"] for i in range(6)]
+    fake_llm.script(judge={"policy": "random", "seed": 3})
+    assert [json.loads(ask(fake_llm, judge_prompt(extra=str(i))))["winner"] for i in range(6)] == first
+
+
+def test_missing_markers_give_malformed_text(fake_llm: FakeLLM) -> None:
+    assert ask(fake_llm, "no proposals here") == "no proposals found"
+
+
+def test_429_with_retry_after_then_success(fake_llm: FakeLLM) -> None:
+    fake_llm.script(failures=[{"attempts": [1, 2], "status": 429, "retry_after": 0.1}])
+    for _ in range(2):
+        response = post(fake_llm, judge_prompt())
+        assert response.status_code == 429
+        assert float(response.headers["Retry-After"]) == 0.1
+        assert response.json()["error"]["type"] == "rate_limit_error"
+    assert json.loads(post(fake_llm, judge_prompt()).json()["choices"][0]["message"]["content"])["winner"] == "B"
+
+    log = fake_llm.log()
+    assert [(e["attempt"], e["status"]) for e in log] == [(1, 429), (2, 429), (3, 200)]
+    assert len({e["task"] for e in log}) == 1 and len(log[0]["task"]) == 16
+
+    # The real client raises without retries, and succeeds on its own when allowed to retry.
+    fake_llm.script(failures=[{"attempts": [1, 2], "status": 429, "retry_after": 0.1}])
+    with pytest.raises(openai.RateLimitError):
+        ask(fake_llm, judge_prompt())
+    assert json.loads(ask(fake_llm, judge_prompt(), max_retries=2))["winner"] == "B"
+    assert [e["status"] for e in fake_llm.log()] == [429, 429, 200]
+
+
+def test_500(fake_llm: FakeLLM) -> None:
+    fake_llm.script(failures=[{"attempts": [1], "status": 500}])
+    with pytest.raises(openai.InternalServerError):
+        ask(fake_llm, judge_prompt())
+    assert json.loads(ask(fake_llm, judge_prompt()))["winner"] == "B"
+    assert [(e["attempt"], e["status"]) for e in fake_llm.log()] == [(1, 500), (2, 200)]
+
+
+def test_malformed_and_missing_key(fake_llm: FakeLLM) -> None:
+    fake_llm.script(failures=[{"attempts": [1], "malformed": "not json at all"}, {"attempts": [2], "missing_key": "confidence"}])
+    assert ask(fake_llm, judge_prompt()) == "not json at all"
+    answer = json.loads(ask(fake_llm, judge_prompt()))
+    assert "confidence" not in answer and answer["winner"] == "B"
+    assert "confidence" in json.loads(ask(fake_llm, judge_prompt()))
+
+    fake_llm.script(failures=[{"attempts": "all", "malformed": "{broken"}])
+    assert ask(fake_llm, judge_prompt()) == ask(fake_llm, judge_prompt()) == "{broken"
+    assert [e["status"] for e in fake_llm.log()] == [200, 200]
+
+
+def test_rate_is_deterministic(fake_llm: FakeLLM) -> None:
+    script = {"failures": [{"rate": 0.5, "status": 500}]}
+    prompts = [judge_prompt(extra=str(i)) for i in range(20)]
+    fake_llm.script(**script)
+    first = [post(fake_llm, p).status_code for p in prompts]
+    fake_llm.script(**script)
+    assert [post(fake_llm, p).status_code for p in prompts] == first
+    assert set(first) == {200, 500}
+
+
+def test_sleep_triggers_client_timeout(fake_llm: FakeLLM) -> None:
+    fake_llm.script(failures=[{"attempts": [1], "sleep": 2.0}])
+    started = time.monotonic()
+    with pytest.raises(openai.APITimeoutError):
+        ask(fake_llm, judge_prompt(), timeout=0.5)
+    assert time.monotonic() - started < 1.5
+    assert json.loads(ask(fake_llm, judge_prompt(), timeout=0.5))["winner"] == "B"
+    assert [e["attempt"] for e in fake_llm.log()] == [1, 2]
+
+
+def test_latency_is_served_in_parallel(fake_llm: FakeLLM) -> None:
+    fake_llm.script(latency=0.2)
+    shared = client(fake_llm, timeout=10)
+
+    def one(i: int) -> str:
+        return shared.chat.completions.create(model="m", messages=messages(judge_prompt(extra=str(i)))).choices[0].message.content
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=32) as pool:
+        answers = list(pool.map(one, range(32)))
+    elapsed = time.monotonic() - started
+    assert elapsed < 2.0, elapsed
+    assert all(json.loads(a)["winner"] == "B" for a in answers)
+    log = fake_llm.log()
+    assert len(log) == 32 and len({e["task"] for e in log}) == 32 and all(e["attempt"] == 1 for e in log)
+
+
+def test_generate_mode(fake_llm: FakeLLM) -> None:
+    fake_llm.script(mode="generate", generate={"words": 12})
+    prompt = "Write a proposal about sparse attention in protein language models and its calibration."
+    first = json.loads(ask(fake_llm, prompt, model="model-one"))
+    assert list(first) == GENERATE_FIELDS
+    assert all(len(text.split()) == 12 for text in first.values())
+    assert json.loads(ask(fake_llm, prompt, model="model-one")) == first
+    second = json.loads(ask(fake_llm, prompt, model="model-two"))
+    assert second != first
+    texts = " ".join([*first.values(), *second.values()]).lower()
+    assert "model-one" not in texts and "model-two" not in texts
+
+
+def test_echo_mode(fake_llm: FakeLLM) -> None:
+    fake_llm.script(mode="echo")
+    assert ask(fake_llm, "hello there") == "hello there"
+
+
+def test_structured_mode_includes_scores(fake_llm: FakeLLM) -> None:
+    answer = json.loads(ask(fake_llm, judge_prompt(), system=SYSTEM + " STRUCTURED-DIMENSIONS"))
+    assert answer["overall"] == answer["winner"] == "B"
+    assert set(answer["scores"]) == {"A", "B"}
+    assert set(answer["scores"]["A"]) == set(DIMENSIONS)
+    assert all(answer["scores"]["B"][d] > answer["scores"]["A"][d] for d in DIMENSIONS)
+    assert all(0 <= v <= 4 for side in answer["scores"].values() for v in side.values())
+    assert "scores" not in json.loads(ask(fake_llm, judge_prompt()))
+
+
+def test_log_and_control_endpoints(fake_llm: FakeLLM) -> None:
+    before = time.time()
+    ask(fake_llm, judge_prompt(), model="logged-model")
+    fake_llm.script(failures=[{"attempts": [1], "status": 500}])
+    assert fake_llm.log() == []
+    with pytest.raises(openai.InternalServerError):
+        ask(fake_llm, judge_prompt(), model="logged-model")
+    ask(fake_llm, judge_prompt(), model="logged-model")
+    log = fake_llm.log()
+    assert [(e["status"], e["attempt"], e["model"]) for e in log] == [(500, 1, "logged-model"), (200, 2, "logged-model")]
+    assert log[0]["messages"] == messages(judge_prompt())
+    assert before <= log[0]["t"] <= log[1]["t"] <= time.time()
+
+    with httpx.Client(trust_env=False, timeout=5) as http:
+        assert http.get(f"{fake_llm.root_url}/_health").json() == {"ok": True}
+        assert http.get(f"{fake_llm.root_url}/nope").status_code == 404
+        assert http.post(f"{fake_llm.root_url}/_script", json={"mode": "bogus"}).status_code == 400
+
+
+def test_parse_proposals() -> None:
+    parsed = parse_proposals(judge_prompt("x y", "z"))
+    assert parsed["A"]["fields"] == {"literature_gap": "Gap A", "hypothesis": "x y", "minimal_test": "Test A"}
+    assert parsed["B"]["fields"]["minimal_test"] == "Test B"
+    assert "Answer with JSON" not in parsed["B"]["raw"]
+    assert parse_proposals("=== PROPOSAL A ===\n[hypothesis]\nonly A") is None
