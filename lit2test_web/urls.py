@@ -13,4 +13,6 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("admin/", admin.site.urls),
     path("", include("arena.urls")),
+    path("", include("annotation.urls")),
+    path("", include("jobs.urls")),
 ]
