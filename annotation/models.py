@@ -1,1 +1,175 @@
-# Human calibration studies arrive with issue 5.
+"""Blind human calibration studies.
+
+Identity rules (blindness is a security property):
+- an annotator reaches an item only through ``Assignment.token``, random per (annotator, item); it is
+  never a pair's ``public_id`` (shared across annotators) nor anything derived from the pair;
+- which proposal is shown as "A" is ``Assignment.a_is_first``, drawn per annotator, independent of the
+  pair's judge orientation and of the other annotators;
+- ``Item`` rows (generation order, pair, control flag) stay on the researcher side.
+
+"first"/"second" below are the item's canonical sides: for a real item, the pair's ``participant_a`` and
+``participant_b``; for a hidden control, the real proposal and the naive one.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+from arena.models import Benchmark, CanonicalPair, Context, JudgeRun, Proposal
+
+
+def new_assignment_token() -> str:
+    # Random, never derived from the item or the pair: annotators cannot compare notes by id,
+    # and an id cannot be recomputed from model names.
+    return secrets.token_urlsafe(12)
+
+
+class Study(models.Model):
+    class Round(models.TextChoices):
+        PRACTICE = "practice", _("practice")
+        FORMAL = "formal", _("formal")
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="studies")
+    name = models.CharField(max_length=200)
+    round = models.CharField(max_length=10, choices=Round.choices, default=Round.FORMAL)
+    judge_run = models.ForeignKey(
+        JudgeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        help_text="The run whose folded cases stratified the sample and are compared with the humans.",
+    )
+    cap_minutes = models.PositiveSmallIntegerField(default=10)
+    annotators_per_item = models.PositiveSmallIntegerField(default=3)
+    n_contexts = models.PositiveSmallIntegerField()
+    n_naive_controls = models.PositiveSmallIntegerField(default=2)
+    seed = models.BigIntegerField()
+    annotators = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="annotation_studies")
+    stratification = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "studies"
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def cap(self) -> timedelta:
+        return timedelta(minutes=self.cap_minutes)
+
+    @property
+    def is_practice(self) -> bool:
+        return self.round == self.Round.PRACTICE
+
+
+class NaiveProposal(models.Model):
+    """A proposal written by :mod:`annotation.naive` for a context. Never a participant: it must not reach a leaderboard."""
+
+    context = models.ForeignKey(Context, on_delete=models.CASCADE, related_name="naive_proposals")
+    generator_version = models.CharField(max_length=100)
+    content = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["context", "generator_version"], name="naive_context_version_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"naive {self.generator_version} on {self.context}"
+
+
+class Item(models.Model):
+    """One comparison of a study: a real pair, or a hidden control (real proposal vs naive proposal)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
+    position = models.PositiveIntegerField(help_text="Generation order; never shown to annotators.")
+    context = models.ForeignKey(Context, on_delete=models.CASCADE, related_name="+")
+    pair = models.ForeignKey(CanonicalPair, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    first_proposal = models.ForeignKey(Proposal, on_delete=models.CASCADE, related_name="+")
+    second_proposal = models.ForeignKey(Proposal, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    naive = models.ForeignKey(NaiveProposal, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    is_control = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "position"], name="item_position_unique"),
+            models.CheckConstraint(
+                condition=(Q(is_control=True, naive__isnull=False, second_proposal__isnull=True, pair__isnull=True))
+                | Q(is_control=False, naive__isnull=True, second_proposal__isnull=False, pair__isnull=False),
+                name="item_real_or_control",
+            ),
+        ]
+        ordering = ["study_id", "position"]
+
+    def __str__(self) -> str:
+        return f"study {self.study_id} item {self.position}"
+
+    def first_content(self) -> dict:
+        return self.first_proposal.content
+
+    def second_content(self) -> dict:
+        return self.naive.content if self.is_control else self.second_proposal.content
+
+
+class Assignment(models.Model):
+    """One item as one annotator sees it: its own token, position and A/B sides, draft and timer."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="assignments")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="annotation_assignments")
+    token = models.CharField(max_length=32, unique=True, default=new_assignment_token, editable=False)
+    position = models.PositiveIntegerField(help_text="1-based place in this annotator's own random order.")
+    a_is_first = models.BooleanField(help_text="The item's first side is shown as A to this annotator.")
+    opened_at = models.DateTimeField(null=True, blank=True, help_text="Server time of the first opening; starts the cap.")
+    draft = models.JSONField(default=dict, blank=True)
+    draft_saved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["item", "annotator"], name="assignment_item_annotator_unique"),
+            models.UniqueConstraint(fields=["study", "annotator", "position"], name="assignment_position_unique"),
+        ]
+        ordering = ["study_id", "annotator_id", "position"]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} #{self.position} of study {self.study_id}"
+
+    def deadline(self) -> datetime | None:
+        return None if self.opened_at is None else self.opened_at + self.study.cap
+
+
+class Label(models.Model):
+    """An accepted submission. Sides are stored as shown (A/B) and as canonical (first/second)."""
+
+    class Side(models.TextChoices):
+        FIRST = "first", "first"
+        SECOND = "second", "second"
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="label")
+    screening = models.CharField(max_length=20)
+    choice = models.CharField(max_length=10, help_text="A, B, TIE or INVALID, as the annotator saw the sides.")
+    winner_side = models.CharField(max_length=10, choices=Side.choices, blank=True, help_text="Canonical side chosen; blank for TIE/INVALID.")
+    reason = models.CharField(max_length=40, blank=True)
+    confidence = models.CharField(max_length=10)
+    rationale = models.TextField()
+    scores_a = models.JSONField()
+    scores_b = models.JSONField()
+    scores_first = models.JSONField()
+    scores_second = models.JSONField()
+    over_time = models.BooleanField(default=False, help_text="Arrived after the cap: kept, excluded from statistics by default.")
+    elapsed_seconds = models.FloatField()
+    submitted_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["submitted_at", "id"]
+        indexes = [models.Index(fields=["over_time"])]
+
+    def __str__(self) -> str:
+        return f"label of {self.assignment}"

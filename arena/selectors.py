@@ -141,8 +141,10 @@ def run_leaderboard(
     replicates: int = LEADERBOARD_REPLICATES,
     seed: int = LEADERBOARD_SEED,
     pseudo_count: float = LEADERBOARD_PSEUDO_COUNT,
+    pair_ids: list[int] | None = None,
 ) -> dict[str, Any]:
-    """The leaderboard document of a run, cached by the data it is computed from.
+    """The leaderboard document of a run (optionally restricted to some pairs), cached by the data
+    it is computed from.
 
     A poll during a live run recomputes only when a new verdict has arrived.
     """
@@ -150,10 +152,12 @@ def run_leaderboard(
 
     from .stats import leaderboard_document
 
-    key = f"leaderboard:v1:{run.pk}:{run_data_version(run=run)}:{replicates}:{seed}:{pseudo_count}"
+    scope = "all" if pair_ids is None else hashlib.sha256(repr(sorted(pair_ids)).encode()).hexdigest()[:16]
+    key = f"leaderboard:v1:{run.pk}:{run_data_version(run=run)}:{scope}:{replicates}:{seed}:{pseudo_count}"
     document = cache.get(key)
     if document is None:
-        document = leaderboard_document(run_cases_frame(run=run), replicates=replicates, seed=seed, pseudo_count=pseudo_count)
+        frame = run_cases_frame(run=run, pair_ids=pair_ids)
+        document = leaderboard_document(frame, replicates=replicates, seed=seed, pseudo_count=pseudo_count)
         cache.set(key, document, timeout=7 * 24 * 3600)
     return document | {
         "run": {
@@ -167,3 +171,23 @@ def run_leaderboard(
         },
         "benchmark": {"id": run.benchmark_id, "name": run.benchmark.name, "version": run.benchmark.version},
     }
+
+
+def run_pair_ids(*, run: JudgeRun) -> list[int]:
+    """The pairs a run has an accepted verdict on."""
+    return sorted(set(OrderedJudgment.objects.filter(run=run, status="accepted").values_list("pair_id", flat=True)))
+
+
+def runs_agreement(*, first: JudgeRun, second: JudgeRun) -> dict[str, Any]:
+    """Agreement of two runs on the pairs both judged: stable/sensitive counts of each, ordered agreement
+    on the first run's stable cases, case-folded agreement, and agreement per presentation order."""
+    from .stats import agreement_by_order, judge_agreement
+
+    common = sorted(set(run_pair_ids(run=first)) & set(run_pair_ids(run=second)))
+    frame_1 = run_cases_frame(run=first, pair_ids=common)
+    frame_2 = run_cases_frame(run=second, pair_ids=common)
+    result = judge_agreement(frame_1, frame_2) if common else {"joined": 0}
+    result["by_order"] = agreement_by_order(frame_1, frame_2) if common else {}
+    result["first"] = {"id": first.pk, "judge_model": first.judge_model, "label": first.label, "run_type": first.run_type}
+    result["second"] = {"id": second.pk, "judge_model": second.judge_model, "label": second.label, "run_type": second.run_type}
+    return result

@@ -16,7 +16,7 @@ from .forms import ReleaseUploadForm
 from .models import Benchmark, JudgeRun, Proposal
 from .permissions import researcher_required, user_is_researcher
 from .release import ReleaseImportError, release_export, release_files, release_import
-from .selectors import benchmark_list, paper_provenance_audit, run_default, run_leaderboard
+from .selectors import benchmark_list, paper_provenance_audit, run_default, run_leaderboard, run_pair_ids, runs_agreement
 
 
 @require_GET
@@ -117,6 +117,14 @@ def leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
             (m, ci, doc["cluster_bootstrap"].get("width_ratio", {}).get(m)) for m, ci in doc.get("cluster_bootstrap", {}).get("ci", {}).items()
         ],
     }
+    canonical = run_default(benchmark=benchmark)
+    if canonical is not None and canonical.pk != run.pk and canonical.is_canonical:
+        # A second judge is read beside the canonical run on the same pairs, with their agreement.
+        pairs = run_pair_ids(run=run)
+        if pairs:
+            beside = run_leaderboard(run=canonical, pair_ids=pairs)
+            context["canonical"] = {"run": canonical, "doc": beside, "table": leaderboard_table(beside)}
+            context["agreement"] = runs_agreement(first=canonical, second=run)
     template = "arena/leaderboard.html#board" if request.htmx else "arena/leaderboard.html"
     return render(request, template, context)
 

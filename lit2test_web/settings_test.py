@@ -15,3 +15,9 @@ import os as _os
 if not _os.environ.get("CACHE_URL"):
     # Tests share nothing through files; CI sets CACHE_URL to Redis to exercise the shared cache.
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "tests"}}
+
+if not _os.environ.get("CELERY_BROKER_URL"):
+    # Without a configured broker, enqueued tasks stay in this process; tests that need a
+    # real worker run against Redis in CI.
+    CELERY_BROKER_URL = "memory://"
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}

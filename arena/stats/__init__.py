@@ -43,7 +43,7 @@ Everything at once
 
 from __future__ import annotations
 
-from .agreement import judge_agreement
+from .agreement import agreement_by_order, judge_agreement
 from .alpha import krippendorff_alpha, reliability_matrix
 from .bootstrap import BootstrapFits, RankingSummary, bootstrap_fits, percentile_ci, ranking_summary
 from .bt import BTBatch, BTFit, fit_bt, fit_bt_batch, ranking_from_theta, strongly_connected, win_matrix_from_judgments
@@ -98,6 +98,7 @@ __all__ = [
     "fit_bt_batch",
     "fit_btd",
     "folded_head_to_head",
+    "agreement_by_order",
     "judge_agreement",
     "krippendorff_alpha",
     "leaderboard_document",

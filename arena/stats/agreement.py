@@ -94,3 +94,21 @@ def judge_agreement(cases_1: pd.DataFrame, cases_2: pd.DataFrame) -> dict[str, A
             "stable_vs_sensitive": mixed,
         },
     }
+
+
+def agreement_by_order(cases_1: pd.DataFrame, cases_2: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """Per presentation order, how often two runs' ordered verdicts on the same (case, order) are equal.
+
+    Used for the structured (dimension-decomposed) pick against the canonical holistic verdict.
+    Only (case, order) cells with a verdict in both runs count; TIE equals TIE.
+    Returns ``{"original": {"verdicts", "agree", "fraction"}, "reverse": {...}}``.
+    """
+    joined = cases_1.merge(cases_2, on="case", suffixes=("_1", "_2"))
+    out: dict[str, dict[str, Any]] = {}
+    for order in ("original", "reverse"):
+        a, b = joined[f"{order}_1"], joined[f"{order}_2"]
+        present = a.notna() & b.notna()
+        agree = int((a[present] == b[present]).sum())
+        n = int(present.sum())
+        out[order] = {"verdicts": n, "agree": agree, "fraction": agree / n if n else None}
+    return out

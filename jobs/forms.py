@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from django import forms
+
+from arena.models import Benchmark, JudgeRun
+
+from .prompts import PROMPTS
+
+
+class JudgeRunForm(forms.Form):
+    benchmark = forms.ModelChoiceField(queryset=Benchmark.objects.all())
+    judge_model = forms.CharField(max_length=200, help_text="The model name as the endpoint knows it. Never a participant.")
+    base_url = forms.CharField(required=False, max_length=500, help_text="OpenAI-compatible, e.g. http://127.0.0.1:8001/v1")
+    api_key_env = forms.CharField(
+        required=False, max_length=100, help_text="Name of the environment variable that holds the key (the key itself is never stored)."
+    )
+    replay_of = forms.ModelChoiceField(
+        queryset=JudgeRun.objects.all(), required=False, help_text="Replay a stored run instead of calling an endpoint."
+    )
+    run_type = forms.ChoiceField(choices=[("holistic", "holistic (A / B / tie)"), ("structured", "structured (0–4 per dimension)")])
+    prompt_version = forms.ChoiceField(choices=[("", "default for the run type")] + [(v, v) for v, t in PROMPTS.items() if t.kind != "generation"], required=False)
+    pairs = forms.CharField(initial="all", help_text="all · batch:NAME · sample:N")
+    orders = forms.MultipleChoiceField(
+        choices=[("original", "original"), ("reverse", "reverse")], initial=["original", "reverse"], widget=forms.CheckboxSelectMultiple
+    )
+    concurrency = forms.IntegerField(initial=8, min_value=1, max_value=256)
+    rate_per_second = forms.FloatField(required=False, min_value=0.1, help_text="Optional requests per second to the endpoint.")
+    temperature = forms.FloatField(initial=0.0, min_value=0.0, max_value=2.0)
+    max_tokens = forms.IntegerField(initial=1024, min_value=16)
+    timeout = forms.FloatField(initial=120.0, min_value=1.0)
+    price_per_1k_prompt = forms.FloatField(required=False, min_value=0.0)
+    price_per_1k_completion = forms.FloatField(required=False, min_value=0.0)
+    canonical = forms.BooleanField(required=False, help_text="This run is the version's canonical judge.")
+
+    def clean(self) -> dict:
+        data = super().clean()
+        replay = data.get("replay_of")
+        bench = data.get("benchmark")
+        if replay and bench and replay.benchmark_id != bench.pk:
+            self.add_error("replay_of", "The replayed run must belong to the same benchmark.")
+        if not replay and not data.get("base_url"):
+            self.add_error("base_url", "An endpoint URL is required unless you replay a stored run.")
+        return data
+
+
+class GenerationRunForm(forms.Form):
+    benchmark = forms.ModelChoiceField(queryset=Benchmark.objects.all())
+    base_url = forms.CharField(max_length=500)
+    api_key_env = forms.CharField(required=False, max_length=100)
+    contexts = forms.CharField(initial="all", help_text="all · batch:NAME")
+    temperature = forms.FloatField(initial=1.0, min_value=0.0, max_value=2.0)
+    max_tokens = forms.IntegerField(initial=1600, min_value=16)
+    concurrency = forms.IntegerField(initial=8, min_value=1, max_value=256)

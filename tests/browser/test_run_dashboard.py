@@ -1,0 +1,137 @@
+"""A researcher launches, watches and cancels judge runs in the browser."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+
+import pytest
+
+from arena.models import JudgeRun
+from jobs.services import judge_run_execute
+
+from .conftest import log_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+class ThreadWorker:
+    """Plays the Celery worker inside the test process: executes each run that turns 'running'.
+
+    The end-to-end path through a real worker is tested in tests/jobs; here the browser is the subject.
+    """
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.seen: set[int] = set()
+        self.drivers: list[threading.Thread] = []
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+
+    def loop(self) -> None:
+        from django.db import connection
+
+        while not self.stop.is_set():
+            for run_id in JudgeRun.objects.filter(status="running").exclude(pk__in=self.seen).values_list("pk", flat=True):
+                self.seen.add(run_id)
+                driver = threading.Thread(target=judge_run_execute, kwargs={"run_id": run_id}, daemon=True)
+                driver.start()
+                self.drivers.append(driver)
+            time.sleep(0.1)
+        connection.close()
+
+    def __enter__(self) -> ThreadWorker:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(timeout=5)
+        for driver in self.drivers:  # a cancelled run's driver stops once its calls in flight return
+            driver.join(timeout=15)
+
+
+def test_a_researcher_launches_watches_and_cancels_runs(page, researcher, imported, fake_llm) -> None:  # noqa: ANN001
+    fake_llm.script(latency=0.25, judge={"policy": "prefer_field", "field": "hypothesis"})
+    log_in(page, "rita", "pw-rita")
+    with ThreadWorker():
+        page.goto("/dashboard/runs/new/")
+        page.fill("input[name=judge_model]", "Judge-Local")
+        page.fill("input[name=base_url]", fake_llm.base_url)
+        page.fill("input[name=pairs]", "sample:8")
+        page.fill("input[name=concurrency]", "2")
+        page.click("#run-form button[type=submit]")
+        page.wait_for_url(re.compile(r".*/dashboard/runs/\d+/$"))
+        assert "16 ordered tasks" in page.content()
+        run = JudgeRun.objects.get(judge_model="Judge-Local")
+        # The progress section updates itself (htmx) until the run completes, without a reload.
+        seen_counts = set()
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            seen_counts.add(int(page.locator("#done-count").inner_text()))
+            if page.locator("#run-status").inner_text() == "completed":
+                break
+            page.wait_for_timeout(300)
+        assert page.locator("#run-status").inner_text() == "completed"
+        assert int(page.locator("#done-count").inner_text()) == 16
+        assert len(seen_counts) >= 2, "the count never changed on the page"
+        assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # no reload happened
+
+        # The run list shows it, and a second, slow run is cancelled from its page.
+        fake_llm.script(latency=2.0)
+        page.goto("/dashboard/runs/new/")
+        page.fill("input[name=judge_model]", "Judge-Slow")
+        page.fill("input[name=base_url]", fake_llm.base_url)
+        page.fill("input[name=pairs]", "sample:20")
+        page.fill("input[name=concurrency]", "1")
+        page.click("#run-form button[type=submit]")
+        page.wait_for_url(re.compile(r".*/dashboard/runs/\d+/$"))
+        page.locator("#cancel").click()
+        page.wait_for_load_state("networkidle")
+        assert page.locator("#run-status").inner_text() == "cancelled"
+        slow = JudgeRun.objects.get(judge_model="Judge-Slow")
+        assert slow.status == "cancelled"
+        assert slow.judgments.count() < 40
+
+        page.goto("/dashboard/runs/")
+        statuses = {row.get_attribute("data-run"): row.get_attribute("data-status") for row in page.locator("#run-table tbody tr").all()}
+        assert statuses[str(run.pk)] == "completed" and statuses[str(slow.pk)] == "cancelled"
+
+        # Every ordered judgment is shown with its rendered prompt and raw answer.
+        page.goto(f"/dashboard/runs/{run.pk}/")
+        assert page.locator("article.judgment").count() == 16
+        first = page.locator("article.judgment").first
+        assert "=== PROPOSAL A ===" in first.locator("pre.prompt").first.text_content()
+        assert '"winner"' in first.locator("pre.prompt").nth(1).text_content()
+
+        # The leaderboard of the new run sits beside the canonical run with the agreement figures.
+        page.goto(f"/dashboard/benchmarks/{imported.pk}/leaderboard/?run={run.pk}")
+        assert page.locator("#beside-canonical").is_visible()
+        assert "Case-folded agreement" in page.locator("#beside-canonical").inner_text()
+
+
+def test_annotators_get_403_on_every_dashboard_url(client, annotator, imported) -> None:  # noqa: ANN001
+    from django.urls import reverse
+
+    run = JudgeRun.objects.get()
+    client.force_login(annotator)
+    urls = [
+        reverse("arena:dashboard"),
+        reverse("arena:benchmark", args=[imported.pk]),
+        reverse("arena:benchmark-export", args=[imported.pk]),
+        reverse("arena:leaderboard", args=[imported.pk]),
+        reverse("arena:api-benchmarks"),
+        reverse("arena:api-leaderboard", args=[imported.pk]),
+        reverse("jobs:runs"),
+        reverse("jobs:run-new"),
+        reverse("jobs:run", args=[run.pk]),
+        reverse("jobs:run-compare", args=[run.pk, run.pk]),
+        reverse("jobs:generation-new"),
+        reverse("jobs:api-run-progress", args=[run.pk]),
+        reverse("jobs:api-run-agreement", args=[run.pk]) + f"?with={run.pk}",
+    ]
+    for url in urls:
+        assert client.get(url).status_code == 403, url
+    for url in (reverse("jobs:run-control", args=[run.pk, "cancel"]), reverse("jobs:benchmark-new-version", args=[imported.pk])):
+        assert client.post(url).status_code == 403, url
+    assert JudgeRun.objects.get().status == "completed"

@@ -1,0 +1,196 @@
+"""Concurrency, idempotency, pause, resume and cancel of judge runs, driven from threads of this process.
+
+The driver (``judge_run_execute``) is called directly, once or twice at the same time, the way two
+Celery deliveries of one task would call it; the fake server's log is the record of every HTTP call.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from arena.models import JudgeRun, OrderedJudgment
+from jobs.models import JudgeTask
+from jobs.services import RunError, judge_run_cancel, judge_run_execute, judge_run_launch, judge_run_pause, judge_run_resume
+
+from .helpers import Background, accepted, chat_requests, create_running, max_in_flight, per_task, wait_until
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _accepted_count(run: JudgeRun) -> int:
+    return OrderedJudgment.objects.filter(run=run, status="accepted").count()
+
+
+def _statuses(run: JudgeRun) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for status in JudgeTask.objects.filter(run=run).values_list("status", flat=True):
+        counts[status] = counts.get(status, 0) + 1
+    return counts
+
+
+def test_slow_answers_are_awaited_concurrently(imported, fake_llm) -> None:  # noqa: ANN001
+    fake_llm.script(latency=0.3)
+    run, _ = create_running(imported, fake_llm, pairs="sample:8", concurrency=8)
+
+    assert judge_run_execute(run_id=run.pk) == "completed"
+
+    starts = [e["t"] for e in chat_requests(fake_llm.log())]
+    assert len(starts) == 16
+    # Each request took at least the 0.3 s latency from its arrival, so these intervals under-count overlap.
+    assert 4 <= max_in_flight(starts, 0.3) <= 8
+
+
+def test_no_more_calls_are_in_flight_than_the_run_allows(imported, fake_llm) -> None:  # noqa: ANN001
+    fake_llm.script(latency=0.2)
+    run, _ = create_running(imported, fake_llm, pairs="sample:4", concurrency=2)
+
+    assert judge_run_execute(run_id=run.pk) == "completed"
+
+    starts = [e["t"] for e in chat_requests(fake_llm.log())]
+    assert len(starts) == 8
+    assert max_in_flight(starts, 0.2) == 2
+
+
+def test_two_drivers_on_one_run_share_the_work_without_doing_any_twice(imported, fake_llm) -> None:  # noqa: ANN001
+    fake_llm.script(latency=0.2)
+    run, _ = create_running(imported, fake_llm, pairs="sample:10", concurrency=4)
+
+    drivers = [Background(lambda: judge_run_execute(run_id=run.pk)) for _ in range(2)]
+    for driver in drivers:
+        driver.start()
+    results = [driver.join_result() for driver in drivers]
+
+    assert "completed" in results
+    run.refresh_from_db()
+    assert run.status == "completed"
+    assert len(set(JudgeTask.objects.filter(run=run).values_list("claimed_by", flat=True))) == 2  # both drivers worked
+    assert sorted(accepted(run)) == sorted(set(accepted(run))) and len(accepted(run)) == 20
+    assert OrderedJudgment.objects.filter(run=run).count() == 20
+    calls = per_task(fake_llm.log())
+    assert len(calls) == 20 and set(calls.values()) == {1}
+
+    # Once done, calling the driver again (even with the run forced back to running) calls nobody.
+    assert judge_run_execute(run_id=run.pk) == "completed"
+    JudgeRun.objects.filter(pk=run.pk).update(status="running")
+    assert judge_run_execute(run_id=run.pk) == "completed"
+    assert len(chat_requests(fake_llm.log())) == 20
+    assert OrderedJudgment.objects.filter(run=run).count() == 20
+
+
+def test_a_late_answer_after_the_lease_ran_out_is_discarded(imported, fake_llm) -> None:  # noqa: ANN001
+    # The first driver's calls outlive its 0.2 s lease; a second driver takes the tasks over meanwhile.
+    fake_llm.script(latency=1.0)
+    run, _ = create_running(imported, fake_llm, pairs="sample:2", concurrency=4, lease_seconds=0.2)
+
+    first = Background(lambda: judge_run_execute(run_id=run.pk))
+    first.start()
+    wait_until(lambda: len(chat_requests(fake_llm.log())) == 4, timeout=10, what="the first driver's calls")
+    time.sleep(0.3)  # its leases have run out; its answers are not back yet
+    second = Background(lambda: judge_run_execute(run_id=run.pk))
+    second.start()
+    results = sorted([first.join_result(), second.join_result()])
+
+    assert results == ["completed", "running"]
+    log = chat_requests(fake_llm.log())
+    assert len(log) == 8 and set(per_task(log).values()) == {2}
+    assert len(accepted(run)) == 4 == len(set(accepted(run)))
+    assert OrderedJudgment.objects.filter(run=run).count() == 4
+    assert len(set(JudgeTask.objects.filter(run=run).values_list("claimed_by", flat=True))) == 1
+
+
+def test_expired_claims_of_a_dead_worker_are_taken_over_but_live_ones_are_not(imported, fake_llm) -> None:  # noqa: ANN001
+    run, _ = create_running(imported, fake_llm, pairs="sample:4")
+    dead, alive, *_ = JudgeTask.objects.filter(run=run).order_by("id")
+    now = timezone.now()
+    JudgeTask.objects.filter(pk=dead.pk).update(status="claimed", claimed_by="dead-worker", lease_until=now - timedelta(seconds=1))
+    JudgeTask.objects.filter(pk=alive.pk).update(status="claimed", claimed_by="busy-worker", lease_until=now + timedelta(hours=1))
+
+    assert judge_run_execute(run_id=run.pk) == "running"  # the live claim keeps the run open
+
+    assert len(chat_requests(fake_llm.log())) == 7
+    alive.refresh_from_db()
+    assert (alive.status, alive.claimed_by) == ("claimed", "busy-worker")
+    assert (alive.pair_id, alive.order) not in accepted(run)
+    assert (dead.pair_id, dead.order) in accepted(run)
+
+    JudgeTask.objects.filter(pk=alive.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    assert judge_run_resume(run=run) == 1
+    run.refresh_from_db()
+    assert run.status == "completed"
+    calls = per_task(fake_llm.log())
+    assert len(calls) == 8 and set(calls.values()) == {1}
+    assert len(accepted(run)) == 8 == len(set(accepted(run)))
+
+
+def test_a_paused_run_resumes_with_only_the_missing_work(imported, fake_llm) -> None:  # noqa: ANN001
+    fake_llm.script(latency=0.2)
+    run, _ = create_running(imported, fake_llm, pairs="sample:10", concurrency=2)
+
+    driver = Background(lambda: judge_run_execute(run_id=run.pk))
+    driver.start()
+    wait_until(lambda: _accepted_count(run) >= 4, timeout=30, what="four judgments")
+    judge_run_pause(run=run)
+    assert driver.join_result() == "paused"
+
+    run.refresh_from_db()
+    assert run.status == "paused"
+    done = set(accepted(run))
+    assert 4 <= len(done) < 20 and len(done) == len(accepted(run))
+    statuses = _statuses(run)
+    assert statuses == {"done": len(done), "pending": 20 - len(done)}  # claims not yet started were given back
+    before = chat_requests(fake_llm.log())
+    assert len(before) == len(done)
+
+    todo = judge_run_resume(run=run)  # Celery runs in-process here, so the driver has finished on return
+
+    assert todo == 20 - len(done)
+    after = chat_requests(fake_llm.log())
+    assert len(after) - len(before) == todo
+    assert not {e["task"] for e in after[len(before):]} & {e["task"] for e in before}
+    run.refresh_from_db()
+    assert run.status == "completed"
+    assert len(accepted(run)) == 20 == len(set(accepted(run)))
+    assert OrderedJudgment.objects.filter(run=run).count() == 20
+
+
+def test_a_cancelled_run_stops_skips_its_pending_tasks_and_cannot_resume(imported, fake_llm) -> None:  # noqa: ANN001
+    fake_llm.script(latency=0.2)
+    run, _ = create_running(imported, fake_llm, pairs="sample:10", concurrency=2)
+
+    driver = Background(lambda: judge_run_execute(run_id=run.pk))
+    driver.start()
+    wait_until(lambda: _accepted_count(run) >= 2, timeout=30, what="two judgments")
+    judge_run_cancel(run=run)
+    assert driver.join_result() == "cancelled"
+
+    run.refresh_from_db()
+    assert run.status == "cancelled" and run.finished_at is not None
+    statuses = _statuses(run)
+    assert statuses.get("skipped", 0) > 0
+    assert statuses.get("done", 0) == len(accepted(run)) == len(chat_requests(fake_llm.log()))
+    with pytest.raises(RunError, match="cancelled"):
+        judge_run_resume(run=run)
+    with pytest.raises(RunError):
+        judge_run_launch(run=run)
+    with pytest.raises(RunError):
+        judge_run_pause(run=run)
+    assert judge_run_execute(run_id=run.pk) == "cancelled"
+    assert len(chat_requests(fake_llm.log())) == statuses.get("done", 0)
+
+
+def test_no_task_of_a_cancelled_run_is_left_to_do(imported, fake_llm) -> None:  # noqa: ANN001
+    fake_llm.script(latency=0.2)
+    run, _ = create_running(imported, fake_llm, pairs="sample:10", concurrency=2)
+
+    driver = Background(lambda: judge_run_execute(run_id=run.pk))
+    driver.start()
+    wait_until(lambda: _accepted_count(run) >= 2, timeout=30, what="two judgments")
+    judge_run_cancel(run=run)
+    assert driver.join_result() == "cancelled"
+
+    statuses = _statuses(run)
+    assert set(statuses) <= {"done", "skipped"}, statuses
