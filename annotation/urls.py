@@ -1,4 +1,16 @@
 from django.urls import path
 
+from . import apis, views
+
 app_name = "annotation"
-urlpatterns: list = []
+urlpatterns = [
+    path("annotate/", views.annotate_home, name="home"),
+    path("annotate/item/<str:token>/", views.item_detail, name="item"),
+    path("annotate/item/<str:token>/draft", views.item_draft, name="item-draft"),
+    path("annotate/item/<str:token>/submit", views.item_submit, name="item-submit"),
+    path("guide/", views.guide, name="guide"),
+    path("dashboard/studies/", views.study_list, name="studies"),
+    path("dashboard/studies/<int:study_id>/", views.study_detail, name="study"),
+    path("dashboard/studies/<int:study_id>/labels.csv", views.study_labels_csv, name="study-labels"),
+    path("api/studies/<int:study_id>/agreement/", apis.StudyAgreementApi.as_view(), name="api-study-agreement"),
+]

@@ -62,8 +62,9 @@ class Driver(Generic[T]):
     """Runs claim → work → store until nothing is left or the run stops.
 
     ``claim(n)`` returns up to n task specs (and is the only place work is taken);
-    ``work(spec)`` is a coroutine doing the calls; ``store(spec, result)`` persists it;
-    ``still_running()`` re-reads the run. claim/store/still_running run in the DB thread.
+    ``work(spec)`` is a coroutine doing the calls; ``store(results)`` persists a batch of
+    (spec, result) pairs in one transaction; ``still_running()`` re-reads the run;
+    ``release(specs)`` hands unstarted work back. The synchronous callables run in the DB thread.
     """
 
     def __init__(
@@ -72,7 +73,7 @@ class Driver(Generic[T]):
         concurrency: int,
         claim: Callable[[int], list[T]],
         work: Callable[[T], Awaitable[Any]],
-        store: Callable[[T, Any], None],
+        store: Callable[[list[tuple[T, Any]]], None],
         still_running: Callable[[], bool],
         release: Callable[[list[T]], None],
     ) -> None:
@@ -88,6 +89,7 @@ class Driver(Generic[T]):
             return await loop.run_in_executor(db, fn, *args)
 
         queue: asyncio.Queue[T | None] = asyncio.Queue()
+        results: asyncio.Queue[tuple[T, Any] | None] = asyncio.Queue()
         stop = asyncio.Event()
 
         async def worker() -> None:
@@ -99,12 +101,33 @@ class Driver(Generic[T]):
                     await in_db(self.release, [spec])
                     continue
                 try:
-                    result = await self.work(spec)
-                    await in_db(self.store, spec, result)
+                    results.put_nowait((spec, await self.work(spec)))
                 except Exception:  # one task's bug must not kill the run; it stays claimed and is retried on resume
                     log.exception("task failed unexpectedly")
 
+        async def writer() -> None:
+            # Results that arrive while a batch is being written wait for the next one:
+            # one commit per batch instead of one per answer.
+            while True:
+                first = await results.get()
+                batch = [] if first is None else [first]
+                done = first is None
+                while not results.empty() and len(batch) < 200:
+                    item = results.get_nowait()
+                    if item is None:
+                        done = True
+                        break
+                    batch.append(item)
+                if batch:
+                    try:
+                        await in_db(self.store, batch)
+                    except Exception:
+                        log.exception("storing %d results failed; their tasks stay claimed until resumed", len(batch))
+                if done:
+                    return
+
         workers = [asyncio.create_task(worker()) for _ in range(self.concurrency)]
+        writing = asyncio.create_task(writer())
         try:
             # Keep about two rounds of work queued so calls never wait on a claim.
             batch = self.concurrency * 2
@@ -123,6 +146,8 @@ class Driver(Generic[T]):
             for _ in workers:
                 queue.put_nowait(None)
             await asyncio.gather(*workers)
+            results.put_nowait(None)
+            await writing
         finally:
             await in_db(_close_connection)
             db.shutdown(wait=True)

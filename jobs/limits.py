@@ -13,9 +13,19 @@ import random
 import time
 import uuid
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 
 from django.core.cache import cache
+
+
+# Cache round trips are short but blocking; a dedicated pool keeps them from queueing
+# behind other work in the loop's small default executor.
+_CACHE_POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="lit2test-limits")
+
+
+async def _cache(fn, *args):  # noqa: ANN001, ANN002, ANN202
+    return await asyncio.get_running_loop().run_in_executor(_CACHE_POOL, fn, *args)
 
 
 def endpoint_key(base_url: str) -> str:
@@ -36,7 +46,7 @@ class EndpointLimiter:
             start = random.randrange(self.concurrency)
             for i in range(self.concurrency):
                 slot = f"lit2test:slot:{self.key}:{(start + i) % self.concurrency}"
-                if await asyncio.to_thread(cache.add, slot, token, self.slot_ttl):
+                if await _cache(cache.add, slot, token, self.slot_ttl):
                     return slot
             await asyncio.sleep(delay)
             delay = min(delay * 2, 0.1)
@@ -48,9 +58,9 @@ class EndpointLimiter:
         while True:
             second = int(time.time())
             counter = f"lit2test:rate:{self.key}:{second}"
-            await asyncio.to_thread(cache.add, counter, 0, 5)
+            await _cache(cache.add, counter, 0, 5)
             try:
-                count = await asyncio.to_thread(cache.incr, counter)
+                count = await _cache(cache.incr, counter)
             except ValueError:  # expired between add and incr
                 continue
             if count <= per_second:
@@ -64,4 +74,4 @@ class EndpointLimiter:
             await self._respect_rate()
             yield
         finally:
-            await asyncio.to_thread(cache.delete, slot)
+            await _cache(cache.delete, slot)

@@ -12,8 +12,6 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import openai
-
 from arena.models import JudgeRun, OrderedJudgment
 
 
@@ -62,6 +60,8 @@ class OpenAICompatibleProvider:
         self.model = model
         self.temperature = temperature
         self.max_tokens = max_tokens
+        import openai  # imported on use: the client library is slow to import for every page
+
         # Our own retry loop backs off and counts attempts; the client's must not retry too.
         self.client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key_from_env(api_key_env), max_retries=0, timeout=timeout)
 
@@ -71,6 +71,8 @@ class OpenAICompatibleProvider:
             kwargs["temperature"] = self.temperature
         if self.max_tokens is not None:
             kwargs["max_tokens"] = self.max_tokens
+        import openai
+
         started = time.perf_counter()
         try:
             response = await self.client.chat.completions.create(**kwargs)

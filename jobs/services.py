@@ -16,7 +16,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from arena.models import Benchmark, CanonicalPair, Context, JudgeRun, OrderedJudgment, Proposal
@@ -431,37 +431,31 @@ def judge_run_execute(*, run_id: int) -> str:
             return result
         return result
 
-    def store(spec: _JudgeSpec, result: _JudgeResult) -> None:
+    def store(batch: list[tuple[_JudgeSpec, _JudgeResult]]) -> None:
         with transaction.atomic():
-            task = JudgeTask.objects.select_for_update().get(pk=spec.task_id)
-            if task.claimed_by != token or task.status != TaskStatus.CLAIMED:
-                return  # our lease ran out and someone else owns it now
-            task.calls += result.calls
-            if result.status == "failed":
-                task.status, task.last_error = TaskStatus.FAILED, "; ".join(result.errors or [])
-                task.save(update_fields=["status", "last_error", "calls", "updated_at"])
-                return
-            answer = result.answer
-            verdict = answer.verdict if answer else None
-            winner = {"A": spec.shown_a_id, "B": spec.shown_b_id}.get(verdict or "")
-            metadata: dict[str, Any] = {"rejected_attempts": result.transcripts} if result.transcripts else {}
-            if answer and answer.scores:
-                metadata["scores"] = answer.scores
-            try:
-                with transaction.atomic():
-                    OrderedJudgment.objects.create(
-                        run_id=run.pk, pair_id=spec.pair_id, order=spec.order, status=result.status,
-                        shown_a_id=spec.shown_a_id, verdict=verdict, is_tie=verdict == "TIE", winner_id=winner,
-                        confidence=answer.confidence if answer else "", main_reason=answer.main_reason if answer else "",
-                        weakness_a=answer.weakness_a if answer else "", weakness_b=answer.weakness_b if answer else "",
-                        raw_response=result.raw, errors=result.errors or [], attempt=result.attempt,
-                        latency_seconds=result.latency, prompt_tokens=result.prompt_tokens,
-                        completion_tokens=result.completion_tokens, metadata=metadata,
-                    )
-            except IntegrityError:
-                pass  # an accepted verdict already exists for this task: the database kept the first
-            task.status, task.last_error = TaskStatus.DONE, "" if result.status == "accepted" else "; ".join(result.errors or [])
-            task.save(update_fields=["status", "last_error", "calls", "updated_at"])
+            owned = set(
+                JudgeTask.objects.select_for_update()
+                .filter(id__in=[spec.task_id for spec, _ in batch], claimed_by=token, status=TaskStatus.CLAIMED)
+                .values_list("id", flat=True)
+            )  # a task whose lease ran out may belong to another driver now: leave it alone
+            judgments, updates = [], {}
+            for spec, result in batch:
+                if spec.task_id not in owned:
+                    continue
+                if result.status == "failed":
+                    updates[spec.task_id] = (TaskStatus.FAILED, result.calls, "; ".join(result.errors or []))
+                    continue
+                judgments.append(_judgment(run.pk, spec, result))
+                error = "" if result.status == "accepted" else "; ".join(result.errors or [])
+                updates[spec.task_id] = (TaskStatus.DONE, result.calls, error)
+            _create_judgments(judgments)
+            groups: dict[tuple[str, int, str], list[int]] = {}
+            for task_id, key in updates.items():
+                groups.setdefault(key, []).append(task_id)
+            for (status, calls, error), ids in groups.items():
+                JudgeTask.objects.filter(id__in=ids).update(
+                    status=status, calls=F("calls") + calls, last_error=error, updated_at=timezone.now()
+                )
 
     def release(specs: list[_JudgeSpec]) -> None:
         JudgeTask.objects.filter(id__in=[s.task_id for s in specs], claimed_by=token, status=TaskStatus.CLAIMED).update(
@@ -482,6 +476,39 @@ def judge_run_execute(*, run_id: int) -> str:
 
     run_blocking(main)
     return _finish(JudgeRun, JudgeTask, run.pk)
+
+
+def _judgment(run_id: int, spec: _JudgeSpec, result: _JudgeResult) -> OrderedJudgment:
+    answer = result.answer
+    verdict = answer.verdict if answer else None
+    metadata: dict[str, Any] = {"rejected_attempts": result.transcripts} if result.transcripts else {}
+    if answer and answer.scores:
+        metadata["scores"] = answer.scores
+    return OrderedJudgment(
+        run_id=run_id, pair_id=spec.pair_id, order=spec.order, status=result.status,
+        shown_a_id=spec.shown_a_id, verdict=verdict, is_tie=verdict == "TIE",
+        winner_id={"A": spec.shown_a_id, "B": spec.shown_b_id}.get(verdict or ""),
+        confidence=answer.confidence if answer else "", main_reason=answer.main_reason if answer else "",
+        weakness_a=answer.weakness_a if answer else "", weakness_b=answer.weakness_b if answer else "",
+        raw_response=result.raw, errors=result.errors or [], attempt=result.attempt, latency_seconds=result.latency,
+        prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens, metadata=metadata,
+    )
+
+
+def _create_judgments(judgments: list[OrderedJudgment]) -> None:
+    """Insert in one statement; if the database refuses a second accepted verdict for a task,
+    insert one by one so the first verdict stays and the others still land."""
+    try:
+        with transaction.atomic():
+            OrderedJudgment.objects.bulk_create(judgments)
+    except IntegrityError:
+        for judgment in judgments:
+            try:
+                with transaction.atomic():
+                    judgment.pk = None
+                    judgment.save()
+            except IntegrityError:
+                pass  # an accepted verdict already exists for this task: the database kept the first
 
 
 def _finish(run_model: type[JudgeRun] | type[GenerationRun], task_model: type[JudgeTask] | type[GenerationTask], run_id: int) -> str:
@@ -583,6 +610,33 @@ def pairs_create_for_contexts(*, benchmark: Benchmark, context_ids: set[int]) ->
     return len(created)
 
 
+def _store_generation(run: GenerationRun, token: str, task_id: int, result: dict[str, Any]) -> None:
+    with transaction.atomic():
+        task = GenerationTask.objects.select_for_update().get(pk=task_id)
+        if task.claimed_by != token or task.status != TaskStatus.CLAIMED:
+            return
+        task.calls += result["calls"]
+        task.attempts = result["attempts"]
+        if "failed" in result:
+            task.status, task.last_error = TaskStatus.FAILED, result["failed"] or "no answer"
+        else:
+            task.prompt_tokens, task.completion_tokens = result["in"], result["out"]
+            content = {k: v for k, v in result["content"].items() if k in SIX_FIELD.fields}
+            try:
+                with transaction.atomic():
+                    Proposal.objects.create(
+                        context_id=task.context_id, participant_id=task.participant_id, schema=SIX_FIELD.name,
+                        content=content, validation_status="invalid" if result["problems"] else "valid",
+                        validation_errors=result["problems"],
+                        release_metadata={"generation_run": run.pk, "temperature": run.parameters.get("temperature"),
+                                          "max_tokens": run.parameters.get("max_tokens"), "attempts": len(result["attempts"])},
+                    )
+            except IntegrityError:
+                pass  # a proposal for this context and participant exists already
+            task.status = TaskStatus.DONE
+        task.save()
+
+
 def generation_run_execute(*, run_id: int) -> str:
     try:
         run = GenerationRun.objects.select_related("benchmark").get(pk=run_id)
@@ -625,31 +679,9 @@ def generation_run_execute(*, run_id: int) -> str:
                 break
         return {"content": content, "problems": problems, "attempts": attempts, "calls": calls, "in": tokens_in, "out": tokens_out}
 
-    def store(spec: tuple[int, str, list[dict[str, str]]], result: dict[str, Any]) -> None:
-        with transaction.atomic():
-            task = GenerationTask.objects.select_for_update().get(pk=spec[0])
-            if task.claimed_by != token or task.status != TaskStatus.CLAIMED:
-                return
-            task.calls += result["calls"]
-            task.attempts = result["attempts"]
-            if "failed" in result:
-                task.status, task.last_error = TaskStatus.FAILED, result["failed"] or "no answer"
-            else:
-                task.prompt_tokens, task.completion_tokens = result["in"], result["out"]
-                content = {k: v for k, v in result["content"].items() if k in SIX_FIELD.fields}
-                try:
-                    with transaction.atomic():
-                        Proposal.objects.create(
-                            context_id=task.context_id, participant_id=task.participant_id, schema=SIX_FIELD.name,
-                            content=content, validation_status="invalid" if result["problems"] else "valid",
-                            validation_errors=result["problems"],
-                            release_metadata={"generation_run": run.pk, "temperature": run.parameters.get("temperature"),
-                                              "max_tokens": run.parameters.get("max_tokens"), "attempts": len(result["attempts"])},
-                        )
-                except IntegrityError:
-                    pass  # a proposal for this context and participant exists already
-                task.status = TaskStatus.DONE
-            task.save()
+    def store(batch: list[tuple[tuple[int, str, list[dict[str, str]]], dict[str, Any]]]) -> None:
+        for spec, result in batch:
+            _store_generation(run, token, spec[0], result)
 
     def release(specs: list[tuple[int, str, list[dict[str, str]]]]) -> None:
         GenerationTask.objects.filter(id__in=[s[0] for s in specs], claimed_by=token).update(status=TaskStatus.PENDING, claimed_by="")

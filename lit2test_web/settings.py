@@ -167,6 +167,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_out": str(_queue_dir / "queue"),
         "data_folder_processed": str(_queue_dir / "processed"),
         "store_processed": False,
+        # The filesystem transport polls; a short interval keeps launches snappy in the demo.
+        "polling_interval": 0.1,
     }
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True

@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
 
 from .bt import DEFAULT_CAP, fit_bt, strongly_connected
 
@@ -187,6 +186,8 @@ def fit_btd(
         g[k] = (t_s - n_s * p_t).sum()
         s = th.sum()
         return -ll + 0.5 * s * s, np.concatenate([-g[:k] + s, [-g[k]]])
+
+    from scipy.optimize import minimize  # imported here: scipy.optimize is slow to import
 
     x0 = np.zeros(k + 1)
     # Start ν at its value for equal strengths: P(tie) = ν/(2+ν) = tie share.

@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
 
 #: The literal verdict meaning "neither proposal is better" in an ordered judgment.
 TIE = "TIE"
@@ -348,6 +347,8 @@ def side_bias(enc: EncodedCases) -> dict[str, Any] | None:
         ``{"rows", "a_wins", "b_wins", "ties", "a_share", "p_value"}`` or None when no side is known.
         ``a_share`` and ``p_value`` are None when there is no decisive verdict.
     """
+    from scipy.stats import binomtest  # scipy.stats is slow to import; only this function needs it
+
     known = enc.complete & (enc.shown_a != MISSING)
     if not known.any():
         return None

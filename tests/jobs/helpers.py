@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from django.db import connections
+from django.db import OperationalError, connections
 
 from arena.models import Benchmark, JudgeRun, OrderedJudgment, Proposal
 from jobs.services import JudgeRunRequest, judge_run_create
@@ -52,13 +52,35 @@ def hypothesis(context_id: int, participant_id: int) -> str:
     return Proposal.objects.get(context_id=context_id, participant_id=participant_id).content["hypothesis"]
 
 
+def _locked(exc: OperationalError) -> bool:
+    # The in-memory SQLite test database is shared-cache: a reader that meets another connection's write
+    # gets "database table is locked" at once instead of waiting (a file database would wait its timeout).
+    return "locked" in str(exc)
+
+
 def wait_until(predicate: Callable[[], bool], *, timeout: float, interval: float = 0.05, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if predicate():
-            return
+        try:
+            if predicate():
+                return
+        except OperationalError as exc:
+            if not _locked(exc):
+                raise
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def while_driver_runs(fn: Callable[[], Any], attempts: int = 50) -> Any:
+    """Call a service from the test thread while a driver thread writes; retried only on SQLite's shared-cache lock."""
+    for _ in range(attempts - 1):
+        try:
+            return fn()
+        except OperationalError as exc:
+            if not _locked(exc):
+                raise
+            time.sleep(0.01)
+    return fn()
 
 
 class Background(threading.Thread):

@@ -18,6 +18,7 @@ from arena.selectors import (
 
 class Command(BaseCommand):
     help = "Print a benchmark's leaderboard (the canonical run unless --run is given)."
+    requires_system_checks: list = []  # a read-only report; `manage.py check` is where checks run
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("benchmark", help="benchmark id, name (newest version) or name@version")

@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from arena.permissions import IsResearcher
+
+from .models import Study
+from .selectors import study_agreement
+
+
+class StudyAgreementApi(APIView):
+    """The agreement figures of the study page as JSON (researchers only; it names the models)."""
+
+    permission_classes = [IsResearcher]
+
+    class InputSerializer(serializers.Serializer):
+        include_over_time = serializers.BooleanField(required=False, default=False)
+
+    def get(self, request: Request, study_id: int) -> Response:
+        params = self.InputSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        study = get_object_or_404(Study, pk=study_id)
+        return Response(study_agreement(study=study, include_over_time=params.validated_data["include_over_time"]))

@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth import get_user_model
+
+from arena.models import Benchmark
+from arena.permissions import ANNOTATORS_GROUP
+
+from .models import Study
+from .services import MAX_CAP_MINUTES
+
+
+class StudyCreateForm(forms.Form):
+    """The dashboard's study form; ``annotation.services.study_create`` does the work."""
+
+    benchmark = forms.ModelChoiceField(queryset=Benchmark.objects.all())
+    name = forms.CharField(max_length=200, required=False, help_text="Shown to the annotators; leave blank for a default.")
+    n_contexts = forms.IntegerField(label="Contexts", min_value=1, initial=13, help_text="Each context brings all its real pairs.")
+    annotators = forms.ModelMultipleChoiceField(
+        queryset=get_user_model().objects.none(), widget=forms.CheckboxSelectMultiple, help_text="Members of the annotators group."
+    )
+    round = forms.ChoiceField(choices=[(Study.Round.FORMAL, "formal"), (Study.Round.PRACTICE, "practice")], initial=Study.Round.FORMAL)
+    n_naive_controls = forms.IntegerField(label="Naive controls", min_value=0, initial=2)
+    cap_minutes = forms.IntegerField(label="Cap (minutes per item)", min_value=1, max_value=MAX_CAP_MINUTES, initial=10)
+    annotators_per_item = forms.IntegerField(
+        label="Annotators per item", min_value=1, required=False, help_text="Blank: every chosen annotator sees every item."
+    )
+    seed = forms.IntegerField(min_value=0, required=False, help_text="Blank: a random seed (recorded on the study).")
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["annotators"].queryset = (
+            get_user_model().objects.filter(groups__name=ANNOTATORS_GROUP, is_active=True).order_by("username")
+        )

@@ -1,0 +1,416 @@
+"""Reads of the annotation app: what an annotator may see, study progress, validation and agreement figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import pandas as pd
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
+from django.db.models import Count, Max, Q, QuerySet
+from django.utils import timezone
+
+from arena.models import Benchmark, JudgeRun
+from arena.selectors import run_cases_frame, run_data_version, run_default
+
+from . import stats
+from .models import Assignment, Item, Label, Study
+from .rubric import DIMENSION_KEYS, SIX_FIELDS, score_field, validate_submission
+
+# --------------------------------------------------------------------------- annotator side
+
+STATUS_TODO, STATUS_DRAFT, STATUS_SUBMITTED, STATUS_OVER_TIME = "todo", "draft", "submitted", "over_time"
+
+
+def assignments_for_user(*, user: AbstractBaseUser) -> QuerySet[Assignment]:
+    """Only the user's own assignments: every annotator-facing lookup starts here."""
+    return Assignment.objects.filter(annotator=user).select_related("study", "label")
+
+
+def assignment_status(assignment: Assignment) -> str:
+    """``todo`` (never opened), ``draft`` (opened, not submitted), ``submitted`` or ``over_time``."""
+    if _has_label(assignment):
+        return STATUS_OVER_TIME if assignment.label.over_time else STATUS_SUBMITTED
+    if assignment.opened_at is not None or assignment.draft:
+        return STATUS_DRAFT
+    return STATUS_TODO
+
+
+def _has_label(assignment: Assignment) -> bool:
+    try:
+        assignment.label  # noqa: B018 - follows the select_related cache when present
+    except Label.DoesNotExist:
+        return False
+    return True
+
+
+@dataclass
+class StudyOverview:
+    study: Study
+    assignments: list[Assignment]
+    statuses: list[str] = field(default_factory=list)
+
+    @property
+    def rows(self) -> list[tuple[Assignment, str]]:
+        return list(zip(self.assignments, self.statuses, strict=True))
+
+    @property
+    def total(self) -> int:
+        return len(self.assignments)
+
+    @property
+    def done(self) -> int:
+        return sum(s in (STATUS_SUBMITTED, STATUS_OVER_TIME) for s in self.statuses)
+
+    @property
+    def next_assignment(self) -> Assignment | None:
+        return next((a for a, s in self.rows if s in (STATUS_TODO, STATUS_DRAFT)), None)
+
+
+def annotator_overview(*, user: AbstractBaseUser) -> list[StudyOverview]:
+    """The user's studies (newest first), each with their assignments in the user's own order."""
+    by_study: dict[int, StudyOverview] = {}
+    for a in assignments_for_user(user=user).order_by("-study__created_at", "-study_id", "position"):
+        overview = by_study.setdefault(a.study_id, StudyOverview(a.study, []))
+        overview.assignments.append(a)
+        overview.statuses.append(assignment_status(a))
+    return list(by_study.values())
+
+
+def assignment_next(*, assignment: Assignment) -> Assignment | None:
+    """The annotator's next unsubmitted item of the same study, after this one in their order, else before it."""
+    pending = list(
+        Assignment.objects.filter(study_id=assignment.study_id, annotator_id=assignment.annotator_id, label__isnull=True)
+        .exclude(pk=assignment.pk)
+        .order_by("position")
+    )
+    return next((a for a in pending if a.position > assignment.position), pending[0] if pending else None)
+
+
+def item_screen(*, assignment: Assignment, now: datetime | None = None) -> dict[str, Any]:
+    """What the annotation screen shows: the neighborhood, the proposals as A and B, position and clock.
+
+    Only text meant for the annotator goes in here: no model name, pair id, proposal id or control flag.
+    """
+    now = now or timezone.now()
+    item = Item.objects.select_related("context", "first_proposal", "second_proposal", "naive").get(pk=assignment.item_id)
+    first, second = item.first_content(), item.second_content()
+    a, b = (first, second) if assignment.a_is_first else (second, first)
+    deadline = assignment.deadline()
+    remaining = None if deadline is None else int((deadline - now).total_seconds())
+    context = item.context
+    return {
+        "context": {
+            "research_context": context.research_context,
+            "open_problem": context.open_problem,
+            "resource_constraint": context.resource_constraint,
+            "task_instruction": context.task_instruction,
+        },
+        "papers": [
+            {"title": p.title, "url": p.url, "abstract": p.abstract, "limitation": p.limitation}
+            for p in context.papers.order_by("position")
+        ],
+        "rows": [{"key": key, "label": label, "a": a.get(key, ""), "b": b.get(key, "")} for key, label in SIX_FIELDS],
+        "position": assignment.position,
+        "total": Assignment.objects.filter(study_id=assignment.study_id, annotator_id=assignment.annotator_id).count(),
+        "remaining_seconds": remaining,
+        "remaining_minutes": None if remaining is None else max(0, -(-remaining // 60)),
+        "over_time": remaining is not None and remaining <= 0,
+        "cap_minutes": assignment.study.cap_minutes,
+    }
+
+
+def label_as_values(label: Label) -> dict[str, str]:
+    """A stored label back in form-field form (sides as the annotator saw them)."""
+    values = {
+        "screening": label.screening,
+        "choice": label.choice,
+        "reason": label.reason,
+        "confidence": label.confidence,
+        "rationale": label.rationale,
+    }
+    for d in DIMENSION_KEYS:
+        values[score_field("a", d)] = str(label.scores_a.get(d, ""))
+        values[score_field("b", d)] = str(label.scores_b.get(d, ""))
+    return values
+
+
+# --------------------------------------------------------------------------- researcher side
+
+
+def study_list() -> QuerySet[Study]:
+    return Study.objects.select_related("benchmark").annotate(
+        n_items=Count("items", distinct=True),
+        n_assignments=Count("assignments", distinct=True),
+        n_labels=Count("assignments__label", distinct=True),
+    )
+
+
+def study_progress(*, study: Study) -> list[dict[str, Any]]:
+    """Per annotator: assigned, submitted, over time, INVALID choices, in progress, not started, last activity."""
+    rows = (
+        Assignment.objects.filter(study=study)
+        .values("annotator__username")
+        .annotate(
+            total=Count("id"),
+            submitted=Count("label"),
+            over_time=Count("label", filter=Q(label__over_time=True)),
+            invalid=Count("label", filter=Q(label__choice="INVALID")),
+            opened=Count("id", filter=Q(opened_at__isnull=False, label__isnull=True)),
+            last_submit=Max("label__submitted_at"),
+            last_draft=Max("draft_saved_at"),
+        )
+        .order_by("annotator__username")
+    )
+    out = []
+    for r in rows:
+        last = max((t for t in (r["last_submit"], r["last_draft"]) if t), default=None)
+        out.append(
+            {
+                "annotator": r["annotator__username"],
+                "total": r["total"],
+                "submitted": r["submitted"],
+                "over_time": r["over_time"],
+                "invalid": r["invalid"],
+                "in_progress": r["opened"],
+                "not_started": r["total"] - r["submitted"] - r["opened"],
+                "last_activity": last,
+            }
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class ValidationEntry:
+    annotator: str
+    position: int
+    item: int
+    status: str  # "ok" | "pending" | "invalid"
+    problems: dict[str, str]
+
+
+@dataclass(frozen=True)
+class StudyValidation:
+    entries: list[ValidationEntry]
+
+    @property
+    def ok(self) -> int:
+        return sum(e.status == "ok" for e in self.entries)
+
+    @property
+    def pending(self) -> list[ValidationEntry]:
+        return [e for e in self.entries if e.status == "pending"]
+
+    @property
+    def invalid(self) -> list[ValidationEntry]:
+        return [e for e in self.entries if e.status == "invalid"]
+
+    @property
+    def has_problems(self) -> bool:
+        return bool(self.pending or self.invalid)
+
+
+def study_validation(*, study: Study) -> StudyValidation:
+    """The completeness validator over a whole study.
+
+    A submitted label is re-validated from what is stored (``invalid`` if it fails: it should never);
+    an unsubmitted assignment is ``pending`` with what its draft still misses.
+    """
+    entries = []
+    assignments = Assignment.objects.filter(study=study).select_related("annotator", "label").order_by("annotator__username", "position")
+    for a in assignments:
+        if _has_label(a):
+            problems = validate_submission(label_as_values(a.label))
+            status = "invalid" if problems else "ok"
+        else:
+            problems = validate_submission(a.draft or {})
+            status = "pending"
+        entries.append(ValidationEntry(a.annotator.get_username(), a.position, a.item_id, status, problems))
+    return StudyValidation(entries)
+
+
+def study_run(*, study: Study) -> JudgeRun | None:
+    return study.judge_run or run_default(benchmark=study.benchmark)
+
+
+def judge_reference(*, run: JudgeRun | None) -> dict[str, Any]:
+    """The judge's ordering and ordered-fit BT strengths (pseudo-count 0.5), as on the run's leaderboard."""
+    if run is None:
+        return {"order": [], "strengths": {}}
+    key = f"annotation:judge-reference:v1:{run.pk}:{run_data_version(run=run)}"
+    found = cache.get(key)
+    if found is not None:
+        return found
+    from arena.stats import encode_cases, fit_bt, ranking_from_theta, win_matrix
+
+    frame = run_cases_frame(run=run)
+    if frame.empty:
+        return {"order": [], "strengths": {}}
+    enc = encode_cases(frame)
+    fit = fit_bt(win_matrix(enc, "ordered"), pseudo_count=0.5)
+    order = [enc.models[i] for i in ranking_from_theta(fit.theta)]
+    found = {"order": order, "strengths": {enc.models[i]: float(fit.theta[i]) for i in range(enc.n_models)}}
+    cache.set(key, found, timeout=24 * 3600)
+    return found
+
+
+def study_frames(*, study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The study's labels and items in the shape :mod:`annotation.stats` reads (model names included)."""
+    items = list(
+        Item.objects.filter(study=study).select_related("first_proposal__participant", "second_proposal__participant")
+    )
+    run = study_run(study=study)
+    judge: dict[int, str | None] = {}
+    pair_ids = [it.pair_id for it in items if it.pair_id]
+    if run is not None and pair_ids:
+        frame = run_cases_frame(run=run, pair_ids=pair_ids)
+        by_key = {row.case: row for row in frame.itertuples(index=False)}
+        for it in items:
+            if it.pair_id is None:
+                continue
+            row = by_key.get(it.pair.internal_key) if it.pair_id else None
+            stable = (
+                row is not None
+                and isinstance(row.original, str)
+                and row.original == row.reverse
+                and row.original != stats.TIE
+            )
+            judge[it.pk] = row.original if stable else None
+    item_rows = []
+    sides: dict[int, tuple[str, str]] = {}
+    for it in items:
+        m1 = it.first_proposal.participant.name
+        m2 = stats.NAIVE if it.is_control else it.second_proposal.participant.name
+        sides[it.pk] = (m1, m2)
+        item_rows.append({"item": it.pk, "control": it.is_control, "model_1": m1, "model_2": m2, "judge_winner": judge.get(it.pk)})
+    label_rows = []
+    labels = Label.objects.filter(assignment__study=study).select_related("assignment__annotator").order_by("id")
+    for lab in labels:
+        item_id = lab.assignment.item_id
+        m1, m2 = sides[item_id]
+        winner = {Label.Side.FIRST: m1, Label.Side.SECOND: m2}.get(lab.winner_side, lab.choice)
+        row = {
+            "item": item_id,
+            "annotator": lab.assignment.annotator.get_username(),
+            "control": item_id in sides and m2 == stats.NAIVE,
+            "model_1": m1,
+            "model_2": m2,
+            "winner": winner,
+            "screening": lab.screening,
+            "over_time": lab.over_time,
+        }
+        for d in DIMENSION_KEYS:
+            row[f"s1_{d}"] = int(lab.scores_first[d])
+            row[f"s2_{d}"] = int(lab.scores_second[d])
+        label_rows.append(row)
+    return (
+        pd.DataFrame(label_rows, columns=stats.LABEL_COLUMNS),
+        pd.DataFrame(item_rows, columns=stats.ITEM_COLUMNS),
+    )
+
+
+def _study_fingerprint(study: Study) -> str:
+    agg = Label.objects.filter(assignment__study=study).aggregate(n=Count("id"), last=Max("id"), t=Max("submitted_at"))
+    return f"{agg['n']}:{agg['last']}:{agg['t'].isoformat() if agg['t'] else ''}"
+
+
+def study_agreement(*, study: Study, include_over_time: bool = False) -> dict[str, Any]:
+    """Every agreement figure of the study (see :func:`annotation.stats.agreement_document`), cached per label set.
+
+    A practice study is held out of every statistic: its document has the same keys with no figures.
+    """
+    run = study_run(study=study)
+    reference = judge_reference(run=run)
+    header = {
+        "study": {"id": study.pk, "name": study.name, "round": study.round, "benchmark": str(study.benchmark)},
+        "held_out": study.is_practice,
+        "judge": {"run": run.pk if run else None, "model": run.judge_model if run else None, **reference},
+    }
+    if study.is_practice:
+        return header | stats.agreement_document(stats.empty_labels(), pd.DataFrame(columns=stats.ITEM_COLUMNS), judge_order=[])
+    key = f"annotation:agreement:v1:{study.pk}:{_study_fingerprint(study)}:{int(include_over_time)}:{run.pk if run else 0}"
+    doc = cache.get(key)
+    if doc is None:
+        labels, items = study_frames(study=study)
+        doc = stats.agreement_document(
+            labels, items, judge_order=reference["order"], include_over_time=include_over_time, seed=study.seed % (2**32)
+        )
+        cache.set(key, doc, timeout=24 * 3600)
+    return header | doc
+
+
+def human_win_rate_for_benchmark(benchmark: Benchmark) -> dict[str, float] | None:
+    """Human win rate per model (ties 0.5, INVALID excluded) from the benchmark's newest formal study with labels.
+
+    Practice studies and over-time labels never count. None when no formal study has a counted label.
+    """
+    studies = Study.objects.filter(benchmark=benchmark, round=Study.Round.FORMAL).order_by("-created_at", "-id")
+    for study in studies:
+        if not Label.objects.filter(assignment__study=study, over_time=False, assignment__item__is_control=False).exists():
+            continue
+        labels, _items = study_frames(study=study)
+        rates = stats.human_win_rate(stats.counted(labels))
+        if rates:
+            return rates
+    return None
+
+
+LABEL_CSV_COLUMNS = (
+    ["study", "round", "item", "item_position", "control", "context", "pair_public_id", "model_first", "model_second",
+     "annotator", "annotator_position", "shown_a", "shown_b", "choice", "winner", "reason", "confidence", "screening"]
+    + [f"{side}_{d}" for d in DIMENSION_KEYS for side in ("first", "second")]
+    + ["rationale", "opened_at", "submitted_at", "elapsed_seconds", "over_time"]
+)
+
+
+def study_label_rows(*, study: Study) -> list[dict[str, Any]]:
+    """One row per label for the researchers' CSV export (this one names the models)."""
+    rows = []
+    labels = Label.objects.filter(assignment__study=study).select_related(
+        "assignment__annotator",
+        "assignment__item__context",
+        "assignment__item__pair",
+        "assignment__item__first_proposal__participant",
+        "assignment__item__second_proposal__participant",
+    )
+    for lab in labels.order_by("assignment__annotator__username", "assignment__position"):
+        a = lab.assignment
+        it = a.item
+        m1 = it.first_proposal.participant.name
+        m2 = stats.NAIVE if it.is_control else it.second_proposal.participant.name
+        shown_a, shown_b = (m1, m2) if a.a_is_first else (m2, m1)
+        winner = {Label.Side.FIRST: m1, Label.Side.SECOND: m2}.get(lab.winner_side, lab.choice)
+        row: dict[str, Any] = {
+            "study": study.pk,
+            "round": study.round,
+            "item": it.pk,
+            "item_position": it.position,
+            "control": int(it.is_control),
+            "context": it.context.external_id,
+            "pair_public_id": it.pair.public_id if it.pair_id else "",
+            "model_first": m1,
+            "model_second": m2,
+            "annotator": a.annotator.get_username(),
+            "annotator_position": a.position,
+            "shown_a": shown_a,
+            "shown_b": shown_b,
+            "choice": lab.choice,
+            "winner": winner,
+            "reason": lab.reason,
+            "confidence": lab.confidence,
+            "screening": lab.screening,
+        }
+        for d in DIMENSION_KEYS:
+            row[f"first_{d}"] = lab.scores_first[d]
+            row[f"second_{d}"] = lab.scores_second[d]
+        row |= {
+            "rationale": lab.rationale,
+            "opened_at": a.opened_at.isoformat() if a.opened_at else "",
+            "submitted_at": lab.submitted_at.isoformat(),
+            "elapsed_seconds": round(lab.elapsed_seconds, 1),
+            "over_time": int(lab.over_time),
+        }
+        rows.append(row)
+    return rows

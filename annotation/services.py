@@ -1,0 +1,370 @@
+"""Writes of the annotation app: creating studies, opening items, saving drafts, accepting submissions."""
+
+from __future__ import annotations
+
+import math
+import random
+import secrets
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from arena.models import Benchmark, CanonicalPair, Context, Proposal
+from arena.permissions import ANNOTATORS_GROUP
+from arena.selectors import run_cases_frame, run_default
+
+from . import naive
+from .models import Assignment, Item, Label, NaiveProposal, Study
+from .rubric import CHOICE_A, CHOICE_B, clean_submission, draft_values, validate_submission
+
+MAX_CAP_MINUTES = 240
+
+
+class StudyCreateError(ValueError):
+    """The study cannot be created as asked; the message says why (shown in the form and by the command)."""
+
+
+class AlreadySubmitted(Exception):
+    """The assignment already has an accepted label; it is read-only."""
+
+
+class SubmissionIncomplete(Exception):
+    """The completeness validator rejected a submission; ``errors`` maps each field to its message."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        super().__init__(", ".join(sorted(errors)))
+        self.errors = errors
+
+
+def _rng(seed: int, *parts: object) -> random.Random:
+    # random.Random seeds a str through SHA-512: reproducible across processes and Python versions,
+    # and each (purpose, annotator, item) gets its own independent stream.
+    return random.Random(":".join(str(p) for p in (seed, *parts)))
+
+
+# --------------------------------------------------------------------------- sampling
+
+
+@dataclass(frozen=True)
+class EligibleContext:
+    context: Context
+    pairs: list[CanonicalPair]
+    stratum: str
+
+
+def eligible_contexts(*, benchmark: Benchmark, exclude_round: str | None = None) -> tuple[list[EligibleContext], dict]:
+    """Contexts a study can use, each with its stratum, and a description of the stratification.
+
+    A context is eligible when it has text and both proposals of each of its canonical pairs (so all
+    of its pairs can be shown). ``exclude_round`` drops contexts already used by studies of that round on
+    the benchmark, which keeps practice cases held out of the formal round and vice versa.
+
+    Stratum = ``<batch>/<stability>``. Stability comes from the benchmark's default judge run
+    (``arena.selectors.run_default``), folded per canonical pair: a context is ``sensitive`` when the share
+    of its judged pairs that are order-sensitive is above the run's overall share of order-sensitive cases
+    (in the release, 250/1,200 ≈ 21%, i.e. two or more of a context's six pairs), else ``stable``; a context
+    none of whose pairs has both orders judged is ``unjudged``.
+    """
+    contexts = list(
+        Context.objects.filter(benchmark=benchmark, has_text=True).select_related("batch").order_by("external_id")
+    )
+    if exclude_round:
+        used = set(Item.objects.filter(study__benchmark=benchmark, study__round=exclude_round).values_list("context_id", flat=True))
+        contexts = [c for c in contexts if c.pk not in used]
+    pairs_by_context: dict[int, list[CanonicalPair]] = defaultdict(list)
+    for pair in CanonicalPair.objects.filter(context__in=contexts).order_by("internal_key"):
+        pairs_by_context[pair.context_id].append(pair)
+    have = set(Proposal.objects.filter(context__in=contexts).values_list("context_id", "participant_id"))
+    run = run_default(benchmark=benchmark)
+    overall = 0.0
+    per_pair: dict[str, str] = {}
+    if run is not None:
+        frame = run_cases_frame(run=run)
+        complete = frame["original"].notna() & frame["reverse"].notna()
+        stable = complete & (frame["original"] == frame["reverse"]) & (frame["original"] != "TIE")
+        n_complete = int(complete.sum())
+        overall = float((complete & ~stable).sum() / n_complete) if n_complete else 0.0
+        for key, c, s in zip(frame["case"], complete, stable, strict=True):
+            if c:
+                per_pair[key] = "stable" if s else "sensitive"
+    out = []
+    for context in contexts:
+        pairs = pairs_by_context.get(context.pk, [])
+        if not pairs or any(
+            (context.pk, p.participant_a_id) not in have or (context.pk, p.participant_b_id) not in have for p in pairs
+        ):
+            continue
+        judged = [per_pair[p.internal_key] for p in pairs if p.internal_key in per_pair]
+        if not judged:
+            stability = "unjudged"
+        else:
+            share = judged.count("sensitive") / len(judged)
+            stability = "sensitive" if share > overall else "stable"
+        batch = context.batch.name if context.batch else "-"
+        out.append(EligibleContext(context, pairs, f"{batch}/{stability}"))
+    return out, {"run_id": run.pk if run else None, "sensitive_share_threshold": overall}
+
+
+def stratified_sample(strata: Mapping[str, Sequence[str]], n: int, rng: random.Random) -> dict[str, list[str]]:
+    """Draw ``n`` members across strata, proportionally to stratum size (largest remainder; ties broken by ``rng``).
+
+    Precondition: ``0 <= n <= total members``. Returns the chosen members per stratum (sorted).
+    """
+    total = sum(len(m) for m in strata.values())
+    if not 0 <= n <= total:
+        raise ValueError("n must be between 0 and the number of members")
+    names = sorted(strata)
+    quotas = {s: n * len(strata[s]) / total for s in names} if total else {}
+    take = {s: math.floor(q) for s, q in quotas.items()}
+    tiebreak = {s: rng.random() for s in names}
+    left = n - sum(take.values())
+    for s in sorted(names, key=lambda s: (-(quotas[s] - take[s]), tiebreak[s]))[:left]:
+        take[s] += 1
+    return {s: sorted(rng.sample(sorted(strata[s]), take[s])) for s in names if take[s]}
+
+
+# --------------------------------------------------------------------------- studies
+
+
+@transaction.atomic
+def study_create(
+    *,
+    benchmark: Benchmark,
+    n_contexts: int,
+    annotators: Sequence[AbstractBaseUser],
+    round: str = Study.Round.FORMAL,
+    n_naive_controls: int = 2,
+    cap_minutes: int = 10,
+    annotators_per_item: int | None = None,
+    seed: int | None = None,
+    name: str = "",
+    created_by: AbstractBaseUser | None = None,
+) -> Study:
+    """Create a study: a stratified sample of contexts, all their real pairs, hidden naive controls, assignments.
+
+    Sampling: contexts are stratified by batch and judge stability as :func:`eligible_contexts` describes,
+    and ``n_contexts`` are drawn proportionally across strata with the study seed. Contexts used by studies
+    of the other round on the benchmark are held out. Every canonical pair of a chosen context becomes one
+    item; ``n_naive_controls`` distinct chosen contexts each get one control that pairs a seeded-chosen real
+    proposal with the naive baseline's proposal (:mod:`annotation.naive`).
+
+    Assignment: each item goes to ``annotators_per_item`` annotators (default: all), balancing load. Each
+    annotator gets their own random order of their items and their own random A/B side per item, both drawn
+    from the study seed, the annotator and the item (so independent of generation order and of the others).
+    Tokens are drawn from ``secrets`` and carry no information.
+
+    Preconditions: every annotator is active and in the ``annotators`` group; ``1 <= n_contexts <=`` eligible
+    contexts; ``0 <= n_naive_controls <= n_contexts``; ``1 <= annotators_per_item <= len(annotators)``;
+    ``1 <= cap_minutes <= 240``. Raises :class:`StudyCreateError` otherwise, having written nothing.
+    """
+    if round not in Study.Round.values:
+        raise StudyCreateError(f"round must be one of {', '.join(Study.Round.values)}")
+    annotators = list(dict.fromkeys(annotators))
+    if not annotators:
+        raise StudyCreateError("choose at least one annotator")
+    outside = [u.get_username() for u in annotators if not (u.is_active and u.groups.filter(name=ANNOTATORS_GROUP).exists())]
+    if outside:
+        raise StudyCreateError(f"not active members of the {ANNOTATORS_GROUP!r} group: {', '.join(outside)}")
+    per_item = len(annotators) if annotators_per_item is None else annotators_per_item
+    if not 1 <= per_item <= len(annotators):
+        raise StudyCreateError(f"annotators per item must be between 1 and {len(annotators)}")
+    if not 1 <= cap_minutes <= MAX_CAP_MINUTES:
+        raise StudyCreateError(f"the cap must be between 1 and {MAX_CAP_MINUTES} minutes")
+    other_round = Study.Round.PRACTICE if round == Study.Round.FORMAL else Study.Round.FORMAL
+    eligible, strat_meta = eligible_contexts(benchmark=benchmark, exclude_round=other_round)
+    if strat_meta["run_id"] is None:
+        raise StudyCreateError(f"{benchmark} has no judge run to stratify by; import or run one first")
+    if not 1 <= n_contexts <= len(eligible):
+        raise StudyCreateError(
+            f"{benchmark} has {len(eligible)} contexts with text and all proposals available for a {round} study "
+            f"(contexts of {other_round} studies are held out); asked for {n_contexts}"
+        )
+    if not 0 <= n_naive_controls <= n_contexts:
+        raise StudyCreateError(f"naive controls must be between 0 and the number of contexts ({n_contexts})")
+    seed = secrets.randbelow(2**31) if seed is None else int(seed)
+
+    by_id = {e.context.external_id: e for e in eligible}
+    strata: dict[str, list[str]] = defaultdict(list)
+    for e in eligible:
+        strata[e.stratum].append(e.context.external_id)
+    chosen = stratified_sample(strata, n_contexts, _rng(seed, "strata"))
+    chosen_ids = sorted(cid for members in chosen.values() for cid in members)
+
+    study = Study.objects.create(
+        benchmark=benchmark,
+        name=name.strip() or f"{benchmark.name} v{benchmark.version} · {timezone.now():%Y-%m-%d}",
+        round=round,
+        judge_run_id=strat_meta["run_id"],
+        cap_minutes=cap_minutes,
+        annotators_per_item=per_item,
+        n_contexts=n_contexts,
+        n_naive_controls=n_naive_controls,
+        seed=seed,
+        created_by=created_by,
+        stratification={
+            "rule": "batch x judge stability; sensitive when the context's share of order-sensitive pairs exceeds the run's",
+            **strat_meta,
+            "strata": {s: {"eligible": len(strata[s]), "chosen": chosen.get(s, [])} for s in sorted(strata)},
+        },
+    )
+    study.annotators.set(annotators)
+
+    proposals = {
+        (p.context_id, p.participant_id): p
+        for p in Proposal.objects.filter(context__external_id__in=chosen_ids, context__benchmark=benchmark).select_related("participant")
+    }
+    items: list[Item] = []
+    for cid in chosen_ids:
+        e = by_id[cid]
+        for pair in e.pairs:
+            items.append(
+                Item(
+                    study=study,
+                    position=len(items) + 1,
+                    context=e.context,
+                    pair=pair,
+                    first_proposal=proposals[(e.context.pk, pair.participant_a_id)],
+                    second_proposal=proposals[(e.context.pk, pair.participant_b_id)],
+                )
+            )
+    rng = _rng(seed, "controls")
+    for cid in sorted(rng.sample(chosen_ids, n_naive_controls)):
+        context = by_id[cid].context
+        real = rng.choice(sorted((p for (c, _), p in proposals.items() if c == context.pk), key=lambda p: p.participant.name))
+        items.append(
+            Item(
+                study=study,
+                position=len(items) + 1,
+                context=context,
+                first_proposal=real,
+                naive=naive_for_context(context=context),
+                is_control=True,
+            )
+        )
+    Item.objects.bulk_create(items)
+    items = list(study.items.order_by("position"))
+
+    # Balanced assignment of items to annotators when not everyone sees everything.
+    load = {u.pk: 0 for u in annotators}
+    per_annotator: dict[int, list[Item]] = defaultdict(list)
+    assign_rng = _rng(seed, "assign")
+    for item in assign_rng.sample(items, len(items)):
+        ranked = sorted(annotators, key=lambda u: (load[u.pk], assign_rng.random()))
+        for user in ranked[:per_item]:
+            load[user.pk] += 1
+            per_annotator[user.pk].append(item)
+    rows = []
+    for user in annotators:
+        mine = sorted(per_annotator[user.pk], key=lambda it: it.position)
+        _rng(seed, "order", user.pk).shuffle(mine)
+        for place, item in enumerate(mine, start=1):
+            rows.append(
+                Assignment(
+                    study=study,
+                    item=item,
+                    annotator=user,
+                    position=place,
+                    a_is_first=_rng(seed, "side", user.pk, item.position).random() < 0.5,
+                )
+            )
+    Assignment.objects.bulk_create(rows)
+    return study
+
+
+def naive_for_context(*, context: Context) -> NaiveProposal:
+    """The naive baseline's proposal for ``context`` (written once per generator version, then reused)."""
+    found = NaiveProposal.objects.filter(context=context, generator_version=naive.VERSION).first()
+    if found:
+        return found
+    papers = list(context.papers.order_by("position"))
+    words = naive.ContextWords(
+        research_context=context.research_context,
+        open_problem=context.open_problem,
+        titles=[p.title for p in papers],
+        abstracts=[p.abstract for p in papers],
+        limitations=[p.limitation for p in papers],
+    )
+    return NaiveProposal.objects.get_or_create(
+        context=context, generator_version=naive.VERSION, defaults={"content": naive.naive_proposal(words)}
+    )[0]
+
+
+# --------------------------------------------------------------------------- annotating
+
+
+def assignment_open(*, assignment: Assignment, now: datetime | None = None) -> Assignment:
+    """Start the item's clock at the first opening (server time); later openings change nothing.
+
+    The conditional update makes two simultaneous first openings agree on one ``opened_at``.
+    """
+    if assignment.opened_at is None:
+        Assignment.objects.filter(pk=assignment.pk, opened_at__isnull=True).update(opened_at=now or timezone.now())
+        assignment.refresh_from_db(fields=["opened_at"])
+    return assignment
+
+
+def assignment_save_draft(*, assignment: Assignment, values: Mapping[str, object], now: datetime | None = None) -> Assignment:
+    """Store the raw values typed so far (known fields only). Opens the item if it was never opened.
+
+    Raises :class:`AlreadySubmitted` when the item has a label (drafts never change a submission).
+    """
+    now = now or timezone.now()
+    assignment_open(assignment=assignment, now=now)
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        if Label.objects.filter(assignment=locked).exists():
+            raise AlreadySubmitted
+        locked.draft = draft_values(values)
+        locked.draft_saved_at = now
+        locked.save(update_fields=["draft", "draft_saved_at"])
+    assignment.draft, assignment.draft_saved_at = locked.draft, locked.draft_saved_at
+    return assignment
+
+
+def assignment_submit(*, assignment: Assignment, values: Mapping[str, object], now: datetime | None = None) -> Label:
+    """Accept a complete submission; what arrives after the cap is kept and marked over time.
+
+    The values are first stored as the draft (so a rejected submission loses nothing), then the
+    completeness validator runs. The cap is measured on the server from ``opened_at``.
+
+    Raises:
+        AlreadySubmitted: the assignment already has a label.
+        SubmissionIncomplete: the validator found problems (``errors`` names each field).
+    """
+    now = now or timezone.now()
+    assignment_save_draft(assignment=assignment, values=values, now=now)
+    errors = validate_submission(values)
+    if errors:
+        raise SubmissionIncomplete(errors)
+    clean = clean_submission(values)
+    deadline = assignment.deadline()
+    first_is_a = assignment.a_is_first
+    winner_side = ""
+    if clean.choice in (CHOICE_A, CHOICE_B):
+        chose_a = clean.choice == CHOICE_A
+        winner_side = Label.Side.FIRST if chose_a == first_is_a else Label.Side.SECOND
+    try:
+        with transaction.atomic():
+            return Label.objects.create(
+                assignment=assignment,
+                screening=clean.screening,
+                choice=clean.choice,
+                winner_side=winner_side,
+                reason=clean.reason,
+                confidence=clean.confidence,
+                rationale=clean.rationale,
+                scores_a=clean.scores_a,
+                scores_b=clean.scores_b,
+                scores_first=clean.scores_a if first_is_a else clean.scores_b,
+                scores_second=clean.scores_b if first_is_a else clean.scores_a,
+                over_time=deadline is not None and now > deadline,
+                elapsed_seconds=(now - assignment.opened_at).total_seconds(),
+                submitted_at=now,
+            )
+    except IntegrityError as exc:  # a concurrent submission of the same assignment won
+        raise AlreadySubmitted from exc

@@ -1,0 +1,299 @@
+"""Pages of the annotation app: the annotator's list, the annotation screen, the guideline, and the study pages."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from arena.permissions import researcher_required
+
+from .charts import scatter_plot
+from .forms import StudyCreateForm
+from .models import Assignment, Label, Study
+from .rubric import (
+    CHOICES,
+    CONFIDENCE,
+    DIMENSIONS,
+    FIELD_NAMES,
+    INVALID_REASONS,
+    RATIONALE_MAX,
+    RATIONALE_MIN,
+    SCREENING,
+    SIDES,
+    TIE_REASONS,
+    draft_values,
+    field_label,
+    score_field,
+)
+from .selectors import (
+    LABEL_CSV_COLUMNS,
+    STATUS_DRAFT,
+    STATUS_OVER_TIME,
+    STATUS_SUBMITTED,
+    STATUS_TODO,
+    annotator_overview,
+    assignment_next,
+    assignments_for_user,
+    item_screen,
+    label_as_values,
+    study_agreement,
+    study_label_rows,
+    study_list as select_study_list,
+    study_progress,
+    study_validation,
+)
+from .services import (
+    AlreadySubmitted,
+    StudyCreateError,
+    SubmissionIncomplete,
+    assignment_open,
+    assignment_save_draft,
+    assignment_submit,
+    study_create,
+)
+
+STATUS_LABELS = {
+    STATUS_TODO: gettext_lazy("To do"),
+    STATUS_DRAFT: gettext_lazy("Draft"),
+    STATUS_SUBMITTED: gettext_lazy("Submitted"),
+    STATUS_OVER_TIME: gettext_lazy("Over time"),
+}
+ROUND_LABELS = {Study.Round.PRACTICE: gettext_lazy("Practice round"), Study.Round.FORMAL: gettext_lazy("Formal round")}
+
+
+def _get_assignment_for_user(request: HttpRequest, token: str) -> Assignment:
+    """The request user's own assignment with this token; anything else (another annotator's, unknown) is 404."""
+    try:
+        return assignments_for_user(user=request.user).select_related("study").get(token=token)
+    except Assignment.DoesNotExist:
+        raise Http404(_("No such item.")) from None
+
+
+# --------------------------------------------------------------------------- annotator pages
+
+
+@require_GET
+@login_required
+def annotate_home(request: HttpRequest) -> HttpResponse:
+    overviews = annotator_overview(user=request.user)
+    for ov in overviews:
+        ov.round_label = ROUND_LABELS.get(ov.study.round, ov.study.round)
+        ov.labelled_rows = [(a, status, STATUS_LABELS[status]) for a, status in ov.rows]
+    return render(request, "annotation/annotate_home.html", {"overviews": overviews})
+
+
+@require_GET
+@login_required
+def guide(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "annotation/guide.html",
+        {
+            "dimensions": DIMENSIONS,
+            "screening": SCREENING,
+            "choices": CHOICES,
+            "tie_reasons": TIE_REASONS,
+            "invalid_reasons": INVALID_REASONS,
+            "confidence": CONFIDENCE,
+            "rationale_min": RATIONALE_MIN,
+            "rationale_max": RATIONALE_MAX,
+        },
+    )
+
+
+def _form_context(values: Mapping[str, str], errors: Mapping[str, str]) -> dict[str, Any]:
+    dims = []
+    for d in DIMENSIONS:
+        cells = []
+        for side in SIDES:
+            name = score_field(side, d.key)
+            cells.append({"name": name, "side": side.upper(), "value": values.get(name, ""), "error": errors.get(name)})
+        dims.append({"key": d.key, "label": d.label, "question": d.question, "anchors": d.anchor_items, "cells": cells})
+    return {
+        "values": values,
+        "errors": errors,
+        "error_list": [(name, field_label(name), errors[name]) for name in FIELD_NAMES if name in errors],
+        "dims": dims,
+        "screening": SCREENING,
+        "choices": CHOICES,
+        "tie_reasons": TIE_REASONS,
+        "invalid_reasons": INVALID_REASONS,
+        "confidence": CONFIDENCE,
+        "rationale_min": RATIONALE_MIN,
+        "rationale_max": RATIONALE_MAX,
+    }
+
+
+def _render_item(
+    request: HttpRequest, assignment: Assignment, *, values: Mapping[str, str], errors: Mapping[str, str] | None = None, status: int = 200
+) -> HttpResponse:
+    submitted = None
+    try:
+        submitted = assignment.label
+    except Label.DoesNotExist:
+        pass
+    context = {
+        "assignment": assignment,
+        "token": assignment.token,
+        "study": assignment.study,
+        "round_label": ROUND_LABELS.get(assignment.study.round, ""),
+        "screen": item_screen(assignment=assignment),
+        "submitted": submitted,
+        "saved_at": assignment.draft_saved_at,
+        **_form_context(values, errors or {}),
+    }
+    return render(request, "annotation/item.html", context, status=status)
+
+
+@never_cache
+@require_GET
+@login_required
+def item_detail(request: HttpRequest, token: str) -> HttpResponse:
+    """The annotation screen. The first GET starts the item's clock on the server."""
+    assignment = _get_assignment_for_user(request, token)
+    try:
+        values = label_as_values(assignment.label)
+    except Label.DoesNotExist:
+        assignment_open(assignment=assignment)
+        values = dict(assignment.draft or {})
+    return _render_item(request, assignment, values=values)
+
+
+@never_cache
+@require_POST
+@login_required
+def item_draft(request: HttpRequest, token: str) -> HttpResponse:
+    """Store the values typed so far (htmx on every change; a plain POST from the no-JavaScript button)."""
+    assignment = _get_assignment_for_user(request, token)
+    try:
+        assignment_save_draft(assignment=assignment, values=request.POST)
+        already = False
+    except AlreadySubmitted:
+        already = True
+    if request.htmx:
+        return render(
+            request, "annotation/item.html#save_status", {"saved_at": assignment.draft_saved_at, "already_submitted": already}
+        )
+    if not already:
+        messages.success(request, _("Draft saved."))
+    return redirect("annotation:item", token=token)
+
+
+@never_cache
+@require_POST
+@login_required
+def item_submit(request: HttpRequest, token: str) -> HttpResponse:
+    """Accept a complete submission, or show the form again with every problem named and every value kept."""
+    assignment = _get_assignment_for_user(request, token)
+    try:
+        label = assignment_submit(assignment=assignment, values=request.POST)
+    except AlreadySubmitted:
+        messages.info(request, _("This item was already submitted; it cannot be changed."))
+        return redirect("annotation:item", token=token)
+    except SubmissionIncomplete as exc:
+        return _render_item(request, assignment, values=draft_values(request.POST), errors=exc.errors, status=422)
+    if label.over_time:
+        messages.warning(request, _("Submitted after the time cap: your answer is kept and marked over time."))
+    else:
+        messages.success(request, _("Submitted. Thank you!"))
+    following = assignment_next(assignment=assignment)
+    if following is None:
+        return redirect("annotation:home")
+    return redirect("annotation:item", token=following.token)
+
+
+# --------------------------------------------------------------------------- researcher pages
+
+
+@require_http_methods(["GET", "POST"])
+@researcher_required
+def study_list(request: HttpRequest) -> HttpResponse:
+    form = StudyCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            study = study_create(
+                benchmark=data["benchmark"],
+                n_contexts=data["n_contexts"],
+                annotators=list(data["annotators"]),
+                round=data["round"],
+                n_naive_controls=data["n_naive_controls"],
+                cap_minutes=data["cap_minutes"],
+                annotators_per_item=data["annotators_per_item"],
+                seed=data["seed"],
+                name=data["name"],
+                created_by=request.user,
+            )
+        except StudyCreateError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Study {study.pk} created: {study.items.count()} items, {study.assignments.count()} assignments.")
+            return redirect("annotation:study", study_id=study.pk)
+    return render(request, "annotation/study_list.html", {"studies": select_study_list(), "form": form})
+
+
+@require_GET
+@researcher_required
+def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
+    """Progress, validation and agreement; the live part polls itself every 5 seconds."""
+    study = get_object_or_404(Study.objects.select_related("benchmark", "judge_run"), pk=study_id)
+    include_over_time = request.GET.get("include_over_time") == "1"
+    doc = study_agreement(study=study, include_over_time=include_over_time)
+    validation = study_validation(study=study)
+    judge_strengths = doc["judge"]["strengths"]
+    human_wr = doc["human_win_rate"] or {}
+    models = [m for m in doc["judge"]["order"] if m in human_wr or (doc["human_bt"] and m in doc["human_bt"]["strengths"])]
+    hbt = doc["human_bt"] or {}
+    model_rows = [
+        {
+            "model": m,
+            "judge_strength": judge_strengths.get(m),
+            "human_wr": human_wr.get(m),
+            "human_bt": (hbt.get("strengths") or {}).get(m),
+            "human_bt_ci": (hbt.get("ci") or {}).get(m),
+        }
+        for m in models
+    ]
+    loo_rows = [{"annotator": a, **v} for a, v in doc["leave_one_out"].items()]
+    context = {
+        "study": study,
+        "doc": doc,
+        "include_over_time": include_over_time,
+        "progress": study_progress(study=study),
+        "validation": validation,
+        "validation_shown": (validation.invalid + validation.pending)[:40],
+        "model_rows": model_rows,
+        "loo_rows": loo_rows,
+        "loo_models": models,
+        "scatter": scatter_plot(judge_strengths, human_wr),
+        "per_dimension": [(d.key, d.label, doc["krippendorff_alpha"]["dimensions"]["per_dimension"].get(d.key)) for d in DIMENSIONS],
+        "live_url": reverse("annotation:study", args=[study.pk]) + ("?include_over_time=1" if include_over_time else ""),
+    }
+    template = "annotation/study_detail.html#live" if request.htmx else "annotation/study_detail.html"
+    return render(request, template, context)
+
+
+@require_GET
+@researcher_required
+def study_labels_csv(request: HttpRequest, study_id: int) -> HttpResponse:
+    study = get_object_or_404(Study, pk=study_id)
+    rows = study_label_rows(study=study)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-labels.csv"'
+    response.write("\ufeff")  # a BOM so spreadsheet programs read the Chinese rationales as UTF-8
+    writer = csv.DictWriter(response, fieldnames=LABEL_CSV_COLUMNS)
+    writer.writeheader()
+    writer.writerows(rows)
+    return response

@@ -1,0 +1,209 @@
+"""End to end through a real Celery worker process (PostgreSQL + Redis): launch, duplicate delivery, and a
+worker killed in the middle of a run.
+
+The worker is ``celery -A lit2test_web worker --pool=threads`` started here with the test database's URL;
+it calls the fake LLM server like any endpoint. Without PostgreSQL and Redis these tests skip, unless
+LIT2TEST_REQUIRE_SERVICES is set (CI), where they fail instead.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
+from django.utils import timezone
+
+from arena.models import JudgeRun, OrderedJudgment
+from jobs.limits import endpoint_key
+from jobs.models import JudgeTask
+from jobs.services import JudgeRunRequest, judge_run_create, judge_run_launch, judge_run_resume
+from jobs.tasks import judge_run_execute_task
+
+from .helpers import JUDGE, accepted, chat_requests, per_task, wait_until
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.services]
+
+ROOT = Path(__file__).resolve().parents[2]
+CELERY = Path(sys.executable).parent / "celery"
+
+
+def _require_services() -> None:
+    problems = []
+    if connection.vendor != "postgresql":
+        problems.append(f"the database is {connection.vendor}")
+    if not settings.CELERY_BROKER_URL.startswith("redis"):
+        problems.append(f"the broker is {settings.CELERY_BROKER_URL.split(':', 1)[0]}")
+    if problems:
+        message = "a real Celery worker needs PostgreSQL and Redis: " + ", ".join(problems)
+        if os.environ.get("LIT2TEST_REQUIRE_SERVICES"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def _test_database_url() -> str:
+    """The URL of the database this test session created (test_<name>), for the worker process."""
+    db = connection.settings_dict
+    auth = quote(db.get("USER") or "", safe="")
+    if db.get("PASSWORD"):
+        auth += ":" + quote(db["PASSWORD"], safe="")
+    host = quote(db.get("HOST") or "127.0.0.1", safe="")
+    return f"postgres://{auth}@{host}:{db.get('PORT') or 5432}/{quote(db['NAME'], safe='')}"
+
+
+class Worker:
+    def __init__(self, log_path: Path) -> None:
+        self.log_path = log_path
+        env = os.environ | {
+            "DJANGO_SETTINGS_MODULE": "lit2test_web.settings_test",
+            "DATABASE_URL": _test_database_url(),
+            "DJANGO_ALLOW_ASYNC_UNSAFE": "true",
+            "CELERY_TASK_ALWAYS_EAGER": "false",
+        }
+        command = [
+            str(CELERY), "-A", "lit2test_web", "worker", "--pool=threads", "--concurrency=4", "--loglevel=INFO",
+            "-Q", "celery", "-n", f"jobs-test-{uuid.uuid4().hex[:8]}@%h", "--without-gossip", "--without-mingle",
+            "--without-heartbeat",
+        ]  # fmt: skip
+        with log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def wait_ready(self, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                pytest.fail(f"the Celery worker exited with {self.process.returncode}:\n{self.log()[-3000:]}")
+            if " ready." in self.log():
+                return
+            time.sleep(0.1)
+        self.kill()
+        pytest.fail(f"the Celery worker was not ready after {timeout}s:\n{self.log()[-3000:]}")
+
+    def kill(self) -> None:
+        """SIGKILL the worker's whole process group: no shutdown, no acknowledgement, no cleanup."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)  # whatever of the group is left
+        except ProcessLookupError:
+            pass
+        self.process.wait(timeout=10)
+
+
+@pytest.fixture
+def celery_worker(transactional_db, tmp_path: Path) -> Iterator[Callable[[], Worker]]:  # noqa: ANN001
+    """Starts real workers on demand; each is stopped (its process group killed) before the database is flushed."""
+    _require_services()
+    from lit2test_web.celery import app
+
+    app.control.purge()  # messages other tests may have left on the broker
+    workers: list[Worker] = []
+
+    def start() -> Worker:
+        worker = Worker(tmp_path / f"worker-{len(workers)}.log")
+        workers.append(worker)
+        worker.wait_ready()
+        return worker
+
+    yield start
+    for worker in workers:
+        worker.stop()
+
+
+def _status(run: JudgeRun) -> str:
+    return JudgeRun.objects.get(pk=run.pk).status
+
+
+def _create(benchmark, fake, **overrides) -> JudgeRun:  # noqa: ANN001, ANN003
+    run, _ = judge_run_create(request=JudgeRunRequest(benchmark=benchmark, judge_model=JUDGE, base_url=fake.base_url, **overrides))
+    return run
+
+
+def test_a_launched_run_is_completed_by_a_worker(imported, fake_llm, celery_worker) -> None:  # noqa: ANN001
+    worker = celery_worker()
+    run = _create(imported, fake_llm, pairs="sample:5")
+
+    judge_run_launch(run=run)  # enqueued on commit, as the dashboard does
+
+    wait_until(lambda: _status(run) == "completed", timeout=60, interval=0.2, what=f"the worker to finish\n{worker.log()[-2000:]}")
+    assert len(accepted(run)) == 10 == len(set(accepted(run)))
+    calls = per_task(fake_llm.log())
+    assert len(calls) == 10 and set(calls.values()) == {1}
+    assert "judge_run_execute_task" in worker.log()
+
+
+def test_a_run_delivered_three_times_is_judged_once(imported, fake_llm, celery_worker) -> None:  # noqa: ANN001
+    worker = celery_worker()
+    fake_llm.script(latency=0.1)
+    run = _create(imported, fake_llm, pairs="sample:10", concurrency=4)
+
+    judge_run_launch(run=run, drivers=2)
+    judge_run_execute_task.delay(run.pk)
+
+    wait_until(lambda: _status(run) == "completed", timeout=60, interval=0.2, what="the run to complete")
+    wait_until(lambda: worker.log().count("succeeded in") >= 3, timeout=30, what="all three deliveries to return")
+    assert len(accepted(run)) == 20 == len(set(accepted(run)))
+    assert OrderedJudgment.objects.filter(run=run).count() == 20
+    calls = per_task(fake_llm.log())
+    assert len(calls) == 20 and set(calls.values()) == {1}
+
+
+def test_a_run_whose_worker_was_killed_resumes_with_only_the_missing_work(imported, fake_llm, celery_worker) -> None:  # noqa: ANN001
+    first = celery_worker()
+    fake_llm.script(latency=0.3)
+    # A short request timeout keeps the endpoint slots the killed worker will leave behind short-lived (see below).
+    run = _create(imported, fake_llm, pairs="sample:12", concurrency=2, lease_seconds=2, timeout=1.0)
+    judge_run_launch(run=run)
+    wait_until(lambda: len(accepted(run)) >= 5, timeout=60, what="five judgments")
+
+    first.kill()
+
+    assert _status(run) == "running"
+    done = set(accepted(run))
+    assert 5 <= len(done) < 24
+    claimed = JudgeTask.objects.filter(run=run, status="claimed")
+    assert claimed.exists()
+    expiry = max(claimed.values_list("lease_until", flat=True))
+    wait_until(lambda: timezone.now() > expiry, timeout=10, what="the dead worker's leases to run out")
+    # The dead worker's endpoint slots (a shared cache, e.g. Redis) outlive its 2 s leases: they expire after
+    # timeout x 3 + 30 s. A resumed driver would queue its claims behind them past their lease and call some
+    # tasks twice (see test_workers.py::test_a_task_kept_past_its_lease_by_its_own_driver_is_not_called_twice).
+    slots = [f"lit2test:slot:{endpoint_key(fake_llm.base_url)}:{i}" for i in range(2)]
+    wait_until(lambda: not any(cache.get(slot) for slot in slots), timeout=60, interval=0.5, what="the dead worker's endpoint slots")
+    done = set(accepted(run))
+    before = chat_requests(fake_llm.log())
+
+    second = celery_worker()
+    todo = judge_run_resume(run=run)
+
+    assert todo == 24 - len(done)
+    wait_until(lambda: _status(run) == "completed", timeout=60, interval=0.2, what=f"the resumed run\n{second.log()[-2000:]}")
+    assert len(accepted(run)) == 24 == len(set(accepted(run)))
+    assert OrderedJudgment.objects.filter(run=run).count() == 24
+    after = chat_requests(fake_llm.log())
+    assert len(after) - len(before) == todo
+    assert len({e["task"] for e in after[len(before):]}) == todo  # each missing task asked once
