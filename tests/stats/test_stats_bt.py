@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 
 import choix
 import numpy as np
@@ -121,9 +120,8 @@ def test_win_matrix_from_judgments() -> None:
 def test_plain_mle_divergence_terminates_and_flags() -> None:
     # Model 0 won every comparison: the MLE does not exist (θ0 → +∞).
     w = np.array([[0.0, 3.0, 2.0], [0.0, 0.0, 4.0], [0.0, 1.0, 0.0]])
-    t0 = time.perf_counter()
     fit = fit_bt(w)
-    assert time.perf_counter() - t0 < 5
+    assert fit.iterations <= 20_000  # stopped by its bound, not by luck
     assert fit.diverged and not fit.converged
     assert np.isfinite(fit.theta).all()
     assert fit.theta[0] == fit.theta.max()
