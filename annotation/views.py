@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods
 
 from arena.permissions import researcher_required
 
@@ -172,11 +172,16 @@ def item_detail(request: HttpRequest, token: str) -> HttpResponse:
 
 
 @never_cache
-@require_POST
+@require_http_methods(["GET", "POST"])
 @login_required
 def item_draft(request: HttpRequest, token: str) -> HttpResponse:
-    """Store the values typed so far (htmx on every change; a plain POST from the no-JavaScript button)."""
+    """Store the values typed so far (htmx on every change; a plain POST from the no-JavaScript button).
+
+    A GET (a reload, or the language switch returning here) goes back to the item: nothing is lost.
+    """
     assignment = _get_assignment_for_user(request, token)
+    if request.method == "GET":
+        return redirect("annotation:item", token=token)
     try:
         assignment_save_draft(assignment=assignment, values=request.POST)
         already = False
@@ -192,11 +197,17 @@ def item_draft(request: HttpRequest, token: str) -> HttpResponse:
 
 
 @never_cache
-@require_POST
+@require_http_methods(["GET", "POST"])
 @login_required
 def item_submit(request: HttpRequest, token: str) -> HttpResponse:
-    """Accept a complete submission, or show the form again with every problem named and every value kept."""
+    """Accept a complete submission, or show the form again with every problem named and every value kept.
+
+    A GET (reloading the page of a rejected submission, or switching language on it) goes back to the item,
+    whose draft holds what was typed.
+    """
     assignment = _get_assignment_for_user(request, token)
+    if request.method == "GET":
+        return redirect("annotation:item", token=token)
     try:
         label = assignment_submit(assignment=assignment, values=request.POST)
     except AlreadySubmitted:

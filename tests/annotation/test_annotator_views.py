@@ -36,9 +36,18 @@ def test_pages_refuse_wrong_methods(ann_client, name: str, method: str) -> None:
 def test_item_endpoints_refuse_wrong_methods(study, annotator, ann_client) -> None:  # noqa: ANN001
     a = first_assignment(study, annotator)
     assert ann_client.post(item_url(a)).status_code == 405
-    assert ann_client.get(item_url(a, "annotation:item-draft")).status_code == 405
-    assert ann_client.get(item_url(a, "annotation:item-submit")).status_code == 405
+    assert ann_client.put(item_url(a, "annotation:item-draft")).status_code == 405
     assert ann_client.put(item_url(a, "annotation:item-submit")).status_code == 405
+    assert ann_client.delete(item_url(a, "annotation:item-submit")).status_code == 405
+
+
+def test_a_get_on_the_post_endpoints_goes_back_to_the_item(study, annotator, ann_client) -> None:  # noqa: ANN001
+    # Reloading a rejected submission's page, or switching language on it, lands on the item with its draft.
+    a = first_assignment(study, annotator)
+    for name in ("annotation:item-draft", "annotation:item-submit"):
+        response = ann_client.get(item_url(a, name))
+        assert response.status_code == 302 and response["Location"] == item_url(a)
+    assert not Label.objects.exists()
 
 
 @pytest.mark.parametrize("name", ["annotation:home", "annotation:guide"])
