@@ -3,6 +3,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
@@ -44,6 +46,7 @@ class BenchmarkListApi(APIView):
         n_pairs = serializers.IntegerField()
         n_runs = serializers.IntegerField()
 
+    @extend_schema(responses=OutputSerializer(many=True))
     def get(self, request: Request) -> Response:
         return Response(self.OutputSerializer(benchmark_list(), many=True).data)
 
@@ -59,6 +62,7 @@ class LeaderboardApi(APIView):
         seed = serializers.IntegerField(required=False, min_value=0, default=LEADERBOARD_SEED)
         pseudo_count = serializers.FloatField(required=False, min_value=0.0, default=LEADERBOARD_PSEUDO_COUNT)
 
+    @extend_schema(parameters=[InputSerializer], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, benchmark_id: int) -> Response:
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,6 +18,7 @@ from .selectors import run_progress
 class RunProgressApi(APIView):
     permission_classes = [IsResearcher]
 
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, run_id: int) -> Response:
         run = get_object_or_404(JudgeRun, pk=run_id)
         return Response(
@@ -36,6 +39,7 @@ class RunAgreementApi(APIView):
             super().__init__(*args, **kwargs)
             self.fields["with"] = self.fields.pop("with_")
 
+    @extend_schema(parameters=[OpenApiParameter("with", int, required=True)], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, run_id: int) -> Response:
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)

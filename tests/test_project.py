@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     # The embedded defaults (SQLite in a temporary folder), so the CI database is left to pytest-django.
-    dropped = ("DEBUG", "SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL")
+    dropped = ("DEBUG", "SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE")
     environment = {k: v for k, v in os.environ.items() if k not in dropped} | env
     return subprocess.run(
         [sys.executable, "manage.py", *args], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120
