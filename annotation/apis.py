@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -20,6 +22,7 @@ class StudyAgreementApi(APIView):
     class InputSerializer(serializers.Serializer):
         include_over_time = serializers.BooleanField(required=False, default=False)
 
+    @extend_schema(parameters=[InputSerializer], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, study_id: int) -> Response:
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)

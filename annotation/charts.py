@@ -14,6 +14,7 @@ class ScatterPoint:
     win_rate: float
     label_x: float
     anchor: str
+    label_dy: int = -9
 
 
 @dataclass(frozen=True)
@@ -51,11 +52,14 @@ def scatter_plot(strengths: dict[str, float], win_rates: dict[str, float], *, wi
     k0 = int(lo / step) - 1
     x_ticks = [(sx(k * step), f"{k * step:g}") for k in range(k0, k0 + 40) if lo <= k * step <= hi]
     y_ticks = [(sy(v / 4), f"{v / 4:g}") for v in range(5)]
-    points = []
+    points: list[ScatterPoint] = []
     for m in sorted(models, key=lambda m: strengths[m]):
         x, y = sx(strengths[m]), sy(win_rates[m])
         right_half = x > (left + right) / 2
+        # Labels of neighbouring dots alternate above and below so they do not overwrite each other.
+        crowded = bool(points) and abs(points[-1].x - x) < 110 and abs(points[-1].y - y) < 24 and points[-1].label_dy < 0
         points.append(
-            ScatterPoint(m, x, y, strengths[m], win_rates[m], x - 9 if right_half else x + 9, "end" if right_half else "start")
+            ScatterPoint(m, x, y, strengths[m], win_rates[m], x - 9 if right_half else x + 9, "end" if right_half else "start",
+                         18 if crowded else -9)
         )
     return Scatter(width, height, left, top, right, bottom, (top + bottom) / 2, x_ticks, y_ticks, points)

@@ -29,6 +29,7 @@ class StudyCreateForm(forms.Form):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
+        self.fields["benchmark"].initial = Benchmark.objects.order_by("-created_at", "-id").first()
         self.fields["annotators"].queryset = (
             get_user_model().objects.filter(groups__name=ANNOTATORS_GROUP, is_active=True).order_by("username")
         )

@@ -189,6 +189,7 @@ class ValidationEntry:
     item: int
     status: str  # "ok" | "pending" | "invalid"
     problems: dict[str, str]
+    started: bool = True
 
 
 @dataclass(frozen=True)
@@ -227,7 +228,8 @@ def study_validation(*, study: Study) -> StudyValidation:
         else:
             problems = validate_submission(a.draft or {})
             status = "pending"
-        entries.append(ValidationEntry(a.annotator.get_username(), a.position, a.item_id, status, problems))
+        started = _has_label(a) or a.opened_at is not None or bool(a.draft)
+        entries.append(ValidationEntry(a.annotator.get_username(), a.position, a.item_id, status, problems, started))
     return StudyValidation(entries)
 
 
@@ -259,7 +261,7 @@ def judge_reference(*, run: JudgeRun | None) -> dict[str, Any]:
 def study_frames(*, study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The study's labels and items in the shape :mod:`annotation.stats` reads (model names included)."""
     items = list(
-        Item.objects.filter(study=study).select_related("first_proposal__participant", "second_proposal__participant")
+        Item.objects.filter(study=study).select_related("pair", "first_proposal__participant", "second_proposal__participant")
     )
     run = study_run(study=study)
     judge: dict[int, str | None] = {}
@@ -270,7 +272,7 @@ def study_frames(*, study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
         for it in items:
             if it.pair_id is None:
                 continue
-            row = by_key.get(it.pair.internal_key) if it.pair_id else None
+            row = by_key.get(it.pair.internal_key)
             stable = (
                 row is not None
                 and isinstance(row.original, str)
@@ -294,7 +296,7 @@ def study_frames(*, study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
         row = {
             "item": item_id,
             "annotator": lab.assignment.annotator.get_username(),
-            "control": item_id in sides and m2 == stats.NAIVE,
+            "control": m2 == stats.NAIVE,
             "model_1": m1,
             "model_2": m2,
             "winner": winner,

@@ -77,8 +77,12 @@ def side_code(row: pd.Series | dict) -> str:
     return row["winner"]
 
 
-def _alpha(frame: pd.DataFrame, *, unit: Sequence[str] | str, value: str, level: str, domain: Sequence[Any]) -> float | None:
-    """Krippendorff's alpha of long-format values; None when undefined (no pairable unit, one value only)."""
+def long_alpha(frame: pd.DataFrame, *, unit: Sequence[str] | str, value: str, level: str, domain: Sequence[Any]) -> float | None:
+    """Krippendorff's alpha of long-format values (one row per annotator × unit, coder column ``annotator``).
+
+    ``unit`` names the column(s) that identify a unit; ``domain`` lists the possible values (in order, for
+    ordinal data). Returns None when alpha is undefined (no unit with two coders, or a single value).
+    """
     if frame.empty:
         return None
     units = frame[list(unit)].astype(str).agg("|".join, axis=1) if not isinstance(unit, str) else frame[unit]
@@ -105,12 +109,12 @@ def winner_alpha(labels: pd.DataFrame) -> float | None:
     if real.empty:
         return None
     frame = real.assign(code=real.apply(side_code, axis=1))
-    return _alpha(frame, unit="item", value="code", level="nominal", domain=WINNER_DOMAIN)
+    return long_alpha(frame, unit="item", value="code", level="nominal", domain=WINNER_DOMAIN)
 
 
 def screening_alpha(labels: pd.DataFrame) -> float | None:
     """Nominal alpha on neighborhood screening over real items (unit = item)."""
-    return _alpha(_real(labels), unit="item", value="screening", level="nominal", domain=SCREENING_DOMAIN)
+    return long_alpha(_real(labels), unit="item", value="screening", level="nominal", domain=SCREENING_DOMAIN)
 
 
 def dimension_alpha(labels: pd.DataFrame) -> dict[str, Any]:
@@ -127,9 +131,9 @@ def dimension_alpha(labels: pd.DataFrame) -> dict[str, Any]:
             )
             rows.append(part)
     long = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=["item", "annotator", "side", "dimension", "score"])
-    pooled = _alpha(long, unit=["item", "side", "dimension"], value="score", level="ordinal", domain=(1, 2, 3))
+    pooled = long_alpha(long, unit=["item", "side", "dimension"], value="score", level="ordinal", domain=(1, 2, 3))
     per = {
-        dim: _alpha(long[long["dimension"] == dim], unit=["item", "side"], value="score", level="ordinal", domain=(1, 2, 3))
+        dim: long_alpha(long[long["dimension"] == dim], unit=["item", "side"], value="score", level="ordinal", domain=(1, 2, 3))
         for dim in DIMENSIONS
     }
     return {"pooled": pooled, "per_dimension": per, "level": "ordinal"}

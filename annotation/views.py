@@ -11,7 +11,6 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
@@ -50,9 +49,11 @@ from .selectors import (
     label_as_values,
     study_agreement,
     study_label_rows,
-    study_list as select_study_list,
     study_progress,
     study_validation,
+)
+from .selectors import (
+    study_list as select_study_list,
 )
 from .services import (
     AlreadySubmitted,

@@ -159,7 +159,11 @@ def run_leaderboard(
         frame = run_cases_frame(run=run, pair_ids=pair_ids)
         document = leaderboard_document(frame, replicates=replicates, seed=seed, pseudo_count=pseudo_count)
         cache.set(key, document, timeout=7 * 24 * 3600)
+    from annotation.selectors import human_win_rate_for_benchmark
+
+    # Human labels change independently of the verdicts, so they are joined after the cache.
     return document | {
+        "human_win_rate": human_win_rate_for_benchmark(run.benchmark),
         "run": {
             "id": run.pk,
             "judge_model": run.judge_model,

@@ -24,6 +24,10 @@ from .selectors import benchmark_list, paper_provenance_audit, run_default, run_
 def home(request: HttpRequest) -> HttpResponse:
     if user_is_researcher(request.user):
         return redirect("arena:dashboard")
+    from annotation.selectors import assignments_for_user
+
+    if assignments_for_user(user=request.user).exists():
+        return redirect("annotation:home")
     return render(request, "arena/welcome.html")
 
 

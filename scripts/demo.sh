@@ -9,6 +9,7 @@ PORT="${DEMO_PORT:-8000}"
 
 $PY manage.py migrate --no-input -v0
 $PY manage.py demo_setup
+$PY manage.py demo_study || true
 
 mkdir -p var
 .venv/bin/celery -A lit2test_web worker --loglevel=INFO --concurrency=2 --pool=threads >var/celery-worker.log 2>&1 &

@@ -59,6 +59,34 @@
     update();
   }
 
+  // A submission waits for a draft save that is still on its way (leaving the field fires one), and no
+  // draft is sent once the submission has started: the server never sees the two race.
+  function orderedSubmit(form) {
+    var inflight = 0;
+    var submitting = false;
+    var waiting = null;
+    form.addEventListener("htmx:beforeRequest", function (e) {
+      if (submitting) { e.preventDefault(); return; }
+      inflight += 1;
+    });
+    form.addEventListener("htmx:afterRequest", function () {
+      inflight = Math.max(0, inflight - 1);
+      if (waiting && inflight === 0) {
+        var submitter = waiting;
+        waiting = null;
+        if (form.requestSubmit) form.requestSubmit(submitter); else form.submit();
+      }
+    });
+    form.addEventListener("submit", function (e) {
+      if (inflight > 0) {
+        e.preventDefault();
+        waiting = e.submitter || form.querySelector("[data-submit]");
+        return;
+      }
+      submitting = true;
+    });
+  }
+
   function saveStatus(form) {
     var retry = null;
     form.addEventListener("htmx:beforeRequest", function () {
@@ -71,6 +99,13 @@
       clearTimeout(retry);
       retry = setTimeout(function () { if (window.htmx) window.htmx.trigger(form, "change"); }, 5000);
     }
+    // Anything but the status fragment (say, the login page after the session expired) is not a save.
+    form.addEventListener("htmx:beforeSwap", function (e) {
+      if (e.detail.xhr.status === 200 && !/id="save-status"/.test(e.detail.serverResponse)) {
+        e.detail.shouldSwap = false;
+        failed();
+      }
+    });
     form.addEventListener("htmx:sendError", failed);
     form.addEventListener("htmx:responseError", failed);
   }
@@ -79,7 +114,7 @@
     var timer = document.getElementById("countdown");
     if (timer) countdown(timer);
     var form = document.getElementById("ann-form");
-    if (form) { reasons(form); counter(form); saveStatus(form); }
+    if (form) { orderedSubmit(form); reasons(form); counter(form); saveStatus(form); }
     var summary = document.getElementById("error-summary");
     if (summary) summary.focus();
   });

@@ -231,3 +231,14 @@ def test_the_guideline_has_every_anchor(ann_client) -> None:  # noqa: ANN001
             assert str(anchor).replace("“", "&ldquo;")[:40] in html or str(anchor)[:40] in html
     for _value, label in TIE_REASONS + INVALID_REASONS:
         assert str(label) in html
+
+
+def test_the_list_needs_the_same_few_queries_however_many_items(imported, annotator, ann_client, django_assert_max_num_queries) -> None:  # noqa: ANN001
+    from .helpers import make_study
+
+    make_study(imported, [annotator], n_contexts=1, n_naive_controls=0)
+    with django_assert_max_num_queries(4):  # session, user, assignments with their study and label
+        ann_client.get(reverse("annotation:home"))
+    make_study(imported, [annotator], n_contexts=5, n_naive_controls=2)
+    with django_assert_max_num_queries(4):
+        assert ann_client.get(reverse("annotation:home")).status_code == 200

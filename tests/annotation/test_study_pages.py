@@ -64,7 +64,7 @@ def test_the_study_page_shows_progress_validation_and_agreement(study, rita_clie
     page = rita_client.get(reverse("annotation:study", args=[study.pk]))
     html = page.content.decode()
     assert page.status_code == 200
-    assert 'hx-get="/dashboard/studies/%d/"' % study.pk in html and 'hx-trigger="every 5s"' in html
+    assert f'hx-get="/dashboard/studies/{study.pk}/"' in html and 'hx-trigger="every 5s"' in html
     assert "13 / 13" in html and "26 complete · 0 pending" in html
     assert '<td class="num" id="naive-detection">2/2</td>' in html
     assert '<svg id="scatter"' in html and html.count('class="scatter-point"') >= 2

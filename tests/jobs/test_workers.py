@@ -22,10 +22,6 @@ from .helpers import Background, accepted, chat_requests, create_running, max_in
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _accepted_count(run: JudgeRun) -> int:
-    return OrderedJudgment.objects.filter(run=run, status="accepted").count()
-
-
 def _statuses(run: JudgeRun) -> dict[str, int]:
     counts: dict[str, int] = {}
     for status in JudgeTask.objects.filter(run=run).values_list("status", flat=True):
@@ -156,7 +152,9 @@ def test_a_paused_run_resumes_with_only_the_missing_work(imported, fake_llm) -> 
 
     driver = Background(lambda: judge_run_execute(run_id=run.pk))
     driver.start()
-    wait_until(lambda: _accepted_count(run) >= 4, timeout=30, what="four judgments")
+    # Six requests with two at a time means each worker stored its answers before asking again: at least four
+    # judgments. Watching the server's log rather than the database keeps this thread off the database meanwhile.
+    wait_until(lambda: len(chat_requests(fake_llm.log())) >= 6, timeout=30, what="six requests")
     while_driver_runs(lambda: judge_run_pause(run=run))
     assert driver.join_result() == "paused"
 
@@ -187,7 +185,7 @@ def test_a_cancelled_run_stops_skips_its_pending_tasks_and_cannot_resume(importe
 
     driver = Background(lambda: judge_run_execute(run_id=run.pk))
     driver.start()
-    wait_until(lambda: _accepted_count(run) >= 2, timeout=30, what="two judgments")
+    wait_until(lambda: len(chat_requests(fake_llm.log())) >= 4, timeout=30, what="four requests (two judgments)")
     while_driver_runs(lambda: judge_run_cancel(run=run))
     assert driver.join_result() == "cancelled"
 
@@ -218,7 +216,7 @@ def test_no_task_of_a_cancelled_run_is_left_to_do(imported, fake_llm) -> None:  
 
     driver = Background(lambda: judge_run_execute(run_id=run.pk))
     driver.start()
-    wait_until(lambda: _accepted_count(run) >= 2, timeout=30, what="two judgments")
+    wait_until(lambda: len(chat_requests(fake_llm.log())) >= 4, timeout=30, what="four requests (two judgments)")
     while_driver_runs(lambda: judge_run_cancel(run=run))
     assert driver.join_result() == "cancelled"
 

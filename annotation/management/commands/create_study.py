@@ -4,9 +4,9 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from arena.selectors import benchmark_resolve
 from annotation.models import Study
 from annotation.services import StudyCreateError, study_create
+from arena.selectors import benchmark_resolve
 
 
 class Command(BaseCommand):

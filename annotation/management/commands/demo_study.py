@@ -3,9 +3,9 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 
-from arena.models import Benchmark
 from annotation.models import Study
 from annotation.services import StudyCreateError, eligible_contexts, study_create
+from arena.models import Benchmark
 
 DEMO_ANNOTATORS = ("annotator1", "annotator2", "annotator3")
 

@@ -27,7 +27,9 @@ class Command(BaseCommand):
                 current = e.annotator
                 self.stdout.write(f"{current}:")
             line = f"  item {e.position:>3} (#{e.item}): {e.status}"
-            if e.problems:
+            if not e.started:
+                line += " — not started"
+            elif e.problems:
                 line += " — " + "; ".join(f"{field}: {message}" for field, message in e.problems.items())
             self.stdout.write(line)
         self.stdout.write(
