@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -457,13 +458,32 @@ def judge_run_execute(*, run_id: int) -> str:
                     status=status, calls=F("calls") + calls, last_error=error, updated_at=timezone.now()
                 )
 
-    def release(specs: list[_JudgeSpec]) -> None:
-        JudgeTask.objects.filter(id__in=[s.task_id for s in specs], claimed_by=token, status=TaskStatus.CLAIMED).update(
+    _drive(run=run, task_model=JudgeTask, token=token, claim=claim, work=work, store=store,
+           task_id=lambda spec: spec.task_id, providers=[provider])
+    return _finish(JudgeRun, JudgeTask, run.pk)
+
+
+def _drive(
+    *,
+    run: JudgeRun | GenerationRun,
+    task_model: type[JudgeTask] | type[GenerationTask],
+    token: str,
+    claim: Callable[[int], list[Any]],
+    work: Callable[[Any], Awaitable[Any]],
+    store: Callable[[list[tuple[Any, Any]]], None],
+    task_id: Callable[[Any], int],
+    providers: Iterable[Provider],
+) -> None:
+    """Run the claim/work/store loop of one driver to its end, then close the providers' clients."""
+    run_model = type(run)
+
+    def release(specs: list[Any]) -> None:
+        task_model.objects.filter(id__in=[task_id(s) for s in specs], claimed_by=token, status=TaskStatus.CLAIMED).update(
             status=TaskStatus.PENDING, claimed_by="", lease_until=None
         )
 
     def still_running() -> bool:
-        return JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).exists()
+        return run_model.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).exists()
 
     driver = Driver(concurrency=int(run.parameters.get("concurrency") or 8), claim=claim, work=work, store=store,
                     still_running=still_running, release=release)
@@ -472,10 +492,10 @@ def judge_run_execute(*, run_id: int) -> str:
         try:
             await driver.run()
         finally:
-            await provider.close()
+            for provider in list(providers):
+                await provider.close()
 
     run_blocking(main)
-    return _finish(JudgeRun, JudgeTask, run.pk)
 
 
 def _judgment(run_id: int, spec: _JudgeSpec, result: _JudgeResult) -> OrderedJudgment:
@@ -683,23 +703,8 @@ def generation_run_execute(*, run_id: int) -> str:
         for spec, result in batch:
             _store_generation(run, token, spec[0], result)
 
-    def release(specs: list[tuple[int, str, list[dict[str, str]]]]) -> None:
-        GenerationTask.objects.filter(id__in=[s[0] for s in specs], claimed_by=token).update(status=TaskStatus.PENDING, claimed_by="")
-
-    def still_running() -> bool:
-        return GenerationRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).exists()
-
-    driver = Driver(concurrency=int(run.parameters.get("concurrency") or 8), claim=claim, work=work, store=store,
-                    still_running=still_running, release=release)
-
-    async def main() -> None:
-        try:
-            await driver.run()
-        finally:
-            for provider in providers.values():
-                await provider.close()
-
-    run_blocking(main)
+    _drive(run=run, task_model=GenerationTask, token=token, claim=claim, work=work, store=store,
+           task_id=lambda spec: spec[0], providers=providers.values())
     status = _finish(GenerationRun, GenerationTask, run.pk)
     if status in (JudgeRun.Status.COMPLETED, JudgeRun.Status.FAILED):
         context_ids = set(GenerationTask.objects.filter(run=run, status=TaskStatus.DONE).values_list("context_id", flat=True))
