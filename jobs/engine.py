@@ -76,10 +76,13 @@ class Driver(Generic[T]):
         store: Callable[[list[tuple[T, Any]]], None],
         still_running: Callable[[], bool],
         release: Callable[[list[T]], None],
+        heartbeat: Callable[[], None] | None = None,
+        heartbeat_every: float = 1.0,
     ) -> None:
         self.concurrency = max(1, concurrency)
         self.claim, self.work, self.store = claim, work, store
         self.still_running, self.release = still_running, release
+        self.heartbeat, self.heartbeat_every = heartbeat, heartbeat_every
 
     async def run(self) -> None:
         db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lit2test-db")
@@ -131,7 +134,12 @@ class Driver(Generic[T]):
         try:
             # Keep about two rounds of work queued so calls never wait on a claim.
             batch = self.concurrency * 2
+            beat = loop.time()
             while True:
+                if self.heartbeat is not None and loop.time() - beat > self.heartbeat_every:
+                    # Claims held while calls wait (slow endpoint, busy slots) must not look abandoned.
+                    await in_db(self.heartbeat)
+                    beat = loop.time()
                 if queue.qsize() > self.concurrency:
                     await asyncio.sleep(0.02)
                     continue
@@ -145,7 +153,12 @@ class Driver(Generic[T]):
                     queue.put_nowait(spec)
             for _ in workers:
                 queue.put_nowait(None)
-            await asyncio.gather(*workers)
+            draining = asyncio.gather(*workers)
+            while not draining.done():
+                await asyncio.wait([draining], timeout=self.heartbeat_every)
+                if self.heartbeat is not None and not draining.done():
+                    await in_db(self.heartbeat)
+            await draining
             results.put_nowait(None)
             await writing
         finally:

@@ -287,6 +287,8 @@ def judge_run_resume(*, run: JudgeRun, drivers: int = 1) -> int:
         run = JudgeRun.objects.select_for_update().get(pk=run.pk)
         if run.status == JudgeRun.Status.CANCELLED:
             raise RunError("a cancelled run cannot be resumed; launch a new run")
+        if run.status == JudgeRun.Status.COMPLETED:
+            raise RunError(f"run {run.pk} is completed; there is nothing to resume")
         # Claims whose lease ran out belong to workers that died; failed tasks get another chance.
         JudgeTask.objects.filter(run=run).filter(
             Q(status=TaskStatus.FAILED) | Q(status=TaskStatus.CLAIMED, lease_until__lt=timezone.now())
@@ -340,21 +342,29 @@ def _limiter_for(run: JudgeRun | GenerationRun) -> EndpointLimiter | None:
     p = run.parameters
     if run.provider == JudgeRun.Provider.RECORDED:
         return None
-    attempts = MAX_PARSE_ATTEMPTS
     return EndpointLimiter(
         endpoint=p["base_url"], concurrency=int(p.get("concurrency") or 8), rate_per_second=p.get("rate_per_second"),
-        slot_ttl=float(p.get("timeout") or 120) * attempts + 30,
+        # A slot covers one call, so a crashed worker's slots free themselves after one timeout.
+        slot_ttl=float(p.get("timeout") or 120) + 10,
     )
 
 
 def _claim(model: type[JudgeTask] | type[GenerationTask], run_id: int, token: str, lease: float, n: int) -> list[int]:
-    """Take up to n tasks that are pending or whose lease expired. One claimer wins each task."""
+    """Take up to n tasks that are pending or whose lease expired. One claimer wins each task.
+
+    Claiming is also the driver's heartbeat: the leases of the tasks it still holds are
+    renewed, so only a driver that stopped (a dead worker) loses its claims.
+    """
     now = timezone.now()
     with transaction.atomic():
+        model.objects.filter(run_id=run_id, claimed_by=token, status=TaskStatus.CLAIMED).update(
+            lease_until=now + timedelta(seconds=lease)
+        )
         candidates = list(
             model.objects.select_for_update(skip_locked=True)
             .filter(run_id=run_id)
             .filter(Q(status=TaskStatus.PENDING) | Q(status=TaskStatus.CLAIMED, lease_until__lt=now))
+            .exclude(claimed_by=token)
             .order_by("id")
             .values_list("id", flat=True)[:n]
         )
@@ -478,15 +488,27 @@ def _drive(
     run_model = type(run)
 
     def release(specs: list[Any]) -> None:
+        # Unstarted work goes back to the queue, unless the run was cancelled: then it is skipped too.
+        cancelled = run_model.objects.filter(pk=run.pk, status=JudgeRun.Status.CANCELLED).exists()
         task_model.objects.filter(id__in=[task_id(s) for s in specs], claimed_by=token, status=TaskStatus.CLAIMED).update(
-            status=TaskStatus.PENDING, claimed_by="", lease_until=None
+            status=TaskStatus.SKIPPED if cancelled else TaskStatus.PENDING,
+            claimed_by="",
+            lease_until=None,
+            last_error="cancelled" if cancelled else "",
         )
 
     def still_running() -> bool:
         return run_model.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).exists()
 
+    lease = float(run.parameters.get("lease_seconds") or 900)
+
+    def heartbeat() -> None:
+        task_model.objects.filter(run_id=run.pk, claimed_by=token, status=TaskStatus.CLAIMED).update(
+            lease_until=timezone.now() + timedelta(seconds=lease)
+        )
+
     driver = Driver(concurrency=int(run.parameters.get("concurrency") or 8), claim=claim, work=work, store=store,
-                    still_running=still_running, release=release)
+                    still_running=still_running, release=release, heartbeat=heartbeat, heartbeat_every=min(5.0, lease / 4))
 
     async def main() -> None:
         try:

@@ -21,3 +21,10 @@ if not _os.environ.get("CELERY_BROKER_URL"):
     # real worker run against Redis in CI.
     CELERY_BROKER_URL = "memory://"
     CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    # A file, not the in-memory shared cache: several threads (the run driver's database thread, the live
+    # server) then wait for each other's locks as they would in the demo, instead of failing at once.
+    import tempfile as _tempfile
+
+    DATABASES["default"]["TEST"] = {"NAME": str(_os.path.join(_tempfile.gettempdir(), f"lit2test-test-{_os.getpid()}.sqlite3"))}  # noqa: F405

@@ -20,12 +20,10 @@ from urllib.parse import quote
 
 import pytest
 from django.conf import settings
-from django.core.cache import cache
 from django.db import connection
 from django.utils import timezone
 
 from arena.models import JudgeRun, OrderedJudgment
-from jobs.limits import endpoint_key
 from jobs.models import JudgeTask
 from jobs.services import JudgeRunRequest, judge_run_create, judge_run_launch, judge_run_resume
 from jobs.tasks import judge_run_execute_task
@@ -139,7 +137,9 @@ def _status(run: JudgeRun) -> str:
 
 
 def _create(benchmark, fake, **overrides) -> JudgeRun:  # noqa: ANN001, ANN003
-    run, _ = judge_run_create(request=JudgeRunRequest(benchmark=benchmark, judge_model=JUDGE, base_url=fake.base_url, **overrides))
+    run, _ = judge_run_create(
+        request=JudgeRunRequest(benchmark=benchmark, judge_model=JUDGE, base_url=fake.base_url, **overrides)
+    )
     return run
 
 
@@ -149,7 +149,9 @@ def test_a_launched_run_is_completed_by_a_worker(imported, fake_llm, celery_work
 
     judge_run_launch(run=run)  # enqueued on commit, as the dashboard does
 
-    wait_until(lambda: _status(run) == "completed", timeout=60, interval=0.2, what=f"the worker to finish\n{worker.log()[-2000:]}")
+    wait_until(
+        lambda: _status(run) == "completed", timeout=60, interval=0.2, what=f"the worker to finish\n{worker.log()[-2000:]}"
+    )
     assert len(accepted(run)) == 10 == len(set(accepted(run)))
     calls = per_task(fake_llm.log())
     assert len(calls) == 10 and set(calls.values()) == {1}
@@ -175,7 +177,7 @@ def test_a_run_delivered_three_times_is_judged_once(imported, fake_llm, celery_w
 def test_a_run_whose_worker_was_killed_resumes_with_only_the_missing_work(imported, fake_llm, celery_worker) -> None:  # noqa: ANN001
     first = celery_worker()
     fake_llm.script(latency=0.3)
-    # A short request timeout keeps the endpoint slots the killed worker will leave behind short-lived (see below).
+    # A short request timeout keeps the endpoint slots the killed worker leaves behind short-lived (see below).
     run = _create(imported, fake_llm, pairs="sample:12", concurrency=2, lease_seconds=2, timeout=1.0)
     judge_run_launch(run=run)
     wait_until(lambda: len(accepted(run)) >= 5, timeout=60, what="five judgments")
@@ -189,11 +191,8 @@ def test_a_run_whose_worker_was_killed_resumes_with_only_the_missing_work(import
     assert claimed.exists()
     expiry = max(claimed.values_list("lease_until", flat=True))
     wait_until(lambda: timezone.now() > expiry, timeout=10, what="the dead worker's leases to run out")
-    # The dead worker's endpoint slots (a shared cache, e.g. Redis) outlive its 2 s leases: they expire after
-    # timeout x 3 + 30 s. A resumed driver would queue its claims behind them past their lease and call some
-    # tasks twice (see test_workers.py::test_a_task_kept_past_its_lease_by_its_own_driver_is_not_called_twice).
-    slots = [f"lit2test:slot:{endpoint_key(fake_llm.base_url)}:{i}" for i in range(2)]
-    wait_until(lambda: not any(cache.get(slot) for slot in slots), timeout=60, interval=0.5, what="the dead worker's endpoint slots")
+    # The dead worker's endpoint slots (shared cache) expire after one request timeout plus a margin; meanwhile
+    # the resumed driver's heartbeat keeps its own claims alive, so waiting on them never causes a second call.
     done = set(accepted(run))
     before = chat_requests(fake_llm.log())
 
@@ -206,4 +205,4 @@ def test_a_run_whose_worker_was_killed_resumes_with_only_the_missing_work(import
     assert OrderedJudgment.objects.filter(run=run).count() == 24
     after = chat_requests(fake_llm.log())
     assert len(after) - len(before) == todo
-    assert len({e["task"] for e in after[len(before):]}) == todo  # each missing task asked once
+    assert len({e["task"] for e in after[len(before) :]}) == todo  # each missing task asked once

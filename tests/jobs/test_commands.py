@@ -58,7 +58,10 @@ def test_it_reports_the_pairs_skipped_for_lack_of_text(imported, fake_llm, relea
     out, _ = run_judge("--model", JUDGE, "--base-url", fake_llm.base_url, "--pairs", "batch:fifth40", "--orders", "reverse")
 
     [run] = _new_runs()
-    assert out.splitlines()[:2] == [f"run: {run.pk}", f"{judged} ordered tasks; {skipped} pairs skipped: their proposals have no text"]
+    assert out.splitlines()[:2] == [
+        f"run: {run.pk}",
+        f"{judged} ordered tasks; {skipped} pairs skipped: their proposals have no text",
+    ]
     assert set(JudgeTask.objects.filter(run=run).values_list("order", flat=True)) == {"reverse"}
 
 
@@ -98,9 +101,7 @@ def test_the_api_key_is_never_stored_or_printed(imported, fake_llm, monkeypatch:
     [run] = _new_runs()
     assert run.status == "completed" and run.parameters["api_key_env"] == "LIT2TEST_TEST_KEY"
     assert SECRET not in out and SECRET not in err
-    stored = serializers.serialize(
-        "json", [run, *JudgeTask.objects.filter(run=run), *OrderedJudgment.objects.filter(run=run)]
-    )
+    stored = serializers.serialize("json", [run, *JudgeTask.objects.filter(run=run), *OrderedJudgment.objects.filter(run=run)])
     assert "LIT2TEST_TEST_KEY" in stored and "not json" in stored  # the search covers what the run stored
     assert SECRET not in stored
     assert all(SECRET not in json.dumps(entry) for entry in fake_llm.log())

@@ -50,7 +50,9 @@ def _asked(log: list[dict]) -> Counter[tuple[str, str]]:
 
 
 def _new_proposals(run: GenerationRun) -> list[Proposal]:
-    return [p for p in Proposal.objects.select_related("participant", "context") if p.release_metadata.get("generation_run") == run.pk]
+    return [
+        p for p in Proposal.objects.select_related("participant", "context") if p.release_metadata.get("generation_run") == run.pk
+    ]
 
 
 def test_each_participant_proposes_once_for_each_context_it_has_not_answered(bench, fake_llm) -> None:  # noqa: ANN001

@@ -122,7 +122,8 @@ def test_a_prompt_that_would_name_a_participant_is_never_sent(imported, fake_llm
     stopped = {
         (t.pair_id, t.order)
         for t in JudgeTask.objects.filter(run=run).select_related("pair")
-        if t.pair.context_id == leaking.context_id and leaking.participant_id in (t.pair.participant_a_id, t.pair.participant_b_id)
+        if t.pair.context_id == leaking.context_id
+        and leaking.participant_id in (t.pair.participant_a_id, t.pair.participant_b_id)
     }
 
     assert judge_run_execute(run_id=run.pk) == "failed"

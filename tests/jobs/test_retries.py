@@ -111,7 +111,10 @@ def test_a_server_error_on_the_first_call_is_retried(imported, fake_llm, quick_b
 
 
 def test_a_server_that_keeps_failing_fails_the_tasks_and_the_run_which_then_resumes(
-    imported, fake_llm, quick_backoff, monkeypatch: pytest.MonkeyPatch  # noqa: ANN001
+    imported,
+    fake_llm,
+    quick_backoff,
+    monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
 ) -> None:
     monkeypatch.setattr(jobs.engine, "MAX_TRANSIENT_RETRIES", 2)
     fake_llm.script(failures=[{"attempts": "all", "status": 500}])
