@@ -298,6 +298,10 @@ def error_body(status: int, message: str) -> dict[str, Any]:
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body leave in one write: with the default unbuffered writes the client's delayed ACK
+    # (Nagle) adds about 40 ms to every answer, which would distort every latency this server simulates.
+    wbufsize = -1
+    disable_nagle_algorithm = True
     server_version = "FakeLLM/1.0"
     server: FakeLLMServer
 
