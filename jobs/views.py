@@ -96,8 +96,9 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     """Progress, controls, and every ordered judgment with its rendered prompt, raw answer and parse result."""
     run = _get_run(run_id)
     progress = run_progress(run=run)
+    active = run.status in JudgeRun.ACTIVE_STATUSES
     if request.htmx and request.GET.get("part") == "progress":
-        return render(request, "jobs/run_detail.html#progress", {"run": run, "progress": progress})
+        return render(request, "jobs/run_detail.html#progress", {"run": run, "progress": progress, "active": active})
     judgments = (
         OrderedJudgment.objects.filter(run=run)
         .select_related("pair__context", "pair__participant_a", "pair__participant_b", "shown_a", "winner")
@@ -116,7 +117,8 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         items.append((j, prompt))
     others = run.benchmark.runs.exclude(pk=run.pk).order_by("-is_canonical", "-created_at")
     return render(
-        request, "jobs/run_detail.html", {"run": run, "progress": progress, "page": page, "items": items, "others": others}
+        request, "jobs/run_detail.html",
+        {"run": run, "progress": progress, "active": active, "page": page, "items": items, "others": others},
     )
 
 
