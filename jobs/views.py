@@ -106,14 +106,19 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     )
     page = Paginator(judgments, 25).get_page(request.GET.get("page"))
     template = PROMPTS.get(run.prompt_version)
+    judgments_on_page = list(page)
+    context_ids = {j.pair.context_id for j in judgments_on_page}
+    contexts = {c.pk: c for c in Context.objects.filter(pk__in=context_ids, has_text=True).prefetch_related("papers")}
+    proposals: dict[int, dict[int, Proposal]] = {}
+    for p in Proposal.objects.filter(context_id__in=contexts):
+        proposals.setdefault(p.context_id, {})[p.participant_id] = p
     items = []
-    for j in page:
+    for j in judgments_on_page:
         prompt = None
-        if template is not None and j.pair.context.has_text:
-            proposals = {p.participant_id: p for p in Proposal.objects.filter(context_id=j.pair.context_id)}
-            if j.pair.participant_a_id in proposals and j.pair.participant_b_id in proposals:
-                j.pair.context = Context.objects.prefetch_related("papers").get(pk=j.pair.context_id)
-                prompt = render_judge_task(pair=j.pair, order=j.order, template=template, proposals=proposals)
+        by_participant = proposals.get(j.pair.context_id, {})
+        if template is not None and j.pair.participant_a_id in by_participant and j.pair.participant_b_id in by_participant:
+            j.pair.context = contexts[j.pair.context_id]
+            prompt = render_judge_task(pair=j.pair, order=j.order, template=template, proposals=by_participant)
         items.append((j, prompt))
     others = run.benchmark.runs.exclude(pk=run.pk).order_by("-is_canonical", "-created_at")
     return render(
