@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import Any
 
-from django.db.models import Count, Max, Min, Q, Sum
+from django.db.models import Count, Max, Min, Q, QuerySet, Sum
 from django.utils import timezone
 
 from arena.models import JudgeRun, OrderedJudgment
@@ -44,14 +45,20 @@ def _eta(done: int, remaining: int, first, last) -> float | None:  # noqa: ANN00
     return remaining * elapsed / done
 
 
-def run_progress(*, run: JudgeRun) -> Progress:
-    tasks = JudgeTask.objects.filter(run=run).aggregate(
+def _task_counts(tasks: QuerySet, **extra: Any) -> dict[str, Any]:
+    """Task totals by state in one query (plus any extra aggregates)."""
+    return tasks.aggregate(
         total=Count("id"),
         done=Count("id", filter=Q(status=TaskStatus.DONE)),
         failed=Count("id", filter=Q(status=TaskStatus.FAILED)),
         remaining=Count("id", filter=Q(status__in=[TaskStatus.PENDING, TaskStatus.CLAIMED])),
         skipped=Count("id", filter=Q(status=TaskStatus.SKIPPED)),
+        **extra,
     )
+
+
+def run_progress(*, run: JudgeRun) -> Progress:
+    tasks = _task_counts(JudgeTask.objects.filter(run=run))
     judgments = OrderedJudgment.objects.filter(run=run).aggregate(
         accepted=Count("id", filter=Q(status="accepted")),
         invalid=Count("id", filter=Q(status="invalid")),
@@ -79,15 +86,7 @@ def run_progress(*, run: JudgeRun) -> Progress:
 
 
 def generation_progress(*, run: GenerationRun) -> Progress:
-    tasks = GenerationTask.objects.filter(run=run).aggregate(
-        total=Count("id"),
-        done=Count("id", filter=Q(status=TaskStatus.DONE)),
-        failed=Count("id", filter=Q(status=TaskStatus.FAILED)),
-        remaining=Count("id", filter=Q(status__in=[TaskStatus.PENDING, TaskStatus.CLAIMED])),
-        skipped=Count("id", filter=Q(status=TaskStatus.SKIPPED)),
-        prompt=Sum("prompt_tokens"),
-        completion=Sum("completion_tokens"),
-    )
+    tasks = _task_counts(GenerationTask.objects.filter(run=run), prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"))
     errors = list(GenerationTask.objects.filter(run=run).exclude(last_error="").values_list("last_error", flat=True)[:5])
     return Progress(
         total=tasks["total"], done=tasks["done"], accepted=tasks["done"], invalid=0, failed=tasks["failed"],

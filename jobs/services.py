@@ -376,14 +376,19 @@ def _claim(model: type[JudgeTask] | type[GenerationTask], run_id: int, token: st
         return list(model.objects.filter(id__in=candidates, claimed_by=token).values_list("id", flat=True))
 
 
+def _running(model: type[JudgeRun] | type[GenerationRun], run_id: int) -> tuple[Any, str]:
+    """The run if it is running, else None with its status ("gone" when deleted): a task re-reads its row."""
+    run = model.objects.select_related("benchmark").filter(pk=run_id).first()
+    if run is None:
+        return None, "gone"
+    return (run, run.status) if run.status == JudgeRun.Status.RUNNING else (None, run.status)
+
+
 def judge_run_execute(*, run_id: int) -> str:
     """Run a judge run's tasks until done, paused or cancelled. Safe to call twice at once."""
-    try:
-        run = JudgeRun.objects.select_related("benchmark").get(pk=run_id)
-    except JudgeRun.DoesNotExist:
-        return "gone"
-    if run.status != JudgeRun.Status.RUNNING:
-        return run.status
+    run, status = _running(JudgeRun, run_id)
+    if run is None:
+        return status
     token = uuid.uuid4().hex
     template = PROMPTS[run.prompt_version]
     structured = template.kind == "structured"
@@ -680,12 +685,10 @@ def _store_generation(run: GenerationRun, token: str, task_id: int, result: dict
 
 
 def generation_run_execute(*, run_id: int) -> str:
-    try:
-        run = GenerationRun.objects.select_related("benchmark").get(pk=run_id)
-    except GenerationRun.DoesNotExist:
-        return "gone"
-    if run.status != JudgeRun.Status.RUNNING:
-        return run.status
+    """Elicit the run's missing proposals until done, paused or cancelled; then pair the new ones."""
+    run, status = _running(GenerationRun, run_id)
+    if run is None:
+        return status
     token = uuid.uuid4().hex
     template = PROMPTS[run.prompt_version]
     model_names: dict[str, str] = run.parameters.get("model_names") or {}
