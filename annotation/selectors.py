@@ -332,7 +332,8 @@ def study_agreement(*, study: Study, include_over_time: bool = False) -> dict[st
     }
     if study.is_practice:
         return header | stats.agreement_document(stats.empty_labels(), pd.DataFrame(columns=stats.ITEM_COLUMNS), judge_order=[])
-    key = f"annotation:agreement:v1:{study.pk}:{_study_fingerprint(study)}:{int(include_over_time)}:{run.pk if run else 0}"
+    verdicts = f"{run.pk}:{run_data_version(run=run)}" if run else "0"  # a judge run that changes changes the figures
+    key = f"annotation:agreement:v2:{study.pk}:{_study_fingerprint(study)}:{int(include_over_time)}:{verdicts}"
     doc = cache.get(key)
     if doc is None:
         labels, items = study_frames(study=study)

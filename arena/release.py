@@ -21,7 +21,18 @@ from typing import Any
 
 from django.db import transaction
 
-from .models import Batch, Benchmark, CanonicalPair, Context, JudgeRun, OrderedJudgment, Paper, Participant, Proposal
+from .models import (
+    Batch,
+    Benchmark,
+    CanonicalPair,
+    Context,
+    JudgeRun,
+    OrderedJudgment,
+    Paper,
+    Participant,
+    Proposal,
+    new_public_id,
+)
 from .schemas import PROPOSAL_SCHEMAS, SIX_FIELD
 
 RELEASE_JUDGE = "Gemini-3.1-Pro-Preview"
@@ -667,6 +678,13 @@ class _Writer:
             if verdict.public_id:
                 pair.public_id = verdict.public_id
             new[verdict.pair_key] = pair
+        # A public id is unique across the database: an export imported as another benchmark or version
+        # keeps ids only where they are free, and gets fresh random ones elsewhere.
+        wanted = [p.public_id for p in new.values()]
+        taken = set(CanonicalPair.objects.filter(public_id__in=wanted).values_list("public_id", flat=True))
+        for pair in new.values():
+            if pair.public_id in taken:
+                pair.public_id = new_public_id()
         CanonicalPair.objects.bulk_create(new.values())
         self.created["pairs"] += len(new)
         self.pairs = existing | new

@@ -78,11 +78,14 @@ class Driver(Generic[T]):
         release: Callable[[list[T]], None],
         heartbeat: Callable[[], None] | None = None,
         heartbeat_every: float = 1.0,
+        on_error: Callable[[Exception], Any] | None = None,
     ) -> None:
         self.concurrency = max(1, concurrency)
         self.claim, self.work, self.store = claim, work, store
         self.still_running, self.release = still_running, release
         self.heartbeat, self.heartbeat_every = heartbeat, heartbeat_every
+        # What to store for a task whose work raised: a failed result, so the run ends FAILED and resumes.
+        self.on_error = on_error
 
     async def run(self) -> None:
         db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lit2test-db")
@@ -105,8 +108,10 @@ class Driver(Generic[T]):
                     continue
                 try:
                     results.put_nowait((spec, await self.work(spec)))
-                except Exception:  # one task's bug must not kill the run; it stays claimed and is retried on resume
+                except Exception as exc:  # one task's bug must not kill the run: the task is stored as failed
                     log.exception("task failed unexpectedly")
+                    if self.on_error is not None:
+                        results.put_nowait((spec, self.on_error(exc)))
 
         async def writer() -> None:
             # Results that arrive while a batch is being written wait for the next one:

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from django.conf import settings
 
 from arena.models import JudgeRun, OrderedJudgment
 
@@ -43,9 +46,20 @@ class Provider(Protocol):
     async def close(self) -> None: ...
 
 
+def api_key_env_allowed(variable: str) -> bool:
+    """Only variables meant to hold model-endpoint keys may be named: naming SECRET_KEY or DATABASE_URL
+    would send the server's own secrets to whatever base URL the run was given."""
+    return re.fullmatch(settings.LIT2TEST_API_KEY_ENV_PATTERN, variable) is not None
+
+
 def api_key_from_env(variable: str | None) -> str:
     if not variable:
         return "not-needed"  # local servers (vLLM, Ollama, llama.cpp) accept any key
+    if not api_key_env_allowed(variable):
+        raise PermanentError(
+            f"{variable!r} is not an API-key variable: names must match {settings.LIT2TEST_API_KEY_ENV_PATTERN} "
+            "(set LIT2TEST_API_KEY_ENV_PATTERN to change the rule)"
+        )
     value = os.environ.get(variable)
     if not value:
         raise PermanentError(f"the environment variable {variable} named for the API key is not set")

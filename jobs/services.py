@@ -10,6 +10,7 @@ never produces a second verdict, and resuming does only what is missing.
 from __future__ import annotations
 
 import random
+import re
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -97,12 +98,17 @@ def _with_text(pairs: list[CanonicalPair]) -> list[CanonicalPair]:
     ]
 
 
+def _squash(text: str) -> str:
+    """Lower case with everything but letters and digits dropped: 'GPT-5.2', 'gpt_5.2' and 'GPT 5.2' meet."""
+    return re.sub(r"[^0-9a-z]+", "", text.lower())
+
+
 def _blindness_problem(rendered: RenderedTask, pair: CanonicalPair, names: list[str]) -> str | None:
-    text = (rendered.system + "\n" + rendered.user).lower()
+    text = _squash(rendered.system + "\n" + rendered.user)
     for name in names:
-        if name.lower() in text:
+        if _squash(name) and _squash(name) in text:
             return "blindness gate: the prompt contains a participant's name"
-    if pair.internal_key.lower() in text:
+    if _squash(pair.internal_key) in text:
         return "blindness gate: the prompt contains the internal pair id"
     return None
 
@@ -131,7 +137,7 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
     judge = request.judge_model.strip()
     if not judge:
         raise RunError("a judge model is required")
-    if judge.lower() in {p.lower() for p in participants}:
+    if _squash(judge) in {_squash(p) for p in participants}:
         raise RunError(f"{judge!r} is a participant of {benchmark}; a judge may never judge its own proposals")
     if request.canonical and benchmark.canonical_judge and benchmark.canonical_judge != judge:
         raise RunError(
@@ -474,7 +480,8 @@ def judge_run_execute(*, run_id: int) -> str:
                 )
 
     _drive(run=run, task_model=JudgeTask, token=token, claim=claim, work=work, store=store,
-           task_id=lambda spec: spec.task_id, providers=[provider])
+           task_id=lambda spec: spec.task_id, providers=[provider],
+           on_error=lambda exc: _JudgeResult(status="failed", errors=[f"internal error: {type(exc).__name__}: {exc}"]))
     return _finish(JudgeRun, JudgeTask, run.pk)
 
 
@@ -488,6 +495,7 @@ def _drive(
     store: Callable[[list[tuple[Any, Any]]], None],
     task_id: Callable[[Any], int],
     providers: Iterable[Provider],
+    on_error: Callable[[Exception], Any],
 ) -> None:
     """Run the claim/work/store loop of one driver to its end, then close the providers' clients."""
     run_model = type(run)
@@ -513,7 +521,8 @@ def _drive(
         )
 
     driver = Driver(concurrency=int(run.parameters.get("concurrency") or 8), claim=claim, work=work, store=store,
-                    still_running=still_running, release=release, heartbeat=heartbeat, heartbeat_every=min(5.0, lease / 4))
+                    still_running=still_running, release=release, heartbeat=heartbeat, heartbeat_every=min(5.0, lease / 4),
+                    on_error=on_error)
 
     async def main() -> None:
         try:
@@ -729,7 +738,8 @@ def generation_run_execute(*, run_id: int) -> str:
             _store_generation(run, token, spec[0], result)
 
     _drive(run=run, task_model=GenerationTask, token=token, claim=claim, work=work, store=store,
-           task_id=lambda spec: spec[0], providers=providers.values())
+           task_id=lambda spec: spec[0], providers=providers.values(),
+           on_error=lambda exc: {"failed": f"internal error: {type(exc).__name__}: {exc}", "attempts": [], "calls": 0})
     status = _finish(GenerationRun, GenerationTask, run.pk)
     if status in (JudgeRun.Status.COMPLETED, JudgeRun.Status.FAILED):
         context_ids = set(GenerationTask.objects.filter(run=run, status=TaskStatus.DONE).values_list("context_id", flat=True))

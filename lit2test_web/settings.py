@@ -153,7 +153,11 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "arena.apis.exception_handler",
 }
-SPECTACULAR_SETTINGS = {"TITLE": "Lit2Test Web API", "VERSION": "1.0.0"}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Lit2Test Web API",
+    "VERSION": "1.0.0",
+    "SERVE_PERMISSIONS": ["arena.permissions.IsResearcher"],  # the API is the researchers'
+}
 
 # Celery: a serverless filesystem broker by default; Redis (or any kombu URL) in production.
 CELERY_BROKER_URL: str = env.str("CELERY_BROKER_URL", default="filesystem://")
@@ -180,6 +184,9 @@ CELERY_TASK_EAGER_PROPAGATES = True
 # A cache shared by the web server and the workers (files by default, Redis via CACHE_URL),
 # so expensive leaderboard bootstraps are computed once per data version.
 CACHES = {"default": env.cache_url("CACHE_URL", default=f"filecache://{VAR_DIR / 'cache'}")}
+
+# Environment variables a run may name for its endpoint's API key (never SECRET_KEY, DATABASE_URL, ...).
+LIT2TEST_API_KEY_ENV_PATTERN: str = env.str("LIT2TEST_API_KEY_ENV_PATTERN", default=r"[A-Z][A-Z0-9_]*_API_KEY")
 
 LIT2TEST_DATA: str = env.str("LIT2TEST_DATA", default=str(BASE_DIR.parent / "shared" / "data" / "lit2test"))
 

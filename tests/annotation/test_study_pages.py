@@ -153,3 +153,19 @@ def test_the_leaderboard_shows_the_human_win_rate_column(imported, annotator, an
     assert len(rows) == 4 and all("0.500" in row for row in rows)  # every label a tie: 0.5 for each model
     api = rita_client.get(reverse("arena:api-leaderboard", args=[imported.pk]), {"replicates": 100}).json()
     assert api["human_win_rate"] == {m: 0.5 for m in api["models"]}
+
+
+def test_agreement_follows_a_change_in_the_judge_run(imported, annotator, annotator2) -> None:  # noqa: ANN001
+    from annotation.selectors import study_agreement
+    from arena.models import OrderedJudgment
+
+    study = make_study(imported, [annotator, annotator2], n_contexts=2, n_naive_controls=0)
+    label_everything(study, prefer_first)
+    before = study_agreement(study=study)["judge_agreement"]
+    # Flip every verdict of the canonical run: the judge now prefers the other model everywhere.
+    for j in OrderedJudgment.objects.filter(run__is_canonical=True).select_related("pair"):
+        j.winner_id = j.pair.participant_b_id if j.winner_id == j.pair.participant_a_id else j.pair.participant_a_id
+        j.save(update_fields=["winner"])
+    after = study_agreement(study=study)["judge_agreement"]
+    assert before["decisive"] == after["decisive"] and before["decisive"] > 0
+    assert after["agree"] == before["decisive"] - before["agree"]  # not a stale cached answer

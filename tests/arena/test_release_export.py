@@ -91,3 +91,12 @@ def test_the_export_writes_jsonl_and_csv_for_proposals_judgments_and_folded_case
     assert len(judgments) == 2400 and set(judgments["order"]) == {"original", "reverse"}
     proposals = pd.read_csv(tmp_path / "proposals.csv")
     assert len(proposals) == 52 and {"hypothesis", "falsifying_result", "model"} <= set(proposals.columns)
+
+
+def test_an_export_imports_as_another_version_beside_the_original(release_dir: Path, tmp_path: Path) -> None:
+    benchmark = release_import(directory=release_dir).benchmark
+    release_export(benchmark=benchmark, directory=tmp_path)
+    copy = release_import(directory=tmp_path, version="2").benchmark
+    assert (copy.name, copy.version) == ("lit2test", "2") and copy.pairs.count() == 1200
+    original_ids = set(benchmark.pairs.values_list("public_id", flat=True))
+    assert original_ids.isdisjoint(copy.pairs.values_list("public_id", flat=True))  # fresh ids where taken

@@ -115,3 +115,9 @@ def test_upload_keeps_only_base_names(researcher, tmp_path: Path) -> None:  # no
     response = client_for(researcher).post(reverse("arena:dashboard"), {"files": [evil], "benchmark": "x", "version": "1"}, follow=True)
     assert "6 ordered judgments" not in response.content.decode()  # the file was read under its base name
     assert OrderedJudgment.objects.filter(run__benchmark__name="x").count() == 12
+
+
+def test_the_api_schema_is_for_researchers_only(researcher, annotator) -> None:  # noqa: ANN001
+    assert client_for(annotator).get("/api/schema/").status_code == 403
+    assert Client().get("/api/schema/").status_code in (401, 403)
+    assert client_for(researcher).get("/api/schema/").status_code == 200

@@ -83,26 +83,26 @@ def test_it_refuses_a_participant_as_the_judge(imported, fake_llm) -> None:  # n
 
 
 def test_it_refuses_an_api_key_variable_that_is_not_set(imported, fake_llm, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
-    monkeypatch.delenv("LIT2TEST_UNSET_KEY", raising=False)
-    with pytest.raises(CommandError, match="LIT2TEST_UNSET_KEY"):
-        run_judge("--model", JUDGE, "--base-url", fake_llm.base_url, "--api-key-env", "LIT2TEST_UNSET_KEY")
+    monkeypatch.delenv("LIT2TEST_UNSET_API_KEY", raising=False)
+    with pytest.raises(CommandError, match="LIT2TEST_UNSET_API_KEY"):
+        run_judge("--model", JUDGE, "--base-url", fake_llm.base_url, "--api-key-env", "LIT2TEST_UNSET_API_KEY")
     assert not _new_runs() and not chat_requests(fake_llm.log())
 
 
 def test_the_api_key_is_never_stored_or_printed(imported, fake_llm, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
-    monkeypatch.setenv("LIT2TEST_TEST_KEY", SECRET)
+    monkeypatch.setenv("LIT2TEST_TEST_API_KEY", SECRET)
     # One malformed answer per task, so error texts and rejected attempts are stored too.
     fake_llm.script(failures=[{"attempts": [1], "malformed": "not json"}])
 
     out, err = run_judge(
-        "--model", JUDGE, "--base-url", fake_llm.base_url, "--pairs", "sample:3", "--api-key-env", "LIT2TEST_TEST_KEY", "--wait"
+        "--model", JUDGE, "--base-url", fake_llm.base_url, "--pairs", "sample:3", "--api-key-env", "LIT2TEST_TEST_API_KEY", "--wait"
     )
 
     [run] = _new_runs()
-    assert run.status == "completed" and run.parameters["api_key_env"] == "LIT2TEST_TEST_KEY"
+    assert run.status == "completed" and run.parameters["api_key_env"] == "LIT2TEST_TEST_API_KEY"
     assert SECRET not in out and SECRET not in err
     stored = serializers.serialize("json", [run, *JudgeTask.objects.filter(run=run), *OrderedJudgment.objects.filter(run=run)])
-    assert "LIT2TEST_TEST_KEY" in stored and "not json" in stored  # the search covers what the run stored
+    assert "LIT2TEST_TEST_API_KEY" in stored and "not json" in stored  # the search covers what the run stored
     assert SECRET not in stored
     assert all(SECRET not in json.dumps(entry) for entry in fake_llm.log())
     # The fake server's log does not record request headers, so the bearer token itself cannot be checked here.
