@@ -6,7 +6,6 @@ Celery deliveries of one task would call it; the fake server's log is the record
 
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 
 import pytest
