@@ -9,7 +9,8 @@ from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView, exception_handler as drf_exception_handler
+from rest_framework.views import APIView
+from rest_framework.views import exception_handler as drf_exception_handler
 
 from .models import Benchmark, JudgeRun
 from .permissions import IsResearcher

@@ -43,7 +43,7 @@ def build_release(folder: Path) -> None:
         source = contexts[i % len(contexts)]
         papers = [dict(paper, paper_id=f"{paper['paper_id']}-{i}", url=f"{paper['url']}&copy={i}") for paper in source["papers"]]
         out_contexts.append(dict(source, context_id=context_id, papers=papers))
-        for model, proposal in by_context[source["context_id"]].items():
+        for _model, proposal in by_context[source["context_id"]].items():
             out_proposals.append(dict(proposal, context_id=context_id))
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "contexts.jsonl").write_text("".join(json.dumps(c) + "\n" for c in out_contexts))

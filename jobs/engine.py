@@ -14,7 +14,7 @@ import random
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from django.db import close_old_connections, connection
 
@@ -58,7 +58,7 @@ async def call_with_backoff(
     raise AssertionError("unreachable")
 
 
-class Driver(Generic[T]):
+class Driver[T]:
     """Runs claim → work → store until nothing is left or the run stops.
 
     ``claim(n)`` returns up to n task specs (and is the only place work is taken);
@@ -176,7 +176,7 @@ def _close_connection() -> None:
     connection.close()
 
 
-def run_blocking(factory: Callable[[], Awaitable[T]]) -> T:
+def run_blocking[T](factory: Callable[[], Awaitable[T]]) -> T:
     """Run a coroutine to completion from synchronous code, even where an event loop is already
     running in this thread (Celery's threads pool, a browser test harness): then a fresh thread hosts it."""
     try:

@@ -19,7 +19,6 @@ from contextlib import asynccontextmanager
 
 from django.core.cache import cache
 
-
 # Cache round trips are short but blocking; a dedicated pool keeps them from queueing
 # behind other work in the loop's small default executor.
 _CACHE_POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="lit2test-limits")

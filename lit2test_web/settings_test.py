@@ -1,5 +1,7 @@
 """Test settings: production settings with what tests cannot use switched off."""
 
+import os as _os
+
 from .settings import *  # noqa: F403
 from .settings import STORAGES
 
@@ -10,7 +12,6 @@ STORAGES = STORAGES | {"staticfiles": {"BACKEND": "django.contrib.staticfiles.st
 WHITENOISE_USE_FINDERS = True
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed; never in production
 
-import os as _os
 
 if not _os.environ.get("CACHE_URL"):
     # Tests share nothing through files; CI sets CACHE_URL to Redis to exercise the shared cache.

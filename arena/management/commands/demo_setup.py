@@ -40,4 +40,4 @@ class Command(BaseCommand):
                 self.stdout.write(release_import(directory=data).line())
             except ReleaseImportError as exc:
                 self.stderr.write(str(exc))
-        self.stdout.write("Logins (password for all: %s): %s" % (DEMO_PASSWORD, ", ".join(u for u, _ in DEMO_USERS)))
+        self.stdout.write("Logins (password for all: {}): {}".format(DEMO_PASSWORD, ", ".join(u for u, _ in DEMO_USERS)))
