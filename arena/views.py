@@ -97,13 +97,14 @@ def leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     """Table 1 of a run, with its plots; polls itself while the run is in progress."""
     benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
     runs = list(benchmark.runs.filter(run_type="holistic").order_by("-is_canonical", "created_at", "id"))
+    canonical = run_default(benchmark=benchmark)
     run_id = request.GET.get("run")
     if run_id:
         run = next((r for r in runs if str(r.pk) == run_id), None)
         if run is None:
             raise Http404("no such run in this benchmark")
     else:
-        run = run_default(benchmark=benchmark)
+        run = canonical
     if run is None:
         return render(request, "arena/leaderboard_empty.html", {"benchmark": benchmark})
     doc = run_leaderboard(run=run)
@@ -121,7 +122,6 @@ def leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
             (m, ci, doc["cluster_bootstrap"].get("width_ratio", {}).get(m)) for m, ci in doc.get("cluster_bootstrap", {}).get("ci", {}).items()
         ],
     }
-    canonical = run_default(benchmark=benchmark)
     if canonical is not None and canonical.pk != run.pk and canonical.is_canonical:
         # A second judge is read beside the canonical run on the same pairs, with their agreement.
         pairs = run_pair_ids(run=run)
