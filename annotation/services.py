@@ -13,6 +13,7 @@ from datetime import datetime
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from arena.models import Benchmark, CanonicalPair, Context, Proposal
 from arena.permissions import ANNOTATORS_GROUP
@@ -20,7 +21,7 @@ from arena.selectors import run_cases_frame, run_default
 
 from . import naive
 from .models import Assignment, Item, Label, NaiveProposal, Study
-from .rubric import CHOICE_A, CHOICE_B, clean_submission, draft_values, validate_submission
+from .rubric import CHOICE_A, CHOICE_B, FIELD_NAMES, clean_submission, draft_values, validate_submission
 
 MAX_CAP_MINUTES = 240
 
@@ -31,6 +32,17 @@ class StudyCreateError(ValueError):
 
 class AlreadySubmitted(Exception):
     """The assignment already has an accepted label; it is read-only."""
+
+
+class UnstorableValues(ValueError):
+    """Some values hold a character that cannot be stored (NUL); ``errors`` maps each field to its message.
+
+    Raised before the draft is written, so the draft stored before stays as it was.
+    """
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        super().__init__(", ".join(sorted(errors)))
+        self.errors = errors
 
 
 class SubmissionIncomplete(Exception):
@@ -308,10 +320,27 @@ def assignment_open(*, assignment: Assignment, now: datetime | None = None) -> A
     return assignment
 
 
+NUL = "\x00"
+
+
+def unstorable_value_errors(values: Mapping[str, object]) -> dict[str, str]:
+    """``{field: message}`` for each known field whose value holds a NUL character, in the active language.
+
+    PostgreSQL stores no NUL in text or JSON (SQLite does), so such a value is refused on every database alike.
+    """
+    return {
+        name: _("A NUL character (\\0) cannot be stored: remove it (it is shown as “�”) and send again.")
+        for name in FIELD_NAMES
+        if isinstance(value := values.get(name), str) and NUL in value
+    }
+
+
 def assignment_save_draft(*, assignment: Assignment, values: Mapping[str, object], now: datetime | None = None) -> Assignment:
     """Store the raw values typed so far (known fields only). Opens the item if it was never opened.
 
-    Raises :class:`AlreadySubmitted` when the item has a label (drafts never change a submission).
+    Raises:
+        UnstorableValues: a value holds a NUL character; the draft is not written (the previous one stays).
+        AlreadySubmitted: the item has a label (drafts never change a submission).
     """
     now = now or timezone.now()
     assignment_open(assignment=assignment, now=now)
@@ -319,6 +348,8 @@ def assignment_save_draft(*, assignment: Assignment, values: Mapping[str, object
         locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
         if Label.objects.filter(assignment=locked).exists():
             raise AlreadySubmitted
+        if errors := unstorable_value_errors(values):
+            raise UnstorableValues(errors)
         locked.draft = draft_values(values)
         locked.draft_saved_at = now
         locked.save(update_fields=["draft", "draft_saved_at"])
@@ -333,6 +364,7 @@ def assignment_submit(*, assignment: Assignment, values: Mapping[str, object], n
     completeness validator runs. The cap is measured on the server from ``opened_at``.
 
     Raises:
+        UnstorableValues: a value holds a NUL character; the draft is not written (the previous one stays).
         AlreadySubmitted: the assignment already has a label.
         SubmissionIncomplete: the validator found problems (``errors`` names each field).
     """

@@ -35,6 +35,7 @@ from .rubric import (
     draft_values,
     field_label,
     score_field,
+    validate_submission,
 )
 from .selectors import (
     LABEL_CSV_COLUMNS,
@@ -56,9 +57,11 @@ from .selectors import (
     study_list as select_study_list,
 )
 from .services import (
+    NUL,
     AlreadySubmitted,
     StudyCreateError,
     SubmissionIncomplete,
+    UnstorableValues,
     assignment_open,
     assignment_save_draft,
     assignment_submit,
@@ -76,6 +79,8 @@ ROUND_LABELS = {Study.Round.PRACTICE: gettext_lazy("Practice round"), Study.Roun
 
 def _get_assignment_for_user(request: HttpRequest, token: str) -> Assignment:
     """The request user's own assignment with this token; anything else (another annotator's, unknown) is 404."""
+    if NUL in token:  # PostgreSQL cannot even compare a NUL; no token has one
+        raise Http404(_("No such item."))
     try:
         return assignments_for_user(user=request.user).select_related("study").get(token=token)
     except Assignment.DoesNotExist:
@@ -138,7 +143,13 @@ def _form_context(values: Mapping[str, str], errors: Mapping[str, str]) -> dict[
 
 
 def _render_item(
-    request: HttpRequest, assignment: Assignment, *, values: Mapping[str, str], errors: Mapping[str, str] | None = None, status: int = 200
+    request: HttpRequest,
+    assignment: Assignment,
+    *,
+    values: Mapping[str, str],
+    errors: Mapping[str, str] | None = None,
+    status: int = 200,
+    not_saved: bool = False,
 ) -> HttpResponse:
     submitted = None
     try:
@@ -153,6 +164,7 @@ def _render_item(
         "screen": item_screen(assignment=assignment),
         "submitted": submitted,
         "saved_at": assignment.draft_saved_at,
+        "not_saved": not_saved,
         **_form_context(values, errors or {}),
     }
     return render(request, "annotation/item.html", context, status=status)
@@ -172,6 +184,13 @@ def item_detail(request: HttpRequest, token: str) -> HttpResponse:
     return _render_item(request, assignment, values=values)
 
 
+def _render_unstorable(request: HttpRequest, assignment: Assignment, exc: UnstorableValues) -> HttpResponse:
+    """The form again (422) with the refused values shown, each NUL as U+FFFD so the annotator sees where it was."""
+    shown = {k: v.replace(NUL, "\ufffd") for k, v in draft_values(request.POST).items()}
+    errors = {**validate_submission(shown), **exc.errors}
+    return _render_item(request, assignment, values=shown, errors=errors, status=422, not_saved=True)
+
+
 @never_cache
 @require_http_methods(["GET", "POST"])
 @login_required
@@ -188,6 +207,17 @@ def item_draft(request: HttpRequest, token: str) -> HttpResponse:
         already = False
     except AlreadySubmitted:
         already = True
+    except UnstorableValues as exc:
+        if not request.htmx:
+            return _render_unstorable(request, assignment, exc)
+        fields = ", ".join(str(field_label(name)) for name in FIELD_NAMES if name in exc.errors)
+        save_error = _("Not saved: %(fields)s: a NUL character (\\0) cannot be stored; remove it.") % {"fields": fields}
+        return render(
+            request,
+            "annotation/item.html#save_status",
+            {"saved_at": assignment.draft_saved_at, "save_error": save_error},
+            status=422,  # annotation.js swaps this status fragment in instead of retrying
+        )
     if request.htmx:
         return render(
             request, "annotation/item.html#save_status", {"saved_at": assignment.draft_saved_at, "already_submitted": already}
@@ -216,6 +246,8 @@ def item_submit(request: HttpRequest, token: str) -> HttpResponse:
         return redirect("annotation:item", token=token)
     except SubmissionIncomplete as exc:
         return _render_item(request, assignment, values=draft_values(request.POST), errors=exc.errors, status=422)
+    except UnstorableValues as exc:
+        return _render_unstorable(request, assignment, exc)
     if label.over_time:
         messages.warning(request, _("Submitted after the time cap: your answer is kept and marked over time."))
     else:

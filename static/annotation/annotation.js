@@ -101,9 +101,15 @@
     }
     // Anything but the status fragment (say, the login page after the session expired) is not a save.
     form.addEventListener("htmx:beforeSwap", function (e) {
-      if (e.detail.xhr.status === 200 && !/id="save-status"/.test(e.detail.serverResponse)) {
+      var isStatus = /id="save-status"/.test(e.detail.serverResponse);
+      if (e.detail.xhr.status === 200 && !isStatus) {
         e.detail.shouldSwap = false;
         failed();
+      } else if (e.detail.xhr.status === 422 && isStatus) {
+        // A refused value (the fragment says which): show it, and do not retry what would be refused again.
+        clearTimeout(retry);
+        e.detail.shouldSwap = true;
+        e.detail.isError = false;
       }
     });
     form.addEventListener("htmx:sendError", failed);
