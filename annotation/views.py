@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
+from arena.csvsafe import csv_safe
 from arena.permissions import researcher_required
 
 from .charts import scatter_plot
@@ -339,5 +340,6 @@ def study_labels_csv(request: HttpRequest, study_id: int) -> HttpResponse:
     response.write("\ufeff")  # a BOM so spreadsheet programs read the Chinese rationales as UTF-8
     writer = csv.DictWriter(response, fieldnames=LABEL_CSV_COLUMNS)
     writer.writeheader()
-    writer.writerows(rows)
+    # Reasons are annotators' free text: a cell a spreadsheet would run as a formula is neutralised.
+    writer.writerows({key: csv_safe(value) for key, value in row.items()} for row in rows)
     return response

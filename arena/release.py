@@ -5,22 +5,36 @@ before writing anything, and then writes in one transaction: an import is atomic
 (all or nothing) and idempotent (a second import of the same files creates nothing).
 Problems are reported with the file, the line and the field they concern.
 
+Every value is checked before the database sees it: its type, its length against the
+column it goes to (read from the model, so a migration cannot leave the check behind),
+its range against the integer column, and, anywhere in a line, characters and numbers
+the database cannot store (NUL, lone surrogates, NaN and Infinity) and nesting deeper
+than the JSON encoder survives. A value the database would refuse is a problem with its
+file, line and field, never a crash half-way through the writing.
+
 ``release_export`` writes what a benchmark holds in the same formats (plus CSV copies),
 so that importing an export into an empty database reproduces the benchmark.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import math
+import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
+from django.db import models, transaction
+from django.db.backends.base.operations import BaseDatabaseOperations
 
+from .csvsafe import csv_safe
 from .models import (
     Batch,
     Benchmark,
@@ -33,7 +47,7 @@ from .models import (
     Proposal,
     new_public_id,
 )
-from .schemas import PROPOSAL_SCHEMAS, SIX_FIELD
+from .schemas import PROPOSAL_SCHEMAS, SIX_FIELD, VERDICT_SCALES
 
 RELEASE_JUDGE = "Gemini-3.1-Pro-Preview"
 FOLDED_FILE = "corrected_folded_pairs.jsonl"
@@ -47,6 +61,46 @@ RELEASE_PROPOSAL_META = ("condition", "schema_errors", "lit2test_valid", "lit2te
 TIE = "tie"
 ORDERS = ("original", "reverse")
 MAX_PROBLEMS = 50
+# Release lines nest four levels at most; 64 is generous, and far below where json.dumps (run by
+# JSONField on the way to the database, with Django's own frames already on the stack) would hit
+# Python's recursion limit.
+MAX_JSON_DEPTH = 64
+# new_public_id() makes 16 hex digits; shorter ids would be guessable, and anything but hex could
+# carry a model's name past the blindness rule (public ids are what annotators see).
+PUBLIC_ID_MIN_HEX = 16
+
+# Characters PostgreSQL cannot store: NUL (in text and jsonb) and UTF-16 surrogates, which only
+# a JSON escape such as "\ud800" can produce and which are not Unicode scalar values.
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+_HTTP_URL = URLValidator(schemes=["http", "https"])
+# In the raw text of a valid JSON line, NUL and surrogates can only come from a \u escape (strict
+# JSON has no raw control characters, and UTF-8 no surrogates): a line without one needs no search.
+_UNSTORABLE_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F][0-9a-fA-F]{2})")
+
+# A column a value is written to, as (model, field name): limits come from the model.
+Column = tuple[type[models.Model], str]
+EXTERNAL_ID: Column = (Context, "external_id")
+MODEL_NAME: Column = (Participant, "name")
+BATCH_NAME: Column = (Batch, "name")
+PAIR_KEY: Column = (CanonicalPair, "internal_key")
+PUBLIC_ID: Column = (CanonicalPair, "public_id")
+CONFIDENCE: Column = (OrderedJudgment, "confidence")
+
+
+@functools.cache
+def _max_length(model: type[models.Model], name: str) -> int | None:
+    return model._meta.get_field(name).max_length
+
+
+@functools.cache
+def _integer_range(model: type[models.Model], name: str) -> tuple[int, int]:
+    """The range of an integer column as PostgreSQL enforces it (SQLite would store more)."""
+    internal_type = model._meta.get_field(name).get_internal_type()
+    return BaseDatabaseOperations.integer_field_ranges[internal_type]
+
+
+def _escape_unstorable(text: str) -> str:
+    return _UNSTORABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 @dataclass(frozen=True)
@@ -58,7 +112,9 @@ class Problem:
 
     def __str__(self) -> str:
         where = self.file if self.line is None else f"{self.file}, line {self.line}"
-        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        text = f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        # A message quotes what it refuses; it must itself be printable and storable.
+        return _escape_unstorable(text)
 
 
 class ReleaseImportError(Exception):
@@ -95,7 +151,7 @@ class ImportSummary:
 @dataclass
 class _Ref:
     file: str
-    line: int
+    line: int | None
 
 
 @dataclass
@@ -126,6 +182,8 @@ class _Parsed:
     proposals: dict[tuple[str, str], tuple[_Ref, dict[str, Any]]] = field(default_factory=dict)
     verdicts: dict[tuple[str, str, str, str], _Verdict] = field(default_factory=dict)
     context_batches: dict[str, str] = field(default_factory=dict)
+    public_ids: dict[str, str] = field(default_factory=dict)  # pair key -> public id given by the release
+    lines: int = 0  # non-blank lines read from the JSONL files, good or bad
     problems: list[Problem] = field(default_factory=list)
 
 
@@ -141,39 +199,257 @@ def release_files(directory: Path) -> dict[str, list[Path]]:
     return files
 
 
-def _read_jsonl(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
+def _json_type(value: Any) -> str:
+    """The JSON name of a value's type, as the person who wrote the file knows it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "text"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _show(value: Any) -> str:
+    """A value quoted in a message, in JSON notation, shortened."""
+    text = json.dumps(value, ensure_ascii=True) if isinstance(value, (str, int, float, bool)) or value is None else _json_type(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _finite(value: Any) -> bool:
+    return not isinstance(value, float) or math.isfinite(value)
+
+
+@dataclass
+class _Loaded:
+    value: Any = None
+    problem: str | None = None
+    line: int | None = None  # of the problem, within the text
+    non_finite: bool = False  # NaN, Infinity or a float too large somewhere in the value
+
+
+def _loads(text: str) -> _Loaded:
+    """One JSON document, noting on the way whether any number is not finite."""
+    loaded = _Loaded()
+
+    def number(literal: str) -> float:
+        value = float(literal)
+        if not math.isfinite(value):
+            loaded.non_finite = True
+        return value
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        problems.append(Problem(path.name, None, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})"))
-        return
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
-            continue
+        loaded.value = json.loads(text, parse_float=number, parse_constant=number)
+    except json.JSONDecodeError as exc:
+        loaded.problem, loaded.line = f"invalid JSON ({exc.msg} at column {exc.colno}); truncated line?", exc.lineno
+    except RecursionError:
+        loaded.problem = "invalid JSON (nested too deeply)"
+    except ValueError:  # an integer longer than Python converts (sys.get_int_max_str_digits())
+        loaded.problem = "invalid JSON (a number has too many digits)"
+    return loaded
+
+
+def _check_json(value: Any, ref: _Ref, problems: list[Problem]) -> bool:
+    """Find, anywhere in a parsed line, what no column can store. True when there is nothing.
+
+    Python's json module reads NaN, Infinity and 1e400 (as inf), "\\u0000" and lone surrogates:
+    PostgreSQL refuses all of them in text and in jsonb. Iterative, so depth costs no stack.
+    """
+    clean = True
+
+    def problem(path: str | None, message: str) -> None:
+        nonlocal clean
+        clean = False
+        problems.append(Problem(ref.file, ref.line, path, message))
+
+    stack: list[tuple[Any, str | None, int]] = [(value, None, 0)]
+    while stack:
+        item, path, depth = stack.pop()
+        if isinstance(item, str):
+            bad = _UNSTORABLE.search(item)
+            if bad:
+                problem(path, _unstorable_message(bad.group()))
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                problem(path, f"must be a finite number, got {_show(item)}")
+        elif isinstance(item, (dict, list)):
+            if depth > MAX_JSON_DEPTH:
+                top = re.split(r"[.\[]", path or "", maxsplit=1)[0] or None
+                problem(top, f"nested more than {MAX_JSON_DEPTH} levels deep")
+                continue
+            if isinstance(item, list):
+                stack.extend((child, f"{path or ''}[{i}]", depth + 1) for i, child in enumerate(item))
+                continue
+            for key, child in item.items():
+                bad = _UNSTORABLE.search(key)
+                if bad:
+                    problem(path, f"key {key!r} {_unstorable_message(bad.group())}")
+                    continue
+                stack.append((child, key if path is None else f"{path}.{key}", depth + 1))
+    return clean
+
+
+def _unstorable_message(character: str) -> str:
+    if character == "\x00":
+        return "contains a NUL character (\\u0000), which cannot be stored"
+    return f"contains a lone surrogate (\\u{ord(character):04x}), which is not valid Unicode"
+
+
+def _read_jsonl(path: Path, parsed: _Parsed) -> Iterator[tuple[int, dict[str, Any], bool]]:
+    """(line number, record, clean) for each JSON object line; other lines become problems.
+
+    ``clean`` is False when the record holds something no column can store (already reported).
+    Lines are split on "\\n" only: U+2028 and the other separators str.splitlines() knows are
+    legal inside a JSON string (our own export writes them unescaped).
+    """
+    problems = parsed.problems
+    for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
         try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(path.name, number, None, f"invalid JSON ({exc.msg} at column {exc.colno}); truncated line?"))
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            parsed.lines += 1
+            problems.append(Problem(path.name, number, None, f"not UTF-8 text ({exc.reason} at byte {exc.start + 1} of the line)"))
+            continue
+        if number == 1:
+            text = text.removeprefix("\ufeff")  # a byte-order mark from a spreadsheet or editor
+        if not text.strip():
+            continue
+        parsed.lines += 1
+        loaded = _loads(text)
+        record = loaded.value
+        if loaded.problem:
+            problems.append(Problem(path.name, number, None, loaded.problem))
             continue
         if not isinstance(record, dict):
-            problems.append(Problem(path.name, number, None, f"expected a JSON object, got {type(record).__name__}"))
+            problems.append(Problem(path.name, number, None, f"expected a JSON object, got {_json_type(record)}"))
             continue
-        yield number, record
+        # The walk through every value is exact; most lines show in their raw text that they need none.
+        suspect = (
+            loaded.non_finite
+            or ("\\u" in text and _UNSTORABLE_ESCAPE.search(text))
+            or text.count("[") + text.count("{") > MAX_JSON_DEPTH
+        )
+        yield number, record, _check_json(record, _Ref(path.name, number), problems) if suspect else True
 
 
-def _text(record: dict[str, Any], key: str, ref: _Ref, problems: list[Problem], *, required: bool = True) -> str:
-    """A string field; required ones must be present and non-empty."""
-    value = record.get(key)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        if required:
-            problems.append(Problem(ref.file, ref.line, key, "missing" if value is None else "empty"))
-        return ""
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and not required:
-        return str(value)
-    if not isinstance(value, str):
-        problems.append(Problem(ref.file, ref.line, key, f"must be text, got {type(value).__name__}"))
-        return ""
-    return value
+class _Fields:
+    """Typed reading of one record's fields. A wrong value becomes a problem naming file, line and
+    field, and the reader returns a harmless default so that every problem of a line is listed."""
+
+    def __init__(self, record: dict[str, Any], ref: _Ref, problems: list[Problem], prefix: str = "") -> None:
+        self.record = record
+        self.ref = ref
+        self.problems = problems
+        self.prefix = prefix
+
+    def problem(self, key: str | None, message: str) -> None:
+        self.problems.append(Problem(self.ref.file, self.ref.line, f"{self.prefix}{key}" if key else None, message))
+
+    def fits(self, key: str, value: str, column: Column | None) -> bool:
+        limit = _max_length(*column) if column else None
+        if limit is not None and len(value) > limit:
+            self.problem(key, f"has {len(value)} characters; the limit is {limit}")
+            return False
+        return True
+
+    def text(
+        self,
+        key: str,
+        column: Column | None = None,
+        *,
+        required: bool = True,
+        numbers: bool = False,
+        keep_blank: bool = False,
+    ) -> str:
+        """A string. Required ones must be present and non-blank; optional blank ones read as ""
+        unless ``keep_blank``; ``numbers`` accepts a JSON number and reads it as its text."""
+        value = self.record.get(key)
+        if value is None or (isinstance(value, str) and not value.strip() and not (keep_blank and not required)):
+            if required:
+                self.problem(key, "missing" if value is None else "empty")
+            return ""
+        if numbers and isinstance(value, (int, float)) and not isinstance(value, bool) and _finite(value):
+            value = str(value)
+        if not isinstance(value, str):
+            if _finite(value):  # NaN and Infinity are reported by _check_json already
+                self.problem(key, f"must be text, got {_json_type(value)}")
+            return ""
+        return value if self.fits(key, value, column) else ""
+
+    def choice(self, key: str, choices: Sequence[str], default: str) -> str:
+        value = self.text(key, required=False)
+        if value and value not in choices:
+            self.problem(key, f"must be one of {', '.join(json.dumps(c) for c in choices)}; got {_show(value)}")
+            return default
+        return value or default
+
+    def integer(self, key: str, column: Column, *, minimum: int | None = None, default: int | None = None) -> int | None:
+        """A whole number within the column's range (and ``minimum``); null or absent is ``default``."""
+        value = self.record.get(key)
+        if value is None or not _finite(value):
+            return default
+        low, high = _integer_range(*column)
+        low = low if minimum is None else max(low, minimum)
+        if isinstance(value, int) and not isinstance(value, bool):
+            number: int | None = value
+        elif isinstance(value, float) and value.is_integer():
+            number = int(value)
+        else:
+            number = None
+        if number is None or not low <= number <= high:
+            self.problem(key, f"must be a whole number from {low} to {high}, got {_show(value)}")
+            return default
+        return number
+
+    def number(self, key: str, *, minimum: float = 0.0) -> float | None:
+        value = self.record.get(key)
+        if value is None or not _finite(value):
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.problem(key, f"must be a number, got {_show(value)}")
+            return None
+        try:
+            number = float(value)
+        except OverflowError:
+            self.problem(key, f"must be a finite number, got {_show(value)}")
+            return None
+        if number < minimum:
+            self.problem(key, f"must be {minimum:g} or more, got {_show(value)}")
+            return None
+        return number
+
+    def flag(self, key: str, default: bool) -> bool:
+        value = self.record.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            self.problem(key, f"must be true or false, got {_show(value)}")
+            return default
+        return value
+
+    def mapping(self, key: str) -> dict[str, Any]:
+        value = self.record.get(key)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.problem(key, f"must be an object, got {_json_type(value)}")
+            return {}
+        return value
+
+    def models(self, key: str) -> tuple[str, str] | None:
+        """A list of two different model names, sorted."""
+        value = self.record.get(key)
+        if not (isinstance(value, list) and len(value) == 2 and all(isinstance(m, str) and m.strip() for m in value)):
+            self.problem(key, "missing" if value is None else "must be a list of two model names")
+            return None
+        if not all([self.fits(f"{key}[{i}]", name, MODEL_NAME) for i, name in enumerate(value)]):
+            return None
+        if value[0] == value[1]:
+            self.problem(key, f"names the same model twice ({value[0]!r})")
+            return None
+        return tuple(sorted(value))  # type: ignore[return-value]
 
 
 def _remember(table: dict, key: Any, ref: _Ref, item: Any, problems: list[Problem], what: str) -> None:
@@ -196,52 +472,106 @@ def _remember(table: dict, key: Any, ref: _Ref, item: Any, problems: list[Proble
         )
 
 
+def _parse_benchmark(path: Path, parsed: _Parsed) -> None:
+    """benchmark.json: one JSON object whose values become the benchmark's settings."""
+    problems = parsed.problems
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        problems.append(Problem(path.name, line, None, f"not UTF-8 text ({exc.reason})"))
+        return
+    loaded = _loads(text)
+    meta = loaded.value
+    if loaded.problem:
+        problems.append(Problem(path.name, loaded.line, None, loaded.problem.removesuffix("; truncated line?")))
+        return
+    if not isinstance(meta, dict):
+        problems.append(Problem(path.name, None, None, f"expected a JSON object, got {_json_type(meta)}"))
+        return
+    ref = _Ref(path.name, None)
+    if not _check_json(meta, ref, problems):
+        return
+    f = _Fields(meta, ref, problems)
+    values: dict[str, Any] = {
+        "name": f.text("name", (Benchmark, "name"), required=False, numbers=True),
+        "version": f.text("version", (Benchmark, "version"), required=False, numbers=True),
+        "description": f.text("description", required=False, keep_blank=True),
+        "canonical_judge": f.text("canonical_judge", (Benchmark, "canonical_judge"), required=False),
+        "verdict_rule": f.choice("verdict_rule", list(VERDICT_SCALES), default=""),
+        "proposal_schema": f.choice("proposal_schema", list(PROPOSAL_SCHEMAS), default=""),
+        "orientation_seed": f.integer("orientation_seed", (Benchmark, "orientation_seed")),
+    }
+    parsed.benchmark_meta = {k: v for k, v in values.items() if k in meta and v not in (None, "")}
+    if "description" in meta:
+        parsed.benchmark_meta["description"] = values["description"]
+
+
+def _parse_papers(f: _Fields) -> list[dict[str, Any]]:
+    papers = f.record.get("papers")
+    if not isinstance(papers, list) or not papers:
+        f.problem("papers", "missing" if papers is None else "must be a non-empty list")
+        return []
+    most = _integer_range(Paper, "position")[1] + 1
+    if len(papers) > most:
+        f.problem("papers", f"has {len(papers)} papers; the limit is {most}")
+        return []
+    known = {"title", "paper_id", "source_paper_id", *PAPER_TEXT_FIELDS, *PAPER_SHORT_FIELDS}
+    items = []
+    for index, paper in enumerate(papers):
+        where = f"papers[{index}]"
+        if not isinstance(paper, dict):
+            f.problem(where, "must be an object")
+            continue
+        p = _Fields(paper, f.ref, f.problems, prefix=f"{where}.")
+        item: dict[str, Any] = {"title": p.text("title")}
+        for key in PAPER_TEXT_FIELDS:
+            item[key] = p.text(key, required=False, numbers=True, keep_blank=True)
+        for key in PAPER_SHORT_FIELDS:
+            item[key] = p.text(key, (Paper, key), required=False, numbers=True, keep_blank=True)
+        if item["url"]:
+            try:
+                _HTTP_URL(item["url"])
+            except ValidationError:
+                # It becomes a link on the annotators' page: javascript: and the like must not.
+                p.problem("url", f"must be an http or https URL, got {_show(item['url'])}")
+        id_key = "paper_id" if paper.get("paper_id") else "source_paper_id"
+        item["source_paper_id"] = p.text(id_key, (Paper, "source_paper_id"), required=False, numbers=True, keep_blank=True)
+        item["metadata"] = {k: v for k, v in paper.items() if k not in known}
+        items.append(item)
+    return items
+
+
 def _parse_contexts(path: Path, parsed: _Parsed) -> None:
     problems = parsed.problems
-    for number, record in _read_jsonl(path, problems):
+    for number, record, clean in _read_jsonl(path, parsed):
         ref = _Ref(path.name, number)
         before = len(problems)
-        context_id = _text(record, "context_id", ref, problems)
-        values: dict[str, Any] = {k: _text(record, k, ref, problems) for k in CONTEXT_TEXT_FIELDS}
-        values |= {k: _text(record, k, ref, problems, required=False) for k in CONTEXT_OPTIONAL_FIELDS}
-        batch = record.get("batch")
-        values["batch"] = batch if isinstance(batch, str) and batch else None
+        f = _Fields(record, ref, problems)
+        context_id = f.text("context_id", EXTERNAL_ID)
+        values: dict[str, Any] = {k: f.text(k) for k in CONTEXT_TEXT_FIELDS}
+        values |= {k: f.text(k, (Context, k), required=False, numbers=True) for k in CONTEXT_OPTIONAL_FIELDS}
+        values["batch"] = f.text("batch", BATCH_NAME, required=False, numbers=True) or None
         metadata = record.get("pool_metadata", record.get("metadata", {}))
         values["metadata"] = metadata if isinstance(metadata, dict) else {"pool_metadata": metadata}
-        papers = record.get("papers")
-        if not isinstance(papers, list) or not papers:
-            problems.append(Problem(ref.file, ref.line, "papers", "missing" if papers is None else "must be a non-empty list"))
-            papers = []
-        values["papers"] = []
-        for index, paper in enumerate(papers):
-            where = f"papers[{index}]"
-            if not isinstance(paper, dict):
-                problems.append(Problem(ref.file, ref.line, where, "must be an object"))
-                continue
-            title = paper.get("title")
-            if not isinstance(title, str) or not title.strip():
-                problems.append(Problem(ref.file, ref.line, f"{where}.title", "missing" if title is None else "empty"))
-            item: dict[str, Any] = {"title": title or ""}
-            for key in (*PAPER_TEXT_FIELDS, *PAPER_SHORT_FIELDS):
-                item[key] = "" if paper.get(key) is None else str(paper.get(key))
-            item["source_paper_id"] = str(paper.get("paper_id") or paper.get("source_paper_id") or "")
-            known = {"title", "paper_id", "source_paper_id", *PAPER_TEXT_FIELDS, *PAPER_SHORT_FIELDS}
-            item["metadata"] = {k: v for k, v in paper.items() if k not in known}
-            values["papers"].append(item)
-        if len(problems) == before:
+        values["papers"] = _parse_papers(f)
+        if clean and len(problems) == before:
             _remember(parsed.contexts, context_id, ref, values, problems, "context")
 
 
 def _parse_proposals(path: Path, parsed: _Parsed) -> None:
     problems = parsed.problems
-    for number, record in _read_jsonl(path, problems):
+    for number, record, clean in _read_jsonl(path, parsed):
         ref = _Ref(path.name, number)
         before = len(problems)
-        context_id = _text(record, "context_id", ref, problems)
-        model = _text(record, "model", ref, problems)
-        schema = PROPOSAL_SCHEMAS.get(record.get("schema") or SIX_FIELD.name)
+        f = _Fields(record, ref, problems)
+        context_id = f.text("context_id", EXTERNAL_ID)
+        model = f.text("model", MODEL_NAME)
+        schema_name = f.text("schema", (Proposal, "schema"), required=False)
+        schema = PROPOSAL_SCHEMAS.get(schema_name or SIX_FIELD.name)
         if schema is None:
-            problems.append(Problem(ref.file, ref.line, "schema", f"unknown proposal schema {record.get('schema')!r}"))
+            f.problem("schema", f"unknown proposal schema {schema_name!r}")
             continue
         values = {
             "schema": schema.name,
@@ -250,24 +580,13 @@ def _parse_proposals(path: Path, parsed: _Parsed) -> None:
             "content": {k: record[k] for k in schema.fields if k in record},
             "release_metadata": {k: record[k] for k in RELEASE_PROPOSAL_META if k in record},
         }
-        if len(problems) == before:
+        if clean and len(problems) == before:
             _remember(parsed.proposals, (context_id, model), ref, values, problems, "proposal")
 
 
 def _pair_key(context_id: str, models: tuple[str, str]) -> str:
     first, second = (m.replace(" ", "_") for m in models)
     return f"{context_id}__{first}__vs__{second}"
-
-
-def _models_field(record: dict[str, Any], key: str, ref: _Ref, problems: list[Problem]) -> tuple[str, str] | None:
-    value = record.get(key)
-    if not (isinstance(value, list) and len(value) == 2 and all(isinstance(m, str) and m.strip() for m in value)):
-        problems.append(Problem(ref.file, ref.line, key, "missing" if value is None else "must be a list of two model names"))
-        return None
-    if value[0] == value[1]:
-        problems.append(Problem(ref.file, ref.line, key, f"names the same model twice ({value[0]!r})"))
-        return None
-    return tuple(sorted(value))  # type: ignore[return-value]
 
 
 def _fold_label(original: str | None, reverse: str | None) -> tuple[str, str]:
@@ -279,37 +598,36 @@ def _fold_label(original: str | None, reverse: str | None) -> tuple[str, str]:
 
 def _parse_folded(path: Path, parsed: _Parsed) -> None:
     problems = parsed.problems
-    for number, record in _read_jsonl(path, problems):
+    for number, record, clean in _read_jsonl(path, parsed):
         ref = _Ref(path.name, number)
         before = len(problems)
-        pair_key = _text(record, "pair_id", ref, problems)
-        context_id = _text(record, "context_id", ref, problems)
-        models = _models_field(record, "model_pair", ref, problems)
-        batch = _text(record, "batch", ref, problems, required=False) or None
+        f = _Fields(record, ref, problems)
+        pair_key = f.text("pair_id", PAIR_KEY)
+        context_id = f.text("context_id", EXTERNAL_ID)
+        models = f.models("model_pair")
+        batch = f.text("batch", BATCH_NAME, required=False, numbers=True) or None
         winners: dict[str, str] = {}
+        confidences: dict[str, str] = {}
         for order in ORDERS:
             key = f"gemini_{order}_winner"
-            winner = _text(record, key, ref, problems)
+            winner = f.text(key)
             if winner and models and winner not in models and winner.lower() != TIE:
-                problems.append(Problem(ref.file, ref.line, key, f"{winner!r} is not one of the pair's models {list(models)}"))
+                f.problem(key, f"{winner!r} is not one of the pair's models {list(models)}")
             winners[order] = TIE if winner.lower() == TIE else winner
+            confidences[order] = f.text(f"gemini_{order}_confidence", CONFIDENCE, required=False, numbers=True, keep_blank=True)
+        source = f.text("reverse_judgment_source", required=False)
         if pair_key and context_id and not pair_key.startswith(context_id):
-            problems.append(Problem(ref.file, ref.line, "pair_id", f"does not belong to context {context_id!r}"))
-        if len(problems) != before or models is None:
+            f.problem("pair_id", f"does not belong to context {context_id!r}")
+        if not clean or len(problems) != before or models is None:
             continue
         label, folded = _fold_label(winners["original"], winners["reverse"])
         for key, expected in (("stability_label", label), ("folded_winner", folded)):
             if key in record and record[key] != expected:
-                problems.append(
-                    Problem(ref.file, ref.line, key, f"says {record[key]!r} but the two ordered verdicts fold to {expected!r}")
-                )
+                f.problem(key, f"says {record[key]!r} but the two ordered verdicts fold to {expected!r}")
         if batch:
             parsed.context_batches.setdefault(context_id, batch)
         for order in ORDERS:
-            confidence = record.get(f"gemini_{order}_confidence") or ""
-            metadata = {"reverse_judgment_source": record["reverse_judgment_source"]} if (
-                order == "reverse" and record.get("reverse_judgment_source")
-            ) else {}
+            metadata = {"reverse_judgment_source": source} if (order == "reverse" and source) else {}
             verdict = _Verdict(
                 ref=ref,
                 pair_key=pair_key,
@@ -323,109 +641,145 @@ def _parse_folded(path: Path, parsed: _Parsed) -> None:
                 status=OrderedJudgment.Status.ACCEPTED,
                 winner=winners[order],
                 shown_a=None,
-                values={"confidence": str(confidence), "metadata": metadata},
+                values={"confidence": confidences[order], "metadata": metadata},
                 public_id=None,
             )
             _remember(parsed.verdicts, (RELEASE_JUDGE, verdict.run_label, pair_key, order), ref, verdict, problems, "pair")
 
 
+def _public_id(f: _Fields) -> str | None:
+    value = f.text("pair_public_id", PUBLIC_ID, required=False)
+    if not value:
+        return None
+    most = _max_length(*PUBLIC_ID)
+    if not re.fullmatch(f"[0-9a-f]{{{PUBLIC_ID_MIN_HEX},{most}}}", value):
+        f.problem(
+            "pair_public_id",
+            f"must be {PUBLIC_ID_MIN_HEX} to {most} lowercase hexadecimal characters (a random id that names no model), "
+            f"got {_show(value)}",
+        )
+        return None
+    return value
+
+
 def _parse_judgments(path: Path, parsed: _Parsed) -> None:
     problems = parsed.problems
-    for number, record in _read_jsonl(path, problems):
+    for number, record, clean in _read_jsonl(path, parsed):
         ref = _Ref(path.name, number)
         before = len(problems)
-        pair_key = _text(record, "pair_id", ref, problems)
-        context_id = _text(record, "context_id", ref, problems)
-        judge_model = _text(record, "judge_model", ref, problems)
-        order = _text(record, "order", ref, problems)
+        f = _Fields(record, ref, problems)
+        pair_key = f.text("pair_id", PAIR_KEY)
+        context_id = f.text("context_id", EXTERNAL_ID)
+        judge_model = f.text("judge_model", (JudgeRun, "judge_model"))
+        order = f.text("order")
         if order and order not in ORDERS:
-            problems.append(Problem(ref.file, ref.line, "order", f"must be 'original' or 'reverse', got {order!r}"))
-        status = record.get("status") or OrderedJudgment.Status.ACCEPTED
+            f.problem("order", f"must be 'original' or 'reverse', got {order!r}")
+        status = f.text("status", required=False) or OrderedJudgment.Status.ACCEPTED
         if status not in OrderedJudgment.Status.values:
-            problems.append(Problem(ref.file, ref.line, "status", f"must be 'accepted' or 'invalid', got {status!r}"))
+            f.problem("status", f"must be 'accepted' or 'invalid', got {status!r}")
         shown_a = record.get("system_a")
         winner: str | None = None
+        models: tuple[str, str] | None
         if shown_a is None and record.get("model_pair") is not None:
             # Our export of a verdict whose presentation side was never recorded.
-            models = _models_field(record, "model_pair", ref, problems)
-            winning = record.get("winning_system")
+            models = f.models("model_pair")
             if status == "accepted":
-                winning = _text(record, "winning_system", ref, problems)
+                winning = f.text("winning_system")
                 if winning and models and winning not in models and winning.lower() != TIE:
-                    problems.append(
-                        Problem(ref.file, ref.line, "winning_system", f"{winning!r} is not one of the pair's models {list(models)}")
-                    )
-                winner = TIE if (winning or "").lower() == TIE else winning
+                    f.problem("winning_system", f"{winning!r} is not one of the pair's models {list(models)}")
+                winner = TIE if winning.lower() == TIE else winning
         else:
-            system_a = _text(record, "system_a", ref, problems)
-            system_b = _text(record, "system_b", ref, problems)
+            system_a = f.text("system_a", MODEL_NAME)
+            system_b = f.text("system_b", MODEL_NAME)
             models = tuple(sorted((system_a, system_b))) if system_a and system_b else None  # type: ignore[assignment]
             if system_a and system_a == system_b:
-                problems.append(Problem(ref.file, ref.line, "system_b", f"is the same model as system_a ({system_a!r})"))
+                f.problem("system_b", f"is the same model as system_a ({system_a!r})")
                 models = None
             if status == "accepted":
-                label = _text(record, "winner", ref, problems)
+                label = f.text("winner")
                 if label and label.upper() not in ("A", "B", "TIE"):
-                    problems.append(Problem(ref.file, ref.line, "winner", f"must be 'A', 'B' or 'tie', got {label!r}"))
-                elif label:
+                    f.problem("winner", f"must be 'A', 'B' or 'tie', got {label!r}")
+                elif label and models:
                     winner = {"A": system_a, "B": system_b, "TIE": TIE}[label.upper()]
                     winning = record.get("winning_system")
                     expected = "tie" if winner == TIE else winner
                     if winning is not None and str(winning).lower() != str(expected).lower():
-                        problems.append(
-                            Problem(
-                                ref.file,
-                                ref.line,
-                                "winning_system",
-                                f"{winning!r} is not the model of winner {label!r} ({expected!r}); "
-                                f"a winner must be one of the pair's two models",
-                            )
+                        f.problem(
+                            "winning_system",
+                            f"{winning!r} is not the model of winner {label!r} ({expected!r}); "
+                            f"a winner must be one of the pair's two models",
                         )
             shown_a = system_a
         if pair_key and context_id and not pair_key.startswith(context_id):
-            problems.append(Problem(ref.file, ref.line, "pair_id", f"does not belong to context {context_id!r}"))
-        if len(problems) != before or models is None:
-            continue
-        elapsed = record.get("elapsed_seconds")
+            f.problem("pair_id", f"does not belong to context {context_id!r}")
         errors = record.get("judge_errors") or []
         values = {
-            "confidence": str(record.get("confidence") or ""),
-            "main_reason": str(record.get("main_reason") or ""),
-            "weakness_a": str(record.get("weakness_a") or ""),
-            "weakness_b": str(record.get("weakness_b") or ""),
-            "raw_response": str(record.get("raw_response") or ""),
+            "confidence": f.text("confidence", CONFIDENCE, required=False, numbers=True, keep_blank=True),
+            "main_reason": f.text("main_reason", required=False, keep_blank=True),
+            "weakness_a": f.text("weakness_a", required=False, keep_blank=True),
+            "weakness_b": f.text("weakness_b", required=False, keep_blank=True),
+            "raw_response": f.text("raw_response", required=False, keep_blank=True),
             "errors": errors if isinstance(errors, list) else [errors],
-            "attempt": int(record.get("attempt") or 1),
-            "latency_seconds": float(elapsed) if isinstance(elapsed, (int, float)) else None,
-            "prompt_tokens": record.get("prompt_tokens"),
-            "completion_tokens": record.get("completion_tokens"),
-            "metadata": record.get("metadata") or {},
+            "attempt": f.integer("attempt", (OrderedJudgment, "attempt"), minimum=1, default=1),
+            "latency_seconds": f.number("elapsed_seconds"),
+            "prompt_tokens": f.integer("prompt_tokens", (OrderedJudgment, "prompt_tokens")),
+            "completion_tokens": f.integer("completion_tokens", (OrderedJudgment, "completion_tokens")),
+            "metadata": f.mapping("metadata"),
         }
-        run_label = str(record.get("run_label") or path.name.removesuffix(".jsonl"))
+        run_label = f.text("run_label", (JudgeRun, "label"), required=False, numbers=True) or path.name.removesuffix(".jsonl")
+        run_meta = {
+            "provider": f.choice("provider", JudgeRun.Provider.values, default=JudgeRun.Provider.RECORDED),
+            "is_canonical": f.flag("is_canonical", default=False),
+            "run_type": f.text("run_type", (JudgeRun, "run_type"), required=False) or "holistic",
+            "prompt_version": f.text("prompt_version", (JudgeRun, "prompt_version"), required=False, numbers=True),
+        }
+        batch = f.text("batch", BATCH_NAME, required=False, numbers=True) or None
+        public_id = _public_id(f)
+        if not clean or len(problems) != before or models is None:
+            continue
         verdict = _Verdict(
             ref=ref,
             pair_key=pair_key,
             context_id=context_id,
-            batch=record.get("batch") or None,
+            batch=batch,
             models=models,
             order=order,
             judge_model=judge_model,
             run_label=run_label,
-            run_meta={
-                "provider": record.get("provider") or JudgeRun.Provider.RECORDED,
-                "is_canonical": bool(record.get("is_canonical", False)),
-                "run_type": record.get("run_type") or "holistic",
-                "prompt_version": record.get("prompt_version") or "",
-            },
+            run_meta=run_meta,
             status=status,
             winner=winner,
             shown_a=shown_a,
             values=values,
-            public_id=record.get("pair_public_id"),
+            public_id=public_id,
         )
         if verdict.batch:
             parsed.context_batches.setdefault(context_id, verdict.batch)
         _remember(parsed.verdicts, (judge_model, run_label, pair_key, order), ref, verdict, problems, "judgment")
+
+
+def _check_public_ids(parsed: _Parsed) -> None:
+    """One public id per pair, and no id for two pairs (it is unique in the database)."""
+    by_pair: dict[str, tuple[str, _Ref]] = {}
+    by_id: dict[str, tuple[str, _Ref]] = {}
+    for verdict in parsed.verdicts.values():
+        public_id, ref = verdict.public_id, verdict.ref
+        if not public_id:
+            continue
+        first_id, first_ref = by_pair.setdefault(verdict.pair_key, (public_id, ref))
+        if first_id != public_id:
+            parsed.problems.append(
+                Problem(ref.file, ref.line, "pair_public_id", f"differs from line {first_ref.line} for the same pair ({_show(first_id)})")
+            )
+            continue
+        owner, owner_ref = by_id.setdefault(public_id, (verdict.pair_key, ref))
+        if owner != verdict.pair_key:
+            parsed.problems.append(
+                Problem(
+                    ref.file, ref.line, "pair_public_id", f"{_show(public_id)} is also the public id of another pair (line {owner_ref.line})"
+                )
+            )
+    parsed.public_ids = {pair_key: public_id for pair_key, (public_id, _) in by_pair.items()}
 
 
 def _parse(directory: Path) -> tuple[_Parsed, list[str]]:
@@ -433,13 +787,7 @@ def _parse(directory: Path) -> tuple[_Parsed, list[str]]:
     found = release_files(directory)
     names = [p.name for paths in found.values() for p in paths]
     for path in found["benchmark"]:
-        try:
-            meta = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(meta, dict):
-                raise ValueError("expected a JSON object")
-            parsed.benchmark_meta = meta
-        except ValueError as exc:
-            parsed.problems.append(Problem(path.name, None, None, f"invalid JSON ({exc})"))
+        _parse_benchmark(path, parsed)
     for path in found["contexts"]:
         _parse_contexts(path, parsed)
     for path in found["proposals"]:
@@ -448,7 +796,9 @@ def _parse(directory: Path) -> tuple[_Parsed, list[str]]:
         _parse_folded(path, parsed)
     for path in found["judgments"]:
         _parse_judgments(path, parsed)
-    if not names or names == [BENCHMARK_FILE]:
+    _check_public_ids(parsed)
+    data_files = [name for name in names if name != BENCHMARK_FILE]
+    if not data_files:
         parsed.problems.append(
             Problem(
                 str(directory),
@@ -458,7 +808,19 @@ def _parse(directory: Path) -> tuple[_Parsed, list[str]]:
                 "or judgments.jsonl)",
             )
         )
+    elif parsed.lines == 0:
+        parsed.problems.append(Problem(", ".join(data_files), None, None, "every release file is empty; nothing to import"))
     return parsed, names
+
+
+def _check_arguments(benchmark_name: str | None, version: str | None, problems: list[Problem]) -> None:
+    """The benchmark name and version given by the caller (command line or upload form)."""
+    given = {"benchmark": benchmark_name, "version": version}
+    ref = _Ref("arguments", None)
+    if _check_json({k: v for k, v in given.items() if v is not None}, ref, problems):
+        f = _Fields(given, ref, problems)
+        f.text("benchmark", (Benchmark, "name"), required=False)
+        f.text("version", (Benchmark, "version"), required=False)
 
 
 # --------------------------------------------------------------------------- writing
@@ -496,9 +858,12 @@ def release_import(
     contradicts what the database already holds.
     """
     parsed, names = _parse(directory)
+    _check_arguments(benchmark_name, version, parsed.problems)
+    if parsed.problems:
+        raise ReleaseImportError(parsed.problems)  # before the database is touched
     meta = parsed.benchmark_meta
     name = benchmark_name or meta.get("name") or "lit2test"
-    version = version or str(meta.get("version") or "1")
+    version = version or meta.get("version") or "1"
     with transaction.atomic():
         benchmark, _ = Benchmark.objects.get_or_create(
             name=name,
@@ -675,8 +1040,8 @@ class _Writer:
                 participant_b=second,
                 internal_key=verdict.pair_key,
             )
-            if verdict.public_id:
-                pair.public_id = verdict.public_id
+            if verdict.pair_key in self.parsed.public_ids:  # any line of the pair may carry it
+                pair.public_id = self.parsed.public_ids[verdict.pair_key]
             new[verdict.pair_key] = pair
         # A public id is unique across the database: an export imported as another benchmark or version
         # keeps ids only where they are free, and gets fresh random ones elsewhere.
@@ -876,7 +1241,11 @@ def export_rows(benchmark: Benchmark) -> dict[str, list[dict[str, Any]]]:
 
 
 def release_export(*, benchmark: Benchmark, directory: Path) -> dict[str, int]:
-    """Write the benchmark to ``directory`` as JSONL (importable) and CSV. Returns row counts."""
+    """Write the benchmark to ``directory`` as JSONL (importable) and CSV. Returns row counts.
+
+    The JSONL files hold the text exactly; the CSV copies are for spreadsheets, so a text cell a
+    spreadsheet would run as a formula is neutralised (``csvsafe``). The importer reads only JSONL.
+    """
     import pandas as pd  # heavy; only needed here
 
     directory.mkdir(parents=True, exist_ok=True)
@@ -891,6 +1260,12 @@ def release_export(*, benchmark: Benchmark, directory: Path) -> dict[str, int]:
         _jsonl(directory / f"{name}.jsonl", table)
         if name != "contexts":
             frame = pd.json_normalize(table) if table else pd.DataFrame()
-            frame.to_csv(directory / f"{name}.csv", index=False)
+            # Text cells only: numbers (a negative latency, say) stay numbers.
+            text = frame.select_dtypes(include=["object", "string"]).columns
+            frame[text] = frame[text].map(csv_safe)
+            frame.columns = [csv_safe(c) for c in frame.columns]
+            # CRLF rows, as RFC 4180 says: the csv writer then quotes every cell holding a lone "\r",
+            # which a reader would otherwise take for the end of the row.
+            frame.to_csv(directory / f"{name}.csv", index=False, lineterminator="\r\n")
         counts[name] = len(table)
     return counts

@@ -38,7 +38,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         with tempfile.TemporaryDirectory() as folder:
             for upload in form.cleaned_data["files"]:
-                # Only the base name is kept: an upload cannot write outside the folder.
+                # Only the base name is kept (the form refuses two files of one name): an upload
+                # cannot write outside the folder, nor replace another upload.
                 (Path(folder) / Path(upload.name).name).write_bytes(upload.read())
             known = {p.name for paths in release_files(Path(folder)).values() for p in paths}
             ignored = sorted({Path(u.name).name for u in form.cleaned_data["files"]} - known)
