@@ -12,6 +12,7 @@ from django.core.cache import cache
 from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
+from arena.blindness import proposal_blind_content
 from arena.models import Benchmark, JudgeRun
 from arena.selectors import run_cases_frame, run_data_version, run_default
 
@@ -92,11 +93,14 @@ def assignment_next(*, assignment: Assignment) -> Assignment | None:
 def item_screen(*, assignment: Assignment, now: datetime | None = None) -> dict[str, Any]:
     """What the annotation screen shows: the neighborhood, the proposals as A and B, position and clock.
 
-    Only text meant for the annotator goes in here: no model name, pair id, proposal id or control flag.
+    Only text meant for the annotator goes in here: no model name (proposals are shown redacted, see
+    arena/blindness.py), pair id, proposal id or control flag.
     """
     now = now or timezone.now()
     item = Item.objects.select_related("context", "first_proposal", "second_proposal", "naive").get(pk=assignment.item_id)
-    first, second = item.first_content(), item.second_content()
+    # Proposals as every blind reader sees them, aliases redacted; the naive control is written from the context's words.
+    first = proposal_blind_content(item.first_proposal)
+    second = item.naive.content if item.is_control else proposal_blind_content(item.second_proposal)
     a, b = (first, second) if assignment.a_is_first else (second, first)
     deadline = assignment.deadline()
     remaining = None if deadline is None else int((deadline - now).total_seconds())

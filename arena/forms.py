@@ -41,3 +41,23 @@ class ReleaseUploadForm(forms.Form):
             raise forms.ValidationError([f"{name}: uploaded twice; upload each release file once" for name in twice])
         return files
 
+
+class ParticipantAliasesForm(forms.Form):
+    """A participant's aliases, one per line: ``alias`` or ``alias | mode`` (word, proper, brand, exact)."""
+
+    aliases = forms.CharField(
+        required=False,
+        max_length=20000,
+        widget=forms.Textarea(attrs={"rows": 14, "cols": 60, "spellcheck": "false"}),
+        help_text="One alias per line; add '| proper', '| brand' or '| exact' to choose how it is matched (default: word).",
+    )
+
+    def clean_aliases(self) -> str:
+        from .aliases import AliasError, parse_alias_lines
+
+        text = self.cleaned_data["aliases"]
+        try:
+            parse_alias_lines(text)
+        except AliasError as exc:
+            raise forms.ValidationError(exc.problems) from None
+        return text

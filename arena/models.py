@@ -111,6 +111,14 @@ class Participant(models.Model):
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="participants")
     name = models.CharField(max_length=200)
     provider = models.JSONField(default=dict, blank=True)
+    aliases = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Other names the model goes by: [{"text", "mode", "source": "derived" | "researcher"}]; see arena/aliases.py.',
+    )
+    aliases_reviewed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a researcher last saved the aliases; until then they are derived."
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["benchmark", "name"], name="participant_name_unique")]
@@ -132,6 +140,13 @@ class Proposal(models.Model):
     validation_status = models.CharField(max_length=10, choices=Status.choices)
     validation_errors = models.JSONField(default=list, blank=True)
     release_metadata = models.JSONField(default=dict, blank=True)
+    # Blindness (arena/blindness.py): ``content`` is the text as received, for researchers and exports;
+    # judges and annotators see ``blind_content``, the content with every model alias redacted, used
+    # while ``blind_digest`` is the digest of ``content`` it was made from. ``redactions`` records what
+    # was replaced: field, offsets, text, aliases and models.
+    blind_content = models.JSONField(null=True, blank=True)
+    blind_digest = models.CharField(max_length=64, blank=True)
+    redactions = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -34,6 +34,7 @@ from django.core.validators import URLValidator
 from django.db import models, transaction
 from django.db.backends.base.operations import BaseDatabaseOperations
 
+from .blindness import benchmark_redact
 from .csvsafe import csv_safe
 from .models import (
     Batch,
@@ -907,6 +908,7 @@ class _Writer:
         self._proposals()
         self._pairs()
         self._judgments()
+        benchmark_redact(benchmark=self.benchmark)  # aliases of every participant and judge -> blind_content
         for key in ("contexts", "papers", "participants", "proposals", "pairs", "judgments", "runs"):
             self.summary.created[key] = self.created[key]
 

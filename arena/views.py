@@ -9,11 +9,13 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from .aliases import MODE_HELP, WORD, AliasError
+from .blindness import benchmark_blindness, benchmark_redact, participant_aliases, participant_aliases_update
 from .charts import forest_plot, heat_map
-from .forms import ReleaseUploadForm
-from .models import Benchmark, JudgeRun, Proposal
+from .forms import ParticipantAliasesForm, ReleaseUploadForm
+from .models import Benchmark, JudgeRun, Participant, Proposal
 from .permissions import researcher_required, user_is_researcher
 from .release import ReleaseImportError, release_export, release_files, release_import
 from .selectors import benchmark_list, paper_provenance_audit, run_default, run_leaderboard, run_pair_ids, runs_agreement
@@ -155,3 +157,47 @@ def leaderboard_table(doc: dict) -> list[dict]:
             }
         )
     return rows
+
+
+# --------------------------------------------------------------------------- blindness (arena/blindness.py)
+
+
+@require_GET
+@researcher_required
+def benchmark_blindness_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
+    """Each model's aliases, and every proposal with redactions: what was replaced, where, and the text around it."""
+    benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
+    return render(
+        request, "arena/blindness.html", {"benchmark": benchmark, "modes": MODE_HELP} | benchmark_blindness(benchmark=benchmark)
+    )
+
+
+@require_POST
+@researcher_required
+def benchmark_blindness_rescan(request: HttpRequest, benchmark_id: int) -> HttpResponse:
+    benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
+    messages.success(request, benchmark_redact(benchmark=benchmark).line())
+    return redirect("arena:blindness", benchmark_id=benchmark.pk)
+
+
+@require_http_methods(["GET", "POST"])
+@researcher_required
+def participant_aliases_edit(request: HttpRequest, participant_id: int) -> HttpResponse:
+    """Edit one participant's aliases; saving redacts the benchmark's proposals again."""
+    participant = get_object_or_404(Participant.objects.select_related("benchmark"), pk=participant_id)
+    current = participant_aliases(participant)
+    initial = "\n".join(a.text if a.mode == WORD else f"{a.text} | {a.mode}" for a in current)
+    form = ParticipantAliasesForm(request.POST or None, initial={"aliases": initial})
+    if request.method == "POST" and form.is_valid():
+        try:
+            summary = participant_aliases_update(participant=participant, text=form.cleaned_data["aliases"])
+        except AliasError as exc:
+            form.add_error("aliases", exc.problems)
+        else:
+            messages.success(request, f"aliases of {participant.name} saved; {summary.line()}")
+            return redirect("arena:blindness", benchmark_id=participant.benchmark_id)
+    return render(
+        request,
+        "arena/participant_aliases.html",
+        {"participant": participant, "benchmark": participant.benchmark, "aliases": current, "form": form, "modes": MODE_HELP},
+    )

@@ -1,6 +1,7 @@
 """Versioned prompt templates and blind rendering of ordered judge tasks.
 
-The judge sees the context, the four papers and two proposals labelled only "A" and "B".
+The judge sees the context, the four papers and two proposals labelled only "A" and "B", each with every
+alias of the benchmark's models redacted.
 A template's text never changes once released: a new wording is a new version.
 """
 
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from arena.blindness import proposal_blind_content
 from arena.models import CanonicalPair, Context, Proposal
 from arena.schemas import SIX_FIELD
 
@@ -75,7 +77,9 @@ def render_context(context: Context) -> str:
 
 
 def render_proposal(label: str, proposal: Proposal) -> str:
-    fields = "\n".join(f"[{name}]\n{proposal.content.get(name, '')}" for name in SIX_FIELD.fields)
+    """A proposal as the judge sees it: its blind content, every model alias redacted (arena/blindness.py)."""
+    content = proposal_blind_content(proposal)
+    fields = "\n".join(f"[{name}]\n{content.get(name, '')}" for name in SIX_FIELD.fields)
     return f"=== PROPOSAL {label} ===\n{fields}"
 
 

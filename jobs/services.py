@@ -21,6 +21,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from arena import blindness
 from arena.models import Benchmark, CanonicalPair, Context, JudgeRun, OrderedJudgment, Proposal
 from arena.release import orientation_flipped
 from arena.schemas import SIX_FIELD
@@ -104,12 +105,22 @@ def _squash(text: str) -> str:
 
 
 def _blindness_problem(rendered: RenderedTask, pair: CanonicalPair, names: list[str]) -> str | None:
+    """The second line of defence after redaction (arena/blindness.py): a prompt that still names a
+    participant (in any spelling), the internal pair id, or any alias of the benchmark's participants and
+    judges inside a proposal is refused. (Contexts may cite models: the literature names them for both sides.)"""
     text = _squash(rendered.system + "\n" + rendered.user)
     for name in names:
         if _squash(name) and _squash(name) in text:
             return "blindness gate: the prompt contains a participant's name"
     if _squash(pair.internal_key) in text:
         return "blindness gate: the prompt contains the internal pair id"
+    leaks = blindness.prompt_leaks(benchmark_id=pair.benchmark_id, texts=[rendered.block_a, rendered.block_b])
+    if leaks:
+        index, hit = leaks[0]
+        return (
+            f"blindness gate: proposal {'AB'[index]} still names {', '.join(hit.aliases)!r} (an alias of "
+            f"{', '.join(hit.owners)}) after redaction; re-scan the benchmark's blindness page, then resume"
+        )
     return None
 
 
@@ -684,6 +695,7 @@ def _store_generation(run: GenerationRun, token: str, task_id: int, result: dict
                         context_id=task.context_id, participant_id=task.participant_id, schema=SIX_FIELD.name,
                         content=content, validation_status="invalid" if result["problems"] else "valid",
                         validation_errors=result["problems"],
+                        **blindness.proposal_blind_fields(benchmark_id=run.benchmark_id, participant_id=task.participant_id, content=content),
                         release_metadata={"generation_run": run.pk, "temperature": run.parameters.get("temperature"),
                                           "max_tokens": run.parameters.get("max_tokens"), "attempts": len(result["attempts"])},
                     )

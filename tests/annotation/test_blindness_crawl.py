@@ -180,3 +180,63 @@ def test_control_and_real_items_look_the_same_apart_from_the_text(study, annotat
         return [t for t in tags if not t.startswith("br")]
 
     assert skeleton(control) == skeleton(real)
+
+
+# --------------------------------------------------------------------------- self-identification (issue 8, item 10)
+
+
+def literature_texts(benchmark) -> list[str]:  # noqa: ANN001
+    """The contexts' own texts: the literature may cite models, for both sides alike, and is shown as it is."""
+    texts = []
+    for context in Context.objects.filter(benchmark=benchmark).prefetch_related("papers"):
+        texts += [context.research_context, context.open_problem, context.resource_constraint, context.task_instruction]
+        texts += [t for p in context.papers.all() for t in (p.title, p.abstract, p.limitation, p.url)]
+    return sorted((t for t in texts if t), key=len, reverse=True)
+
+
+@pytest.fixture
+def named_study(release_dir, tmp_path, annotator, annotator2):  # noqa: ANN001, ANN201
+    from arena.release import release_import
+    from tests.arena.selfnaming import write_self_naming_release
+
+    from .helpers import make_study
+
+    benchmark = release_import(directory=write_self_naming_release(release_dir, tmp_path / "named")).benchmark
+    return make_study(benchmark, [annotator, annotator2], n_contexts=3)
+
+
+def test_no_alias_of_any_model_reaches_an_annotator_when_proposals_name_themselves(named_study, annotator, ann_client) -> None:  # noqa: ANN001
+    import html
+
+    from annotation.services import assignment_submit
+    from tests.arena.selfnaming import alias_mentions
+
+    from .helpers import complete_values
+
+    benchmark = named_study.benchmark
+    # The proposals of the study do name themselves (the stored text, which only researchers see).
+    items = Assignment.objects.filter(study=named_study, annotator=annotator).select_related("item__first_proposal")
+    assert all(alias_mentions(str(a.item.first_proposal.content)) for a in items)
+    assignment_submit(assignment=items[0], values=complete_values("A"))
+    # Also every alias stored for the benchmark's participants (derived ones included) and the judge's name.
+    stored = {a["text"].lower() for p in Participant.objects.filter(benchmark=benchmark) for a in p.aliases}
+    assert {"claude", "anthropic", "deep seek", "zhipu", "chat gpt"} <= stored
+    literature = literature_texts(benchmark)
+    starts = [reverse("annotation:home"), reverse("annotation:guide"), "/"]
+    redacted_pages = 0
+    for language in ("en", "zh-hans"):
+        ann_client.cookies["django_language"] = language
+        seen = crawl(ann_client, starts)
+        item_pages = [p for (m, p) in seen if m == "get" and re.fullmatch(r"/annotate/item/[^/]+/", p)]
+        assert len(item_pages) == items.count() > 0
+        for (method, path), response in seen.items():
+            where = f"{method.upper()} {path} ({language})"
+            text = html.unescape(response.body.decode("utf-8", "replace"))
+            for passage in literature:
+                text = text.replace(passage, " ")
+            assert alias_mentions(text) == [], f"{alias_mentions(text)} in {where}"
+            low = text.lower()
+            for alias in stored:
+                assert not re.search(r"(?<![a-z0-9])" + re.escape(alias) + r"(?![a-z])", low), f"{alias!r} in {where}"
+            redacted_pages += "[redacted]" in text
+    assert redacted_pages >= 2 * items.count()  # every item page shows the placeholders instead

@@ -118,22 +118,21 @@ def test_a_prompt_that_would_name_a_participant_is_never_sent(imported, fake_llm
     leaking = Proposal.objects.get(context_id=pair.context_id, participant_id=pair.participant_a_id)
     leaking.content = leaking.content | {"hypothesis": leaking.content["hypothesis"] + " (as DeepSeek-V3.2 would put it)"}
     leaking.save(update_fields=["content"])
-    # Every pair of the sample that shows this proposal is stopped, in both orders.
-    stopped = {
+    # Every pair of the sample that shows this proposal, in both orders.
+    showing = {
         (t.pair_id, t.order)
         for t in JudgeTask.objects.filter(run=run).select_related("pair")
         if t.pair.context_id == leaking.context_id
         and leaking.participant_id in (t.pair.participant_a_id, t.pair.participant_b_id)
     }
 
-    assert judge_run_execute(run_id=run.pk) == "failed"
+    # The name is redacted as the proposal is read (arena/blindness.py), so these tasks are judged blind.
+    assert judge_run_execute(run_id=run.pk) == "completed"
 
     assert all("deepseek" not in all_text(e).lower() for e in fake_llm.log())
-    assert len(chat_requests(fake_llm.log())) == 12 - len(stopped)
-    failed = JudgeTask.objects.filter(run=run, status="failed")
-    assert {(t.pair_id, t.order) for t in failed} == stopped
-    assert all("blindness gate" in t.last_error and t.calls == 0 for t in failed)
-    assert not OrderedJudgment.objects.filter(run=run, pair_id__in=[p for p, _ in stopped]).exists()
+    assert len(chat_requests(fake_llm.log())) == 12
+    redacted = [e for e in chat_requests(fake_llm.log()) if "(as [redacted] would put it)" in all_text(e)]
+    assert len(redacted) == len(showing) > 0
 
 
 def test_a_structured_run_stores_five_scores_per_side_and_the_verdict_the_judge_picked(imported, fake_llm) -> None:  # noqa: ANN001

@@ -27,15 +27,17 @@ def test_a_participant_under_another_spelling_cannot_judge(imported, fake_llm, s
         judge_run_create(request=JudgeRunRequest(benchmark=imported, judge_model=spelling, base_url=fake_llm.base_url))
 
 
-def test_the_blindness_gate_catches_a_name_spelled_differently(imported, fake_llm) -> None:  # noqa: ANN001
+def test_a_name_spelled_differently_is_redacted_before_the_judge_sees_it(imported, fake_llm) -> None:  # noqa: ANN001
+    # Changed in place after import: the stored blind text no longer fits, so the proposal is redacted as it is read.
     run, _ = create_running(imported, fake_llm, pairs="sample:1", orders=("original",))
     pair = JudgeTask.objects.get(run=run).pair
     proposal = Proposal.objects.get(context=pair.context, participant=pair.participant_a)
     proposal.content = proposal.content | {"hypothesis": "As GPT-5.2 would put it, the effect doubles."}
     proposal.save()
-    assert judge_run_execute(run_id=run.pk) == "failed"
-    assert "blindness gate" in JudgeTask.objects.get(run=run).last_error
-    assert fake_llm.log() == []  # nothing was sent
+    assert judge_run_execute(run_id=run.pk) == "completed"
+    (prompt,) = [e for e in fake_llm.log() if e.get("task")]
+    sent = "\n".join(m["content"] for m in prompt["messages"])
+    assert "As [redacted] would put it, the effect doubles." in sent and "gpt" not in sent.lower()
 
 
 def test_an_internal_error_fails_the_task_instead_of_stranding_the_run(imported, fake_llm, monkeypatch) -> None:  # noqa: ANN001
