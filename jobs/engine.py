@@ -4,19 +4,31 @@ One event loop per driver: K coroutines call the endpoint concurrently while a s
 database thread claims tasks and stores results, so SQLite sees one writer and
 PostgreSQL sees short transactions. Work is claimed in small batches; between
 batches the driver re-reads the run's status, which is how pause and cancel stop it.
+
+What keeps a run from being left "running" with nobody working on it:
+- the driver renews the leases of the tasks it holds (and its own ``RunDriver`` row) with a
+  heartbeat, so only a driver that stopped loses its claims;
+- a driver ends only when the run has no open task left (or the run stopped): while other
+  drivers hold claims it waits, and takes their work over if they die;
+- a database error that looks transient (the server restarting, a dropped connection) is
+  retried with backoff for up to ``db_patience`` seconds, on a fresh connection;
+- every call to the endpoint is counted in the database before it is sent (a group commit
+  shared by the concurrent calls), so calls in flight when a worker dies are paid for and counted.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import random
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from django.db import close_old_connections, connection
+from django.db import InterfaceError, OperationalError, close_old_connections, connection
 
 from .limits import EndpointLimiter
 from .providers import Completion, PermanentError, Provider, TransientError
@@ -27,6 +39,15 @@ T = TypeVar("T")
 MAX_TRANSIENT_RETRIES = 6
 BACKOFF_BASE = 0.5
 BACKOFF_CAP = 30.0
+# Errors of a database that is restarting or unreachable; each driver step is its own transaction,
+# so repeating it on a new connection is safe.
+TRANSIENT_DB_ERRORS = (OperationalError, InterfaceError)
+
+BeforeCall = Callable[[], Awaitable[None]]
+
+
+class DatabaseUnavailable(Exception):
+    """The database stayed unreachable for longer than the driver's patience; the driver stopped."""
 
 
 @dataclass
@@ -37,16 +58,29 @@ class CallOutcome:
 
 
 async def call_with_backoff(
-    provider: Provider, limiter: EndpointLimiter | None, messages: list[dict[str, str]], task: tuple[int, str] | None
+    provider: Provider,
+    limiter: EndpointLimiter | None,
+    messages: list[dict[str, str]],
+    task: tuple[int, str] | None,
+    before_call: BeforeCall | None = None,
 ) -> CallOutcome:
-    """One answer from the provider, retrying 429/5xx/timeouts with exponential backoff and jitter."""
+    """One answer from the provider, retrying 429/5xx/timeouts with exponential backoff and jitter.
+
+    ``before_call`` runs right before each request is sent (after the endpoint slot is taken):
+    the driver counts the call there, durably, so that no call goes uncounted.
+    """
     calls = 0
     for retry in range(MAX_TRANSIENT_RETRIES + 1):
-        calls += 1
         try:
             if limiter is None:
+                if before_call is not None:
+                    await before_call()
+                calls += 1
                 return CallOutcome(await provider.complete(messages=messages, task=task), calls)
             async with limiter.slot():
+                if before_call is not None:
+                    await before_call()
+                calls += 1
                 return CallOutcome(await provider.complete(messages=messages, task=task), calls)
         except TransientError as exc:
             if retry == MAX_TRANSIENT_RETRIES:
@@ -58,42 +92,91 @@ async def call_with_backoff(
     raise AssertionError("unreachable")
 
 
-class Driver[T]:
-    """Runs claim → work → store until nothing is left or the run stops.
+@dataclass
+class DriverHooks[T]:
+    """What a run kind tells the driver. The synchronous callables run in the driver's database thread.
 
-    ``claim(n)`` returns up to n task specs (and is the only place work is taken);
-    ``work(spec)`` is a coroutine doing the calls; ``store(results)`` persists a batch of
-    (spec, result) pairs in one transaction; ``still_running()`` re-reads the run;
-    ``release(specs)`` hands unstarted work back. The synchronous callables run in the DB thread.
+    ``claim(n, held)`` takes up to n claimable tasks, never one of ``held`` (the driver's own);
+    ``work(spec, before_call)`` does the calls of one task; ``store(results)`` persists a batch of
+    (spec, result) pairs in one transaction; ``release(specs)`` hands unstarted work back;
+    ``still_running()`` re-reads the run; ``heartbeat(held)`` renews the leases of the held tasks and the
+    driver's liveness; ``count_calls({task_id: n})`` adds calls about to be made; ``others_open(held)``
+    says whether tasks the driver does not hold are still open (claimed by other drivers, or pending).
     """
+
+    claim: Callable[[int, frozenset[int]], list[T]]
+    work: Callable[[T, BeforeCall], Awaitable[Any]]
+    store: Callable[[list[tuple[T, Any]]], None]
+    release: Callable[[list[T]], None]
+    still_running: Callable[[], bool]
+    heartbeat: Callable[[list[int]], None]
+    count_calls: Callable[[dict[int, int]], None]
+    others_open: Callable[[frozenset[int]], bool]
+    task_id: Callable[[T], int]
+    # What to store for a task whose work raised: a failed result, so the run ends FAILED and resumes.
+    on_error: Callable[[Exception], Any]
+    # Told once the database is back after an outage: (seconds it was unreachable, error).
+    on_outage: Callable[[float, str], None] | None = None
+
+
+@dataclass
+class DriverStats:
+    outages: list[tuple[float, str]] = field(default_factory=list)
+
+
+class Driver[T]:
+    """Runs claim → work → store until no task of the run is open or the run stops."""
 
     def __init__(
         self,
         *,
+        hooks: DriverHooks[T],
         concurrency: int,
-        claim: Callable[[int], list[T]],
-        work: Callable[[T], Awaitable[Any]],
-        store: Callable[[list[tuple[T, Any]]], None],
-        still_running: Callable[[], bool],
-        release: Callable[[list[T]], None],
-        heartbeat: Callable[[], None] | None = None,
-        heartbeat_every: float = 1.0,
-        on_error: Callable[[Exception], Any] | None = None,
+        heartbeat_every: float = 5.0,
+        idle_poll: float = 1.0,
+        db_patience: float = 300.0,
     ) -> None:
+        self.hooks = hooks
         self.concurrency = max(1, concurrency)
-        self.claim, self.work, self.store = claim, work, store
-        self.still_running, self.release = still_running, release
-        self.heartbeat, self.heartbeat_every = heartbeat, heartbeat_every
-        # What to store for a task whose work raised: a failed result, so the run ends FAILED and resumes.
-        self.on_error = on_error
+        self.heartbeat_every = heartbeat_every
+        self.idle_poll = idle_poll
+        self.db_patience = db_patience
+        self.stats = DriverStats()
 
     async def run(self) -> None:
+        hooks = self.hooks
         db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lit2test-db")
         loop = asyncio.get_running_loop()
 
         async def in_db(fn: Callable[..., Any], *args: Any) -> Any:
-            return await loop.run_in_executor(db, fn, *args)
+            """Run ``fn`` in the database thread, retrying transient database errors on a new connection."""
+            started = loop.time()
+            pause = 0.25
+            first_error: str | None = None
+            while True:
+                try:
+                    result = await loop.run_in_executor(db, _in_db_thread, fn, args)
+                except TRANSIENT_DB_ERRORS as exc:
+                    waited = loop.time() - started
+                    first_error = first_error or f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+                    if waited + pause > self.db_patience:
+                        raise DatabaseUnavailable(
+                            f"the database was unreachable for {waited:.0f} s ({first_error}); the driver stopped"
+                        ) from exc
+                    log.warning("database unavailable (%s); retrying in %.1f s", first_error, pause)
+                    await asyncio.sleep(pause)
+                    pause = min(pause * 2, 5.0)
+                    continue
+                if first_error is not None:
+                    outage = (loop.time() - started, first_error)
+                    self.stats.outages.append(outage)
+                    if hooks.on_outage is not None:
+                        await loop.run_in_executor(db, _in_db_thread_quiet, hooks.on_outage, outage)
+                return result
 
+        held: set[int] = set()
+        progressed = asyncio.Event()
+        ledger = _CallLedger(in_db, hooks.count_calls)
         queue: asyncio.Queue[T | None] = asyncio.Queue()
         results: asyncio.Queue[tuple[T, Any] | None] = asyncio.Queue()
         stop = asyncio.Event()
@@ -103,15 +186,19 @@ class Driver[T]:
                 spec = await queue.get()
                 if spec is None:
                     return
+                task_id = hooks.task_id(spec)
                 if stop.is_set():
-                    await in_db(self.release, [spec])
+                    await in_db(hooks.release, [spec])
+                    held.discard(task_id)
                     continue
                 try:
-                    results.put_nowait((spec, await self.work(spec)))
+                    result = await hooks.work(spec, functools.partial(ledger.record, task_id))
+                except DatabaseUnavailable:
+                    raise
                 except Exception as exc:  # one task's bug must not kill the run: the task is stored as failed
                     log.exception("task failed unexpectedly")
-                    if self.on_error is not None:
-                        results.put_nowait((spec, self.on_error(exc)))
+                    result = hooks.on_error(exc)
+                results.put_nowait((spec, result))
 
         async def writer() -> None:
             # Results that arrive while a batch is being written wait for the next one:
@@ -128,52 +215,143 @@ class Driver[T]:
                     batch.append(item)
                 if batch:
                     try:
-                        await in_db(self.store, batch)
+                        await in_db(hooks.store, batch)
+                    except DatabaseUnavailable:
+                        raise
                     except Exception:
-                        log.exception("storing %d results failed; their tasks stay claimed until resumed", len(batch))
+                        # Not stored: their claims are left to expire, and another driver (or this one) redoes them.
+                        log.exception("storing %d results failed; their tasks will be claimed again", len(batch))
+                    for spec, _ in batch:
+                        held.discard(hooks.task_id(spec))
+                    progressed.set()
                 if done:
                     return
 
         workers = [asyncio.create_task(worker()) for _ in range(self.concurrency)]
         writing = asyncio.create_task(writer())
+        beat = loop.time()
+
+        async def beat_if_due() -> None:
+            nonlocal beat
+            if loop.time() - beat >= self.heartbeat_every:
+                # Claims held while calls wait (slow endpoint, busy slots) must not look abandoned.
+                await in_db(hooks.heartbeat, sorted(held))
+                beat = loop.time()
+
+        def watch(*tasks: asyncio.Task[Any]) -> None:
+            """Re-raise at once if a worker or the writer died (the database stayed away too long)."""
+            for t in tasks:
+                if t.done() and not t.cancelled() and t.exception() is not None:
+                    raise t.exception()  # type: ignore[misc]
+
         try:
             # Keep about two rounds of work queued so calls never wait on a claim.
             batch = self.concurrency * 2
-            beat = loop.time()
             while True:
-                if self.heartbeat is not None and loop.time() - beat > self.heartbeat_every:
-                    # Claims held while calls wait (slow endpoint, busy slots) must not look abandoned.
-                    await in_db(self.heartbeat)
-                    beat = loop.time()
+                watch(*workers, writing)
+                await beat_if_due()
                 if queue.qsize() > self.concurrency:
                     await asyncio.sleep(0.02)
                     continue
-                if not await in_db(self.still_running):
+                if not await in_db(hooks.still_running):
                     stop.set()
                     break
-                specs = await in_db(self.claim, batch)
-                if not specs:
+                specs = await in_db(hooks.claim, batch, frozenset(held))
+                if specs:
+                    for spec in specs:
+                        held.add(hooks.task_id(spec))
+                        queue.put_nowait(spec)
+                    continue
+                if not held and not await in_db(hooks.others_open, frozenset()):
                     break
-                for spec in specs:
-                    queue.put_nowait(spec)
+                # Our own work is in flight, or other drivers hold claims: wait, and take over what they drop.
+                progressed.clear()
+                try:
+                    await asyncio.wait_for(progressed.wait(), timeout=self.idle_poll)
+                except TimeoutError:
+                    pass
             for _ in workers:
                 queue.put_nowait(None)
             draining = asyncio.gather(*workers)
             while not draining.done():
                 await asyncio.wait([draining], timeout=self.heartbeat_every)
-                if self.heartbeat is not None and not draining.done():
-                    await in_db(self.heartbeat)
+                if not draining.done():
+                    await beat_if_due()
             await draining
             results.put_nowait(None)
             await writing
+        except BaseException:
+            stop.set()
+            for t in (*workers, writing):
+                t.cancel()
+            await asyncio.gather(*workers, writing, return_exceptions=True)
+            raise
         finally:
-            await in_db(_close_connection)
+            await loop.run_in_executor(db, _close_connection)
             db.shutdown(wait=True)
 
 
+class _CallLedger:
+    """Counts calls in the database before they are made, one commit for all calls waiting at that moment."""
+
+    def __init__(self, in_db: Callable[..., Awaitable[Any]], count_calls: Callable[[dict[int, int]], None]) -> None:
+        self.in_db = in_db
+        self.count_calls = count_calls
+        self.pending: Counter[int] = Counter()
+        self.waiters: list[asyncio.Future[None]] = []
+        self.flusher: asyncio.Task[None] | None = None
+
+    async def record(self, task_id: int) -> None:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.pending[task_id] += 1
+        self.waiters.append(future)
+        if self.flusher is None or self.flusher.done():
+            self.flusher = asyncio.create_task(self._flush())
+        await future
+
+    async def _flush(self) -> None:
+        while self.pending:
+            counts, self.pending = dict(self.pending), Counter()
+            waiters, self.waiters = self.waiters, []
+            try:
+                await self.in_db(self.count_calls, counts)
+            except BaseException as exc:
+                for w in waiters:
+                    if not w.done():
+                        w.set_exception(exc if isinstance(exc, Exception) else asyncio.CancelledError())
+                if not isinstance(exc, Exception):
+                    raise
+                continue
+            for w in waiters:
+                if not w.done():
+                    w.set_result(None)
+
+
+def _in_db_thread(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    try:
+        return fn(*args)
+    except TRANSIENT_DB_ERRORS:
+        # The connection may be broken (server restarted): drop it so the retry opens a new one.
+        try:
+            connection.close()
+        except Exception:  # noqa: BLE001 - closing a dead connection may fail too; it is dropped either way
+            pass
+        raise
+
+
+def _in_db_thread_quiet(fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    try:
+        fn(*args)
+    except Exception:  # noqa: BLE001 - a log line about an outage must not stop the run
+        log.exception("could not record an event")
+
+
 def _close_connection() -> None:
-    close_old_connections()
-    connection.close()
+    try:
+        close_old_connections()
+        connection.close()
+    except Exception:  # noqa: BLE001 - the database may be gone; the connection is dropped either way
+        pass
 
 
 def run_blocking[T](factory: Callable[[], Awaitable[T]]) -> T:

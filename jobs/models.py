@@ -1,9 +1,14 @@
-"""Work lists of judge and generation runs.
+"""Work lists of judge and generation runs, the drivers working on them, and what happened to them.
 
 A run's tasks are materialised when it is created, so progress, resume and
 idempotency are questions about rows: a task is claimed by a conditional update
 (one claimer wins), and the database's unique constraint on accepted judgments
 makes a second verdict for the same (run, pair, order) impossible.
+
+A driver (one Celery task executing a run) registers a ``RunDriver`` row and renews it
+with its heartbeat; the watchdog in every worker relaunches a running run whose
+drivers have all gone quiet. ``RunEvent`` is the run's log for the researcher: why it
+failed, when it was relaunched, what an outage cost.
 """
 
 from __future__ import annotations
@@ -22,14 +27,36 @@ class TaskStatus(models.TextChoices):
     SKIPPED = "skipped", "skipped"
 
 
-class JudgeTask(models.Model):
+class RunKind(models.TextChoices):
+    JUDGE = "judge", "judge run"
+    GENERATION = "generation", "generation run"
+
+
+class TaskCost(models.Model):
+    """What a task cost at the endpoint, counted whether or not its answer was kept.
+
+    ``calls`` is written ahead: each call is counted (in a group commit shared by the
+    driver's concurrent calls) before the request is sent, so calls in flight when a worker
+    dies are counted too. An answer that arrives but cannot be stored (the task passed to
+    another driver, the run was cancelled) is counted in ``discarded`` with its tokens.
+    """
+
+    calls = models.PositiveIntegerField(default=0, help_text="HTTP calls started for this task, all attempts")
+    discarded = models.PositiveIntegerField(default=0, help_text="answers received but not stored")
+    discarded_prompt_tokens = models.PositiveBigIntegerField(default=0)
+    discarded_completion_tokens = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        abstract = True
+
+
+class JudgeTask(TaskCost):
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="tasks")
     pair = models.ForeignKey(CanonicalPair, on_delete=models.CASCADE, related_name="+")
     order = models.CharField(max_length=10)
     status = models.CharField(max_length=10, choices=TaskStatus.choices, default=TaskStatus.PENDING)
     claimed_by = models.CharField(max_length=64, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
-    calls = models.PositiveIntegerField(default=0, help_text="HTTP calls made for this task, all attempts")
     last_error = models.TextField(blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -57,14 +84,13 @@ class GenerationRun(models.Model):
         return f"generation run {self.pk} ({self.prompt_version})"
 
 
-class GenerationTask(models.Model):
+class GenerationTask(TaskCost):
     run = models.ForeignKey(GenerationRun, on_delete=models.CASCADE, related_name="tasks")
     context = models.ForeignKey(Context, on_delete=models.CASCADE, related_name="+")
     participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="+")
     status = models.CharField(max_length=10, choices=TaskStatus.choices, default=TaskStatus.PENDING)
     claimed_by = models.CharField(max_length=64, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
-    calls = models.PositiveIntegerField(default=0)
     attempts = models.JSONField(default=list, blank=True, help_text="raw answers and schema problems of each attempt")
     last_error = models.TextField(blank=True)
     prompt_tokens = models.PositiveIntegerField(default=0)
@@ -74,3 +100,39 @@ class GenerationTask(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "context", "participant"], name="generation_task_unique")]
         indexes = [models.Index(fields=["run", "status"])]
+
+
+class RunDriver(models.Model):
+    """One execution of a run by a worker; alive while its heartbeat is recent and it has not ended."""
+
+    kind = models.CharField(max_length=20, choices=RunKind.choices)
+    run_id = models.BigIntegerField()
+    token = models.CharField(max_length=64, unique=True, help_text="the claimed_by value of this driver's tasks")
+    worker = models.CharField(max_length=200, help_text="host and process id of the worker")
+    started_at = models.DateTimeField(auto_now_add=True)
+    seen_at = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["kind", "run_id", "ended_at"])]
+
+
+class RunEvent(models.Model):
+    """A line in a run's log, shown on its page: failures with their reason, relaunches, outages."""
+
+    class Level(models.TextChoices):
+        INFO = "info", "info"
+        WARNING = "warning", "warning"
+        ERROR = "error", "error"
+
+    kind = models.CharField(max_length=20, choices=RunKind.choices)
+    run_id = models.BigIntegerField()
+    level = models.CharField(max_length=10, choices=Level.choices, default=Level.INFO)
+    code = models.CharField(max_length=40, help_text="machine-readable: launched, driver_failed, relaunched, ...")
+    message = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["kind", "run_id", "-created_at"])]
+        ordering = ["-created_at", "-id"]

@@ -10,7 +10,8 @@ from django.utils import timezone
 
 from arena.models import JudgeRun, OrderedJudgment
 
-from .models import GenerationRun, GenerationTask, JudgeTask, TaskStatus
+from .execution import drivers_alive, run_events, stale_seconds
+from .models import GenerationRun, GenerationTask, JudgeTask, RunEvent, RunKind, TaskStatus
 
 
 @dataclass
@@ -29,6 +30,12 @@ class Progress:
     recent_errors: list[str]
     status: str
     replay: bool
+    calls: int = 0  # HTTP calls started, all attempts, counted before they were sent
+    discarded: int = 0  # answers received but not stored (their task had passed to another driver, or the run ended)
+    discarded_prompt_tokens: int = 0
+    discarded_completion_tokens: int = 0
+    drivers_alive: int = 0
+    status_reason: str = ""  # why the run failed, or what is wrong while it runs (no worker, say)
 
     @property
     def fraction(self) -> float:
@@ -46,9 +53,13 @@ def _eta(done: int, remaining: int, first, last) -> float | None:  # noqa: ANN00
 
 
 def _task_counts(tasks: QuerySet, **extra: Any) -> dict[str, Any]:
-    """Task totals by state in one query (plus any extra aggregates)."""
+    """Task totals by state and what they cost, in one query (plus any extra aggregates)."""
     return tasks.aggregate(
         total=Count("id"),
+        calls=Sum("calls"),
+        discarded=Sum("discarded"),
+        discarded_prompt=Sum("discarded_prompt_tokens"),
+        discarded_completion=Sum("discarded_completion_tokens"),
         done=Count("id", filter=Q(status=TaskStatus.DONE)),
         failed=Count("id", filter=Q(status=TaskStatus.FAILED)),
         remaining=Count("id", filter=Q(status__in=[TaskStatus.PENDING, TaskStatus.CLAIMED])),
@@ -73,7 +84,9 @@ def run_progress(*, run: JudgeRun) -> Progress:
     p = run.parameters
     cost = None
     if p.get("price_per_1k_prompt") is not None or p.get("price_per_1k_completion") is not None:
-        cost = prompt / 1000 * float(p.get("price_per_1k_prompt") or 0) + completion / 1000 * float(p.get("price_per_1k_completion") or 0)
+        # Discarded answers were paid for too.
+        paid_in, paid_out = prompt + (tasks["discarded_prompt"] or 0), completion + (tasks["discarded_completion"] or 0)
+        cost = paid_in / 1000 * float(p.get("price_per_1k_prompt") or 0) + paid_out / 1000 * float(p.get("price_per_1k_completion") or 0)
     errors = list(
         JudgeTask.objects.filter(run=run).exclude(last_error="").order_by("-updated_at").values_list("last_error", flat=True)[:5]
     )
@@ -82,7 +95,36 @@ def run_progress(*, run: JudgeRun) -> Progress:
         failed=tasks["failed"], remaining=tasks["remaining"], skipped=tasks["skipped"], prompt_tokens=prompt,
         completion_tokens=completion, cost=cost, eta_seconds=_eta(tasks["done"], tasks["remaining"], judgments["first"], judgments["last"]),
         recent_errors=errors, status=run.status, replay=run.provider == JudgeRun.Provider.RECORDED,
+        **_health(RunKind.JUDGE, run, tasks),
     )
+
+
+def _health(kind: str, run: JudgeRun | GenerationRun, tasks: dict[str, Any]) -> dict[str, Any]:
+    """Costs beyond the stored answers, live drivers, and the reason a run failed or is stuck."""
+    alive = drivers_alive(kind=kind, run_id=run.pk) if run.status == JudgeRun.Status.RUNNING else 0
+    reason = ""
+    if run.status == JudgeRun.Status.FAILED:
+        latest = RunEvent.objects.filter(kind=kind, run_id=run.pk, level=RunEvent.Level.ERROR).order_by("-created_at", "-id").first()
+        reason = latest.message if latest else ""
+    elif run.status == JudgeRun.Status.RUNNING and not alive and tasks["remaining"]:
+        latest = RunEvent.objects.filter(kind=kind, run_id=run.pk).order_by("-created_at", "-id").first()
+        # A driver needs a moment to be taken up; only a quiet spell longer than a heartbeat gap is news.
+        if latest is None or (timezone.now() - latest.created_at).total_seconds() > stale_seconds():
+            since = f" (last: {latest.message})" if latest and latest.level != RunEvent.Level.INFO else ""
+            reason = (
+                "no worker is working on this run right now" + since + ": is a Celery worker running "
+                "(celery -A lit2test_web worker)? A worker's watchdog takes the run up within a minute of starting."
+            )
+    return {
+        "calls": tasks["calls"] or 0, "discarded": tasks["discarded"] or 0,
+        "discarded_prompt_tokens": tasks["discarded_prompt"] or 0, "discarded_completion_tokens": tasks["discarded_completion"] or 0,
+        "drivers_alive": alive, "status_reason": reason,
+    }
+
+
+def run_log(*, run: JudgeRun | GenerationRun, limit: int = 20) -> list[RunEvent]:
+    kind = RunKind.JUDGE if isinstance(run, JudgeRun) else RunKind.GENERATION
+    return run_events(kind=kind, run_id=run.pk, limit=limit)
 
 
 def generation_progress(*, run: GenerationRun) -> Progress:
@@ -92,4 +134,5 @@ def generation_progress(*, run: GenerationRun) -> Progress:
         total=tasks["total"], done=tasks["done"], accepted=tasks["done"], invalid=0, failed=tasks["failed"],
         remaining=tasks["remaining"], skipped=tasks["skipped"], prompt_tokens=tasks["prompt"] or 0,
         completion_tokens=tasks["completion"] or 0, cost=None, eta_seconds=None, recent_errors=errors, status=run.status, replay=False,
+        **_health(RunKind.GENERATION, run, tasks),
     )

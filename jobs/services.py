@@ -14,11 +14,9 @@ import re
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
 from django.utils import timezone
 
 from arena import blindness
@@ -26,9 +24,11 @@ from arena.models import Benchmark, CanonicalPair, Context, JudgeRun, OrderedJud
 from arena.release import orientation_flipped
 from arena.schemas import SIX_FIELD
 
-from .engine import Driver, call_with_backoff, run_blocking
-from .limits import EndpointLimiter
-from .models import GenerationRun, GenerationTask, JudgeTask, TaskStatus
+from . import execution
+from .engine import BeforeCall, DatabaseUnavailable, Driver, DriverHooks, call_with_backoff, run_blocking
+from .execution import RunKindSpec, run_event_add, run_fail, run_kind_register
+from .limits import DEFAULT_SLOT_TTL, EndpointLimiter
+from .models import GenerationRun, GenerationTask, JudgeTask, RunEvent, RunKind, TaskStatus
 from .parsing import ParseError, parse_judge_answer, parse_proposal_answer
 from .prompts import DEFAULT_PROMPT, PROMPTS, RenderedTask, render_generation_task, render_judge_task
 from .providers import OpenAICompatibleProvider, PermanentError, Provider, RecordedProvider, api_key_from_env
@@ -58,7 +58,7 @@ class JudgeRunRequest:
     temperature: float | None = 0.0
     max_tokens: int | None = 1024
     timeout: float = 120.0
-    lease_seconds: float = 900.0
+    lease_seconds: float | None = None  # settings.LIT2TEST_LEASE_SECONDS when None
     canonical: bool = False
     seed: int = 0
     price_per_1k_prompt: float | None = None
@@ -197,7 +197,7 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
         "temperature": request.temperature,
         "max_tokens": request.max_tokens,
         "timeout": request.timeout,
-        "lease_seconds": request.lease_seconds,
+        "lease_seconds": request.lease_seconds or execution.lease_seconds(),
         "seed": request.seed,
         "price_per_1k_prompt": request.price_per_1k_prompt,
         "price_per_1k_completion": request.price_per_1k_completion,
@@ -267,18 +267,27 @@ def benchmark_new_version(*, benchmark: Benchmark, version: str | None = None, c
     return new
 
 
-def judge_run_launch(*, run: JudgeRun, drivers: int = 1) -> None:
-    """Mark the run running and enqueue its driver(s) once the transaction commits."""
+def _judge_driver_enqueue(run_id: int) -> None:
     from .tasks import judge_run_execute_task
 
+    execution.enqueue(lambda: judge_run_execute_task.delay(run_id), kind=RunKind.JUDGE, run_id=run_id)
+
+
+def judge_run_launch(*, run: JudgeRun, drivers: int = 1, event: str = "launched") -> None:
+    """Mark the run running and enqueue its driver(s) once the transaction commits.
+
+    If the broker cannot be reached the run still starts: the failure is recorded on the run and a
+    worker's watchdog launches it when the broker is back.
+    """
     with transaction.atomic():
         updated = JudgeRun.objects.filter(pk=run.pk, status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.PAUSED]).update(
             status=JudgeRun.Status.RUNNING, finished_at=None
         )
         if not updated:
             raise RunError(f"run {run.pk} is {JudgeRun.objects.get(pk=run.pk).status}; only pending or paused runs start")
+        run_event_add(kind=RunKind.JUDGE, run_id=run.pk, code=event, message=f"{event} with {max(1, drivers)} driver(s)")
         for _ in range(max(1, drivers)):
-            transaction.on_commit(lambda: judge_run_execute_task.delay(run.pk))
+            transaction.on_commit(lambda: _judge_driver_enqueue(run.pk))
     run.refresh_from_db()
 
 
@@ -306,14 +315,13 @@ def judge_run_resume(*, run: JudgeRun, drivers: int = 1) -> int:
             raise RunError("a cancelled run cannot be resumed; launch a new run")
         if run.status == JudgeRun.Status.COMPLETED:
             raise RunError(f"run {run.pk} is completed; there is nothing to resume")
-        # Claims whose lease ran out belong to workers that died; failed tasks get another chance.
-        JudgeTask.objects.filter(run=run).filter(
-            Q(status=TaskStatus.FAILED) | Q(status=TaskStatus.CLAIMED, lease_until__lt=timezone.now())
-        ).update(status=TaskStatus.PENDING, claimed_by="", lease_until=None)
+        # Claims of drivers that died (lease run out, or no heartbeat) are taken back at once;
+        # failed tasks get another chance.
+        execution.tasks_reclaim(kind=RunKind.JUDGE, task_model=JudgeTask, run_id=run.pk)
         todo = JudgeTask.objects.filter(run=run, status__in=[TaskStatus.PENDING, TaskStatus.CLAIMED]).count()
         JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.PAUSED)
     run.refresh_from_db()
-    judge_run_launch(run=run, drivers=drivers)
+    judge_run_launch(run=run, drivers=drivers, event="resumed")
     return todo
 
 
@@ -343,6 +351,7 @@ class _JudgeResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     transcripts: list[dict[str, Any]] | None = None
+    answered: bool = False  # an answer came back (and was paid for), whether or not it parsed
 
 
 def _provider_for(run: JudgeRun | GenerationRun, model: str) -> Provider:
@@ -361,36 +370,9 @@ def _limiter_for(run: JudgeRun | GenerationRun) -> EndpointLimiter | None:
         return None
     return EndpointLimiter(
         endpoint=p["base_url"], concurrency=int(p.get("concurrency") or 8), rate_per_second=p.get("rate_per_second"),
-        # A slot covers one call, so a crashed worker's slots free themselves after one timeout.
-        slot_ttl=float(p.get("timeout") or 120) + 10,
+        # Slots are renewed while their call runs, so a killed worker's slots free themselves within one TTL.
+        slot_ttl=DEFAULT_SLOT_TTL,
     )
-
-
-def _claim(model: type[JudgeTask] | type[GenerationTask], run_id: int, token: str, lease: float, n: int) -> list[int]:
-    """Take up to n tasks that are pending or whose lease expired. One claimer wins each task.
-
-    Claiming is also the driver's heartbeat: the leases of the tasks it still holds are
-    renewed, so only a driver that stopped (a dead worker) loses its claims.
-    """
-    now = timezone.now()
-    with transaction.atomic():
-        model.objects.filter(run_id=run_id, claimed_by=token, status=TaskStatus.CLAIMED).update(
-            lease_until=now + timedelta(seconds=lease)
-        )
-        candidates = list(
-            model.objects.select_for_update(skip_locked=True)
-            .filter(run_id=run_id)
-            .filter(Q(status=TaskStatus.PENDING) | Q(status=TaskStatus.CLAIMED, lease_until__lt=now))
-            .exclude(claimed_by=token)
-            .order_by("id")
-            .values_list("id", flat=True)[:n]
-        )
-        if not candidates:
-            return []
-        model.objects.filter(id__in=candidates).filter(
-            Q(status=TaskStatus.PENDING) | Q(status=TaskStatus.CLAIMED, lease_until__lt=now)
-        ).update(status=TaskStatus.CLAIMED, claimed_by=token, lease_until=now + timedelta(seconds=lease))
-        return list(model.objects.filter(id__in=candidates, claimed_by=token).values_list("id", flat=True))
 
 
 def _running(model: type[JudgeRun] | type[GenerationRun], run_id: int) -> tuple[Any, str]:
@@ -401,8 +383,23 @@ def _running(model: type[JudgeRun] | type[GenerationRun], run_id: int) -> tuple[
     return (run, run.status) if run.status == JudgeRun.Status.RUNNING else (None, run.status)
 
 
+def _start_problem(kind: str, run_id: int, exc: Exception) -> str:
+    """Fail a run whose driver cannot start (missing API key, unknown replay, ...), saying why and what to do."""
+    reason = f"the driver could not start on worker {execution.worker_identity()}: {exc}"
+    if isinstance(exc, PermanentError) and "environment variable" in str(exc):
+        reason += (
+            ". Workers read the API key from their own environment: set the variable where `celery -A lit2test_web worker` "
+            "runs (not only where the run was launched), restart the worker, and resume the run"
+        )
+    run_fail(kind=kind, run_id=run_id, reason=reason, code="driver_failed")
+    return JudgeRun.Status.FAILED
+
+
 def judge_run_execute(*, run_id: int) -> str:
-    """Run a judge run's tasks until done, paused or cancelled. Safe to call twice at once."""
+    """Run a judge run's tasks until done, paused or cancelled. Safe to call twice at once.
+
+    A run whose driver cannot start (the worker lacks the API key, say) ends FAILED with the reason.
+    """
     run, status = _running(JudgeRun, run_id)
     if run is None:
         return status
@@ -410,10 +407,15 @@ def judge_run_execute(*, run_id: int) -> str:
     template = PROMPTS[run.prompt_version]
     structured = template.kind == "structured"
     names = list(run.benchmark.participants.values_list("name", flat=True))
-    lease = float(run.parameters.get("lease_seconds") or 900)
+    try:
+        provider = _provider_for(run, run.judge_model)
+    except (PermanentError, JudgeRun.DoesNotExist) as exc:
+        return _start_problem(RunKind.JUDGE, run.pk, exc)
+    limiter = _limiter_for(run)
+    lease = _lease(run)
 
-    def claim(n: int) -> list[_JudgeSpec]:
-        ids = _claim(JudgeTask, run.pk, token, lease, n)
+    def claim(n: int, held: frozenset[int]) -> list[_JudgeSpec]:
+        ids = execution.tasks_claim(kind=RunKind.JUDGE, task_model=JudgeTask, run_id=run.pk, token=token, lease=lease, n=n, held=held)
         tasks = list(
             JudgeTask.objects.filter(id__in=ids).select_related("pair__context", "pair__participant_a", "pair__participant_b")
         )
@@ -436,21 +438,19 @@ def judge_run_execute(*, run_id: int) -> str:
             specs.append(_JudgeSpec(t.pk, pair.pk, t.order, shown_a, shown_b, rendered, _blindness_problem(rendered, pair, names)))
         return specs
 
-    provider = _provider_for(run, run.judge_model)
-    limiter = _limiter_for(run)
-
-    async def work(spec: _JudgeSpec) -> _JudgeResult:
+    async def work(spec: _JudgeSpec, before_call: BeforeCall) -> _JudgeResult:
         if spec.problem:
             return _JudgeResult(status="failed", errors=[spec.problem])
         assert spec.rendered is not None
         result = _JudgeResult(status="invalid", errors=[], transcripts=[])
         for attempt in range(1, MAX_PARSE_ATTEMPTS + 1):
-            outcome = await call_with_backoff(provider, limiter, spec.rendered.messages(), (spec.pair_id, spec.order))
+            outcome = await call_with_backoff(provider, limiter, spec.rendered.messages(), (spec.pair_id, spec.order), before_call)
             result.calls += outcome.calls
             if outcome.completion is None:
                 result.status, result.errors = "failed", [*result.errors, outcome.error or "no answer"]
                 return result
             c = outcome.completion
+            result.answered = True
             result.attempt, result.raw, result.latency = attempt, c.text, c.latency_seconds
             result.prompt_tokens += c.prompt_tokens or 0
             result.completion_tokens += c.completion_tokens or 0
@@ -466,50 +466,69 @@ def judge_run_execute(*, run_id: int) -> str:
 
     def store(batch: list[tuple[_JudgeSpec, _JudgeResult]]) -> None:
         with transaction.atomic():
-            owned = set(
-                JudgeTask.objects.select_for_update()
-                .filter(id__in=[spec.task_id for spec, _ in batch], claimed_by=token, status=TaskStatus.CLAIMED)
-                .values_list("id", flat=True)
-            )  # a task whose lease ran out may belong to another driver now: leave it alone
+            owned, finished = _owned(JudgeTask, token, [spec.task_id for spec, _ in batch])
             judgments, updates = [], {}
             for spec, result in batch:
                 if spec.task_id not in owned:
+                    if spec.task_id not in finished and result.answered:
+                        execution.answer_discard(task_model=JudgeTask, task_id=spec.task_id,
+                                                 prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens)
                     continue
                 if result.status == "failed":
-                    updates[spec.task_id] = (TaskStatus.FAILED, result.calls, "; ".join(result.errors or []))
+                    updates[spec.task_id] = (TaskStatus.FAILED, "; ".join(result.errors or []))
                     continue
                 judgments.append(_judgment(run.pk, spec, result))
                 error = "" if result.status == "accepted" else "; ".join(result.errors or [])
-                updates[spec.task_id] = (TaskStatus.DONE, result.calls, error)
+                updates[spec.task_id] = (TaskStatus.DONE, error)
             _create_judgments(judgments)
-            groups: dict[tuple[str, int, str], list[int]] = {}
+            groups: dict[tuple[str, str], list[int]] = {}
             for task_id, key in updates.items():
                 groups.setdefault(key, []).append(task_id)
-            for (status, calls, error), ids in groups.items():
-                JudgeTask.objects.filter(id__in=ids).update(
-                    status=status, calls=F("calls") + calls, last_error=error, updated_at=timezone.now()
-                )
+            for (status, error), ids in groups.items():
+                JudgeTask.objects.filter(id__in=ids).update(status=status, last_error=error, updated_at=timezone.now())
 
-    _drive(run=run, task_model=JudgeTask, token=token, claim=claim, work=work, store=store,
-           task_id=lambda spec: spec.task_id, providers=[provider],
+    _drive(run=run, kind=RunKind.JUDGE, task_model=JudgeTask, token=token, claim=claim, work=work, store=store,
+           task_id=lambda spec: spec.task_id, providers=[provider], limiter=limiter,
            on_error=lambda exc: _JudgeResult(status="failed", errors=[f"internal error: {type(exc).__name__}: {exc}"]))
     return _finish(JudgeRun, JudgeTask, run.pk)
+
+
+def _lease(run: JudgeRun | GenerationRun) -> float:
+    return float(run.parameters.get("lease_seconds") or execution.lease_seconds())
+
+
+def _owned(task_model: type[JudgeTask] | type[GenerationTask], token: str, ids: list[int]) -> tuple[set[int], set[int]]:
+    """Of these tasks, (the ones this driver still holds, the ones it already finished).
+
+    Locks the held ones for the caller's transaction. A task whose lease ran out may belong to another
+    driver now: its answer is not stored. A task this driver already finished is a store repeated after
+    a lost commit acknowledgement: it is skipped quietly.
+    """
+    rows = list(task_model.objects.select_for_update().filter(id__in=ids, claimed_by=token).values_list("id", "status"))
+    return {i for i, st in rows if st == TaskStatus.CLAIMED}, {i for i, st in rows if st in (TaskStatus.DONE, TaskStatus.FAILED)}
 
 
 def _drive(
     *,
     run: JudgeRun | GenerationRun,
+    kind: str,
     task_model: type[JudgeTask] | type[GenerationTask],
     token: str,
-    claim: Callable[[int], list[Any]],
-    work: Callable[[Any], Awaitable[Any]],
+    claim: Callable[[int, frozenset[int]], list[Any]],
+    work: Callable[[Any, BeforeCall], Awaitable[Any]],
     store: Callable[[list[tuple[Any, Any]]], None],
     task_id: Callable[[Any], int],
     providers: Iterable[Provider],
+    limiter: EndpointLimiter | None,
     on_error: Callable[[Exception], Any],
 ) -> None:
-    """Run the claim/work/store loop of one driver to its end, then close the providers' clients."""
+    """Run the claim/work/store loop of one driver to its end, then close the providers' clients.
+
+    The driver is registered (and alive for the watchdog) before it claims anything, and marked ended
+    however it stops.
+    """
     run_model = type(run)
+    lease = _lease(run)
 
     def release(specs: list[Any]) -> None:
         # Unstarted work goes back to the queue, unless the run was cancelled: then it is skipped too.
@@ -521,19 +540,23 @@ def _drive(
             last_error="cancelled" if cancelled else "",
         )
 
-    def still_running() -> bool:
-        return run_model.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).exists()
-
-    lease = float(run.parameters.get("lease_seconds") or 900)
-
-    def heartbeat() -> None:
-        task_model.objects.filter(run_id=run.pk, claimed_by=token, status=TaskStatus.CLAIMED).update(
-            lease_until=timezone.now() + timedelta(seconds=lease)
+    def on_outage(seconds: float, error: str) -> None:
+        run_event_add(
+            kind=kind, run_id=run.pk, code="database_outage", level=RunEvent.Level.WARNING,
+            message=f"the database was unreachable for {seconds:.1f} s ({error}); the driver waited and carried on",
         )
 
-    driver = Driver(concurrency=int(run.parameters.get("concurrency") or 8), claim=claim, work=work, store=store,
-                    still_running=still_running, release=release, heartbeat=heartbeat, heartbeat_every=min(5.0, lease / 4),
-                    on_error=on_error)
+    hooks = DriverHooks(
+        claim=claim, work=work, store=store, release=release, task_id=task_id, on_error=on_error, on_outage=on_outage,
+        still_running=lambda: run_model.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).exists(),
+        heartbeat=lambda held: execution.driver_heartbeat(task_model=task_model, token=token, lease=lease, held=held),
+        count_calls=lambda counts: execution.calls_count(task_model=task_model, counts=counts),
+        others_open=lambda held: execution.tasks_open_elsewhere(task_model=task_model, run_id=run.pk, held=held),
+    )
+    driver = Driver(
+        hooks=hooks, concurrency=int(run.parameters.get("concurrency") or 8),
+        heartbeat_every=min(execution.heartbeat_seconds(), lease / 4), db_patience=execution.db_patience_seconds(),
+    )
 
     async def main() -> None:
         try:
@@ -541,8 +564,24 @@ def _drive(
         finally:
             for provider in list(providers):
                 await provider.close()
+            if limiter is not None:
+                await limiter.close()
 
-    run_blocking(main)
+    execution.driver_register(kind=kind, run_id=run.pk, token=token)
+    outcome = "finished"
+    try:
+        run_blocking(main)
+    except DatabaseUnavailable as exc:
+        outcome = str(exc)
+        raise
+    except BaseException as exc:
+        outcome = f"crashed: {type(exc).__name__}: {exc}"
+        raise
+    finally:
+        try:
+            execution.driver_end(token=token, outcome=outcome)
+        except Exception:  # noqa: BLE001 - the database may be gone; the row then goes stale, which says the same
+            pass
 
 
 def _judgment(run_id: int, spec: _JudgeSpec, result: _JudgeResult) -> OrderedJudgment:
@@ -579,7 +618,11 @@ def _create_judgments(judgments: list[OrderedJudgment]) -> None:
 
 
 def _finish(run_model: type[JudgeRun] | type[GenerationRun], task_model: type[JudgeTask] | type[GenerationTask], run_id: int) -> str:
-    """Close the run when no task is left to do; another driver may still hold claims."""
+    """Close the run when no task is left to do; another driver may still hold claims.
+
+    A run closed as failed says on its page how many tasks failed, the latest reason, and what to do.
+    """
+    kind = RunKind.JUDGE if run_model is JudgeRun else RunKind.GENERATION
     with transaction.atomic():
         run = run_model.objects.select_for_update().get(pk=run_id)
         if run.status != JudgeRun.Status.RUNNING:
@@ -587,10 +630,19 @@ def _finish(run_model: type[JudgeRun] | type[GenerationRun], task_model: type[Ju
         open_tasks = task_model.objects.filter(run_id=run_id, status__in=[TaskStatus.PENDING, TaskStatus.CLAIMED]).exists()
         if open_tasks:
             return run.status
-        failed = task_model.objects.filter(run_id=run_id, status=TaskStatus.FAILED).exists()
-        run.status = JudgeRun.Status.FAILED if failed else JudgeRun.Status.COMPLETED
+        failed = task_model.objects.filter(run_id=run_id, status=TaskStatus.FAILED)
+        n_failed = failed.count()
+        run.status = JudgeRun.Status.FAILED if n_failed else JudgeRun.Status.COMPLETED
         run.finished_at = timezone.now()
         run.save(update_fields=["status", "finished_at"])
+        if n_failed:
+            latest = failed.order_by("-updated_at").values_list("last_error", flat=True).first() or "no reason recorded"
+            run_event_add(
+                kind=kind, run_id=run_id, code="tasks_failed", level=RunEvent.Level.ERROR,
+                message=f"{n_failed} task(s) failed (latest: {latest}); fix the cause and resume the run to retry only them",
+            )
+        else:
+            run_event_add(kind=kind, run_id=run_id, code="completed", message="every task is done")
         return run.status
 
 
@@ -601,7 +653,7 @@ def generation_run_create(
     *, benchmark: Benchmark, base_url: str, participants: list[str] | None = None, contexts: str = "all",
     api_key_env: str | None = None, temperature: float = 1.0, max_tokens: int = 1600, concurrency: int = 8,
     timeout: float = 300.0, model_names: dict[str, str] | None = None, prompt_version: str = "generation-v1",
-    launched_by: Any = None, lease_seconds: float = 1800.0,
+    launched_by: Any = None, lease_seconds: float | None = None,
 ) -> GenerationRun:
     """A run that asks each participant for a proposal on each context that has text and no proposal from it yet."""
     if prompt_version not in PROMPTS or PROMPTS[prompt_version].kind != "generation":
@@ -631,7 +683,7 @@ def generation_run_create(
             benchmark=benchmark, prompt_version=prompt_version, launched_by=launched_by,
             parameters={
                 "base_url": base_url, "api_key_env": api_key_env or "", "temperature": temperature, "max_tokens": max_tokens,
-                "concurrency": concurrency, "timeout": timeout, "lease_seconds": lease_seconds,
+                "concurrency": concurrency, "timeout": timeout, "lease_seconds": lease_seconds or execution.lease_seconds(),
                 "model_names": model_names or {}, "contexts": contexts,
             },
         )
@@ -641,15 +693,20 @@ def generation_run_create(
     return run
 
 
-def generation_run_launch(*, run: GenerationRun) -> None:
+def _generation_driver_enqueue(run_id: int) -> None:
     from .tasks import generation_run_execute_task
 
+    execution.enqueue(lambda: generation_run_execute_task.delay(run_id), kind=RunKind.GENERATION, run_id=run_id)
+
+
+def generation_run_launch(*, run: GenerationRun, event: str = "launched") -> None:
     with transaction.atomic():
         if not GenerationRun.objects.filter(pk=run.pk, status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.PAUSED]).update(
-            status=JudgeRun.Status.RUNNING
+            status=JudgeRun.Status.RUNNING, finished_at=None
         ):
             raise RunError(f"generation run {run.pk} cannot start from {run.status}")
-        transaction.on_commit(lambda: generation_run_execute_task.delay(run.pk))
+        run_event_add(kind=RunKind.GENERATION, run_id=run.pk, code=event, message=f"{event} with 1 driver(s)")
+        transaction.on_commit(lambda: _generation_driver_enqueue(run.pk))
     run.refresh_from_db()
 
 
@@ -679,15 +736,18 @@ def pairs_create_for_contexts(*, benchmark: Benchmark, context_ids: set[int]) ->
 
 def _store_generation(run: GenerationRun, token: str, task_id: int, result: dict[str, Any]) -> None:
     with transaction.atomic():
-        task = GenerationTask.objects.select_for_update().get(pk=task_id)
-        if task.claimed_by != token or task.status != TaskStatus.CLAIMED:
+        owned, finished = _owned(GenerationTask, token, [task_id])
+        if task_id not in owned:
+            if task_id not in finished and result.get("attempts"):
+                execution.answer_discard(task_model=GenerationTask, task_id=task_id, prompt_tokens=result.get("in", 0),
+                                         completion_tokens=result.get("out", 0))
             return
-        task.calls += result["calls"]
+        task = GenerationTask.objects.get(pk=task_id)
         task.attempts = result["attempts"]
+        task.prompt_tokens, task.completion_tokens = result.get("in", 0), result.get("out", 0)
         if "failed" in result:
             task.status, task.last_error = TaskStatus.FAILED, result["failed"] or "no answer"
         else:
-            task.prompt_tokens, task.completion_tokens = result["in"], result["out"]
             content = {k: v for k, v in result["content"].items() if k in SIX_FIELD.fields}
             try:
                 with transaction.atomic():
@@ -702,7 +762,17 @@ def _store_generation(run: GenerationRun, token: str, task_id: int, result: dict
             except IntegrityError:
                 pass  # a proposal for this context and participant exists already
             task.status = TaskStatus.DONE
-        task.save()
+        task.save(update_fields=["attempts", "prompt_tokens", "completion_tokens", "status", "last_error", "updated_at"])
+
+
+def _generation_finish(run_id: int) -> str:
+    """Close the run when nothing is left, then pair the proposals it elicited."""
+    status = _finish(GenerationRun, GenerationTask, run_id)
+    if status in (JudgeRun.Status.COMPLETED, JudgeRun.Status.FAILED):
+        run = GenerationRun.objects.select_related("benchmark").get(pk=run_id)
+        context_ids = set(GenerationTask.objects.filter(run=run, status=TaskStatus.DONE).values_list("context_id", flat=True))
+        pairs_create_for_contexts(benchmark=run.benchmark, context_ids=context_ids)
+    return status
 
 
 def generation_run_execute(*, run_id: int) -> str:
@@ -713,26 +783,31 @@ def generation_run_execute(*, run_id: int) -> str:
     token = uuid.uuid4().hex
     template = PROMPTS[run.prompt_version]
     model_names: dict[str, str] = run.parameters.get("model_names") or {}
-    lease = float(run.parameters.get("lease_seconds") or 1800)
+    lease = _lease(run)
+    try:
+        api_key_from_env(run.parameters.get("api_key_env") or None)  # the providers are made per model, on first use
+    except PermanentError as exc:
+        return _start_problem(RunKind.GENERATION, run.pk, exc)
     providers: dict[str, Provider] = {}
     limiter = _limiter_for(run)
 
-    def claim(n: int) -> list[tuple[int, str, list[dict[str, str]]]]:
-        ids = _claim(GenerationTask, run.pk, token, lease, n)
+    def claim(n: int, held: frozenset[int]) -> list[tuple[int, str, list[dict[str, str]]]]:
+        ids = execution.tasks_claim(kind=RunKind.GENERATION, task_model=GenerationTask, run_id=run.pk, token=token, lease=lease,
+                                    n=n, held=held)
         tasks = GenerationTask.objects.filter(id__in=ids).select_related("participant", "context")
         contexts = {c.pk: c for c in Context.objects.filter(pk__in={t.context_id for t in tasks}).prefetch_related("papers")}
         return [(t.pk, t.participant.name, render_generation_task(context=contexts[t.context_id], template=template)) for t in tasks]
 
-    async def work(spec: tuple[int, str, list[dict[str, str]]]) -> dict[str, Any]:
+    async def work(spec: tuple[int, str, list[dict[str, str]]], before_call: BeforeCall) -> dict[str, Any]:
         _, name, messages = spec
         provider = providers.setdefault(name, _provider_for(run, model_names.get(name, name)))
         attempts: list[dict[str, Any]] = []
         calls = tokens_in = tokens_out = 0
         for attempt in range(1, MAX_PARSE_ATTEMPTS + 1):
-            outcome = await call_with_backoff(provider, limiter, messages, None)
+            outcome = await call_with_backoff(provider, limiter, messages, None, before_call)
             calls += outcome.calls
             if outcome.completion is None:
-                return {"failed": outcome.error, "attempts": attempts, "calls": calls}
+                return {"failed": outcome.error, "attempts": attempts, "calls": calls, "in": tokens_in, "out": tokens_out}
             c = outcome.completion
             tokens_in += c.prompt_tokens or 0
             tokens_out += c.completion_tokens or 0
@@ -749,11 +824,13 @@ def generation_run_execute(*, run_id: int) -> str:
         for spec, result in batch:
             _store_generation(run, token, spec[0], result)
 
-    _drive(run=run, task_model=GenerationTask, token=token, claim=claim, work=work, store=store,
-           task_id=lambda spec: spec[0], providers=providers.values(),
+    _drive(run=run, kind=RunKind.GENERATION, task_model=GenerationTask, token=token, claim=claim, work=work, store=store,
+           task_id=lambda spec: spec[0], providers=providers.values(), limiter=limiter,
            on_error=lambda exc: {"failed": f"internal error: {type(exc).__name__}: {exc}", "attempts": [], "calls": 0})
-    status = _finish(GenerationRun, GenerationTask, run.pk)
-    if status in (JudgeRun.Status.COMPLETED, JudgeRun.Status.FAILED):
-        context_ids = set(GenerationTask.objects.filter(run=run, status=TaskStatus.DONE).values_list("context_id", flat=True))
-        pairs_create_for_contexts(benchmark=run.benchmark, context_ids=context_ids)
-    return status
+    return _generation_finish(run.pk)
+
+
+run_kind_register(RunKindSpec(kind=RunKind.JUDGE, run_model=JudgeRun, task_model=JudgeTask, launch=_judge_driver_enqueue,
+                              finish=lambda run_id: _finish(JudgeRun, JudgeTask, run_id)))
+run_kind_register(RunKindSpec(kind=RunKind.GENERATION, run_model=GenerationRun, task_model=GenerationTask,
+                              launch=_generation_driver_enqueue, finish=_generation_finish))

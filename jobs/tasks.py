@@ -1,21 +1,44 @@
 """Celery tasks: thin wrappers that take ids and call services.
 
-Delivery is at-least-once (acks_late, reject_on_worker_lost): a redelivered or duplicated
-task is harmless because the services claim work by conditional updates.
+A driver message is only a nudge: the run's state lives in the database, and the watchdog in
+every worker (``jobs.worker``) launches a new driver for any running run that nobody works on.
+So messages are acknowledged when a worker takes them (``acks_late=False``): a message that
+stayed unacknowledged across a broker restart made the worker crash on its late ack, and one
+held by a killed worker waited for the broker's visibility timeout (an hour on Redis) before
+anyone saw it again. A delivered-twice message is harmless: work is claimed by conditional updates.
+
+A database that is briefly unreachable when a driver starts or ends is retried by Celery; inside
+the driver, the engine rides out outages itself.
 """
 
 from __future__ import annotations
 
 from celery import shared_task
+from django.db import InterfaceError, OperationalError
 
-from . import services
+from . import execution, services
+
+_DRIVER = {
+    "acks_late": False,
+    "ignore_result": True,
+    "autoretry_for": (OperationalError, InterfaceError),
+    "retry_backoff": 2,
+    "retry_backoff_max": 60,
+    "retry_jitter": True,
+    "max_retries": 30,
+}
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+@shared_task(**_DRIVER)
 def judge_run_execute_task(run_id: int) -> str:
     return services.judge_run_execute(run_id=run_id)
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+@shared_task(**_DRIVER)
 def generation_run_execute_task(run_id: int) -> str:
     return services.generation_run_execute(run_id=run_id)
+
+
+@shared_task(acks_late=False, ignore_result=True)
+def runs_watchdog_task() -> list[str]:
+    return execution.runs_watchdog()

@@ -14,7 +14,7 @@ from arena.selectors import runs_agreement
 from .forms import GenerationRunForm, JudgeRunForm
 from .models import GenerationRun
 from .prompts import PROMPTS, render_judge_task
-from .selectors import generation_progress, run_progress
+from .selectors import generation_progress, run_log, run_progress
 from .services import (
     JudgeRunRequest,
     RunError,
@@ -97,8 +97,9 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = _get_run(run_id)
     progress = run_progress(run=run)
     active = run.status in JudgeRun.ACTIVE_STATUSES
+    events = run_log(run=run)
     if request.htmx and request.GET.get("part") == "progress":
-        return render(request, "jobs/run_detail.html#progress", {"run": run, "progress": progress, "active": active})
+        return render(request, "jobs/run_detail.html#progress", {"run": run, "progress": progress, "active": active, "events": events})
     judgments = (
         OrderedJudgment.objects.filter(run=run)
         .select_related("pair__context", "pair__participant_a", "pair__participant_b", "shown_a", "winner")
@@ -123,7 +124,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     others = run.benchmark.runs.exclude(pk=run.pk).order_by("-is_canonical", "-created_at")
     return render(
         request, "jobs/run_detail.html",
-        {"run": run, "progress": progress, "active": active, "page": page, "items": items, "others": others},
+        {"run": run, "progress": progress, "active": active, "page": page, "items": items, "others": others, "events": events},
     )
 
 

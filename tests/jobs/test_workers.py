@@ -13,7 +13,8 @@ from django.db import connection
 from django.utils import timezone
 
 from arena.models import JudgeRun, OrderedJudgment
-from jobs.models import JudgeTask
+from jobs.models import JudgeTask, RunDriver
+from jobs.selectors import run_progress
 from jobs.services import RunError, judge_run_cancel, judge_run_execute, judge_run_launch, judge_run_pause, judge_run_resume
 
 from .helpers import Background, accepted, chat_requests, create_running, max_in_flight, per_task, wait_until, while_driver_runs
@@ -89,28 +90,40 @@ def test_a_finished_run_delivered_again_calls_nobody(imported, fake_llm) -> None
     assert OrderedJudgment.objects.filter(run=run).count() == 10 == len(set(accepted(run)))
 
 
-def test_a_late_answer_after_the_lease_ran_out_is_discarded(imported, fake_llm) -> None:  # noqa: ANN001
+def test_a_late_answer_after_the_lease_ran_out_is_discarded_counted_and_the_work_taken_back(imported, fake_llm) -> None:  # noqa: ANN001
     # A driver that missed its heartbeats (a frozen worker) lost its claims to another driver while its calls
-    # were in flight: when its answers come back, they must not be stored.
+    # were in flight: when its answers come back they must not be stored, but they were paid for and are counted.
     fake_llm.script(latency=1.0)
     run, _ = create_running(imported, fake_llm, pairs="sample:2", concurrency=4)
 
     first = Background(lambda: judge_run_execute(run_id=run.pk))
     first.start()
     wait_until(lambda: len(chat_requests(fake_llm.log())) == 4, timeout=10, what="the first driver's calls")
-    JudgeTask.objects.filter(run=run).update(claimed_by="other-driver", lease_until=timezone.now() + timedelta(hours=1))
+    while_driver_runs(lambda: RunDriver.objects.create(
+        kind="judge", run_id=run.pk, token="other-driver", worker="elsewhere", seen_at=timezone.now()
+    ))
+    while_driver_runs(lambda: JudgeTask.objects.filter(run=run).update(
+        claimed_by="other-driver", lease_until=timezone.now() + timedelta(hours=1)
+    ))
 
-    assert first.join_result() == "running"
+    wait_until(lambda: JudgeTask.objects.filter(run=run, discarded=1).count() == 4, timeout=10, what="four discarded answers")
     assert OrderedJudgment.objects.filter(run=run).count() == 0  # every late answer was discarded
-    assert set(JudgeTask.objects.filter(run=run).values_list("claimed_by", flat=True)) == {"other-driver"}
+    tasks = list(JudgeTask.objects.filter(run=run))
+    assert {t.claimed_by for t in tasks} == {"other-driver"}
+    assert all(t.discarded_prompt_tokens > 0 and t.discarded_completion_tokens > 0 for t in tasks)
+    # The first driver does not give up while another live driver holds the run's open work ...
+    assert first.is_alive()
 
-    # The other driver "dies"; its claims expire and a new driver does the work once.
-    JudgeTask.objects.filter(run=run).update(lease_until=timezone.now() - timedelta(seconds=1))
-    assert judge_run_execute(run_id=run.pk) == "completed"
+    # ... and when that driver dies, it takes the work back and does each task once more.
+    while_driver_runs(lambda: RunDriver.objects.filter(token="other-driver").update(ended_at=timezone.now()))
+    assert first.join_result() == "completed"
     log = chat_requests(fake_llm.log())
     assert len(log) == 8 and set(per_task(log).values()) == {2}
     assert len(accepted(run)) == 4 == len(set(accepted(run)))
     assert OrderedJudgment.objects.filter(run=run).count() == 4
+    assert sorted(JudgeTask.objects.filter(run=run).values_list("calls", "discarded")) == [(2, 1)] * 4
+    progress = run_progress(run=JudgeRun.objects.get(pk=run.pk))
+    assert (progress.calls, progress.discarded) == (8, 4)
 
 
 def test_a_task_kept_past_its_lease_by_its_own_driver_is_not_called_twice(imported, fake_llm) -> None:  # noqa: ANN001
@@ -125,30 +138,55 @@ def test_a_task_kept_past_its_lease_by_its_own_driver_is_not_called_twice(import
     assert set(per_task(fake_llm.log()).values()) == {1}  # ... but each task should also have been asked once
 
 
-def test_expired_claims_of_a_dead_worker_are_taken_over_but_live_ones_are_not(imported, fake_llm) -> None:  # noqa: ANN001
+def test_claims_of_dead_drivers_are_taken_over_at_once_and_live_ones_are_waited_for(imported, fake_llm) -> None:  # noqa: ANN001
     run, _ = create_running(imported, fake_llm, pairs="sample:4")
-    dead, alive, *_ = JudgeTask.objects.filter(run=run).order_by("id")
+    expired, silent, alive, *_ = JudgeTask.objects.filter(run=run).order_by("id")
     now = timezone.now()
-    JudgeTask.objects.filter(pk=dead.pk).update(
-        status="claimed", claimed_by="dead-worker", lease_until=now - timedelta(seconds=1)
-    )
+    RunDriver.objects.create(kind="judge", run_id=run.pk, token="silent-worker", worker="w1", seen_at=now - timedelta(minutes=5))
+    RunDriver.objects.create(kind="judge", run_id=run.pk, token="busy-worker", worker="w2", seen_at=now)
+    # An unregistered claimer whose lease ran out, a registered one that stopped heartbeating (its lease is still
+    # long: the driver's silence is what counts), and a live one.
+    JudgeTask.objects.filter(pk=expired.pk).update(status="claimed", claimed_by="gone", lease_until=now - timedelta(seconds=1))
+    JudgeTask.objects.filter(pk=silent.pk).update(status="claimed", claimed_by="silent-worker", lease_until=now + timedelta(hours=1))
     JudgeTask.objects.filter(pk=alive.pk).update(status="claimed", claimed_by="busy-worker", lease_until=now + timedelta(hours=1))
 
-    assert judge_run_execute(run_id=run.pk) == "running"  # the live claim keeps the run open
+    driver = Background(lambda: judge_run_execute(run_id=run.pk))
+    driver.start()
+    wait_until(lambda: len(chat_requests(fake_llm.log())) == 7, timeout=30, what="seven calls")
+    wait_until(lambda: JudgeTask.objects.filter(run=run, status="done").count() == 7, timeout=10, what="seven stored")
 
-    assert len(chat_requests(fake_llm.log())) == 7
+    assert driver.is_alive()  # waiting for the live driver's claim, not ending with the run still open
     alive.refresh_from_db()
     assert (alive.status, alive.claimed_by) == ("claimed", "busy-worker")
     assert (alive.pair_id, alive.order) not in accepted(run)
-    assert (dead.pair_id, dead.order) in accepted(run)
+    assert {(expired.pair_id, expired.order), (silent.pair_id, silent.order)} <= set(accepted(run))
 
-    JudgeTask.objects.filter(pk=alive.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
-    assert judge_run_resume(run=run) == 1
-    run.refresh_from_db()
-    assert run.status == "completed"
+    # The busy driver stops heartbeating: its claim is taken over once and the run completes.
+    while_driver_runs(lambda: RunDriver.objects.filter(token="busy-worker").update(seen_at=timezone.now() - timedelta(minutes=5)))
+    assert driver.join_result() == "completed"
     calls = per_task(fake_llm.log())
     assert len(calls) == 8 and set(calls.values()) == {1}
     assert len(accepted(run)) == 8 == len(set(accepted(run)))
+    assert RunDriver.objects.filter(kind="judge", run_id=run.pk, ended_at__isnull=False).count() == 1  # the driver said it ended
+
+
+def test_a_resume_takes_back_the_claims_of_a_dead_driver_at_once(imported, fake_llm) -> None:  # noqa: ANN001
+    run, _ = create_running(imported, fake_llm, pairs="sample:3")
+    tasks = list(JudgeTask.objects.filter(run=run).order_by("id"))
+    now = timezone.now()
+    RunDriver.objects.create(kind="judge", run_id=run.pk, token="killed", worker="w", seen_at=now - timedelta(minutes=1))
+    JudgeTask.objects.filter(pk__in=[t.pk for t in tasks[:2]]).update(
+        status="claimed", claimed_by="killed", lease_until=now + timedelta(minutes=14)  # an old 900 s lease
+    )
+    JudgeRun.objects.filter(pk=run.pk).update(status="paused")
+
+    assert judge_run_resume(run=run) == 6  # Celery runs in-process here: the driver has finished on return
+
+    run.refresh_from_db()
+    assert run.status == "completed"
+    calls = per_task(fake_llm.log())
+    assert len(calls) == 6 and set(calls.values()) == {1}
+    assert list(JudgeTask.objects.filter(run=run).values_list("calls", flat=True)) == [1] * 6
 
 
 def test_a_paused_run_resumes_with_only_the_missing_work(imported, fake_llm) -> None:  # noqa: ANN001

@@ -14,7 +14,7 @@ ENDED = ("completed", "failed", "cancelled")
 def wait_with_bar(read: Callable[[], Progress], write: Callable[[str], None], *, poll: float = 0.5) -> Progress:
     """Redraw a one-line progress bar until the run ends; returns the final progress."""
     tty = sys.stdout.isatty()
-    last = ""
+    last = last_reason = ""
     while True:
         close_old_connections()
         p = read()
@@ -25,6 +25,9 @@ def wait_with_bar(read: Callable[[], Progress], write: Callable[[str], None], *,
             f"[{'#' * filled}{'.' * (width - filled)}] {p.done + p.failed}/{p.total} "
             f"done {p.done} failed {p.failed} remaining {p.remaining} · {p.status}{eta}"
         )
+        if p.status_reason and p.status not in ENDED and p.status_reason != last_reason:
+            write(("\n" if tty else "") + f"warning: {p.status_reason}")
+        last_reason = p.status_reason
         if line != last:
             write(("\r" + line) if tty else line)
             last = line

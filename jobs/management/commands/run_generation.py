@@ -55,4 +55,4 @@ class Command(BaseCommand):
         final = wait_with_bar(lambda: generation_progress(run=GenerationRun.objects.get(pk=run.pk)), self.stdout.write)
         self.stdout.write(f"generation run {run.pk} {final.status}: {final.done} stored, {final.failed} failed")
         if final.status != "completed":
-            raise CommandError(f"generation run {run.pk} ended {final.status}")
+            raise CommandError(f"generation run {run.pk} ended {final.status}" + (f": {final.status_reason}" if final.status_reason else ""))

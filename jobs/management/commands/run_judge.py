@@ -69,4 +69,4 @@ class Command(BaseCommand):
         final = wait_with_bar(lambda: run_progress(run=JudgeRun.objects.get(pk=run.pk)), self.stdout.write)
         self.stdout.write(f"run {run.pk} {final.status}: {final.accepted} accepted, {final.invalid} invalid, {final.failed} failed")
         if final.status != "completed":
-            raise CommandError(f"run {run.pk} ended {final.status}")
+            raise CommandError(f"run {run.pk} ended {final.status}" + (f": {final.status_reason}" if final.status_reason else ""))
