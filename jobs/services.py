@@ -104,7 +104,9 @@ def _squash(text: str) -> str:
     return re.sub(r"[^0-9a-z]+", "", text.lower())
 
 
-def _blindness_problem(rendered: RenderedTask, pair: CanonicalPair, names: list[str]) -> str | None:
+def _blindness_problem(
+    rendered: RenderedTask, pair: CanonicalPair, names: list[str], hits: Callable[[str], list[Any]] | None = None
+) -> str | None:
     """The second line of defence after redaction (arena/blindness.py): a prompt that still names a
     participant (in any spelling), the internal pair id, or any alias of the benchmark's participants and
     judges inside a proposal is refused. (Contexts may cite models: the literature names them for both sides.)"""
@@ -114,7 +116,10 @@ def _blindness_problem(rendered: RenderedTask, pair: CanonicalPair, names: list[
             return "blindness gate: the prompt contains a participant's name"
     if _squash(pair.internal_key) in text:
         return "blindness gate: the prompt contains the internal pair id"
-    leaks = blindness.prompt_leaks(benchmark_id=pair.benchmark_id, texts=[rendered.block_a, rendered.block_b])
+    if hits is None:
+        leaks = blindness.prompt_leaks(benchmark_id=pair.benchmark_id, texts=[rendered.block_a, rendered.block_b])
+    else:
+        leaks = [(i, hit) for i, block in enumerate((rendered.block_a, rendered.block_b)) for hit in hits(block)]
     if leaks:
         index, hit = leaks[0]
         return (
@@ -413,9 +418,25 @@ def judge_run_execute(*, run_id: int) -> str:
         return _start_problem(RunKind.JUDGE, run.pk, exc)
     limiter = _limiter_for(run)
     lease = _lease(run)
+    # The gate's alias check: the matcher is read once per claimed batch (an alias edit applies from the next
+    # batch on), and a proposal block shown in several tasks is checked once per matcher.
+    gate: dict[str, Any] = {"matcher": None, "seen": {}}
+
+    def leaks_in(block: str) -> list[Any]:
+        seen = gate["seen"]
+        if block not in seen:
+            if len(seen) > 10_000:  # bounded memory on huge benchmarks
+                seen.clear()
+            seen[block] = gate["matcher"].hits(block)
+        return seen[block]
 
     def claim(n: int, held: frozenset[int]) -> list[_JudgeSpec]:
         ids = execution.tasks_claim(kind=RunKind.JUDGE, task_model=JudgeTask, run_id=run.pk, token=token, lease=lease, n=n, held=held)
+        if not ids:
+            return []
+        matcher = blindness.benchmark_matcher(benchmark_id=run.benchmark_id)
+        if matcher is not gate["matcher"]:
+            gate["matcher"], gate["seen"] = matcher, {}
         tasks = list(
             JudgeTask.objects.filter(id__in=ids).select_related("pair__context", "pair__participant_a", "pair__participant_b")
         )
@@ -435,7 +456,7 @@ def judge_run_execute(*, run_id: int) -> str:
             shown_a, shown_b = (
                 (pair.participant_a_id, pair.participant_b_id) if t.order == "original" else (pair.participant_b_id, pair.participant_a_id)
             )
-            specs.append(_JudgeSpec(t.pk, pair.pk, t.order, shown_a, shown_b, rendered, _blindness_problem(rendered, pair, names)))
+            specs.append(_JudgeSpec(t.pk, pair.pk, t.order, shown_a, shown_b, rendered, _blindness_problem(rendered, pair, names, leaks_in)))
         return specs
 
     async def work(spec: _JudgeSpec, before_call: BeforeCall) -> _JudgeResult:
