@@ -8,10 +8,13 @@ switch it to real services that several workers on several machines can share.
 
 from __future__ import annotations
 
+import sys
+from datetime import timedelta
 from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(environ.Env().str("LIT2TEST_VAR_DIR", default=str(BASE_DIR / "var")))
@@ -20,10 +23,38 @@ env = environ.Env()
 
 DEBUG: bool = env.bool("DEBUG", default=False)
 
-# A development key is only acceptable while DEBUG is on or in tests; the
-# deploy check in arena.checks turns it into an error for production.
+# SECRET_KEY comes from the environment, else from var/secret_key (which `make demo` writes once, so the
+# demo's sessions survive restarts), else it is the public development key. With DEBUG off, the development
+# key stops every process from starting (web server, Celery worker, management commands), except the few
+# commands below that neither serve nor touch data, so that `check --deploy` can still report lit2test.E001.
+# The tests' settings (settings_test.py) put a random key in the environment before this module runs.
 DEV_SECRET_KEY = "django-insecure-lit2test-dev-only-key-do-not-deploy-0123456789"
-SECRET_KEY: str = env.str("SECRET_KEY", default=DEV_SECRET_KEY)
+SECRET_KEY_FILE = VAR_DIR / "secret_key"
+SECRET_KEY: str = env.str("SECRET_KEY", default="") or (
+    SECRET_KEY_FILE.read_text(encoding="utf-8").strip() if SECRET_KEY_FILE.is_file() else ""
+) or DEV_SECRET_KEY
+HARMLESS_COMMANDS = frozenset({"help", "version", "check", "compilemessages", "makemessages", "collectstatic", "findstatic"})
+
+
+def _running_a_harmless_command(argv: list[str]) -> bool:
+    """True for ``manage.py``/``django-admin``/``python -m django`` running one of HARMLESS_COMMANDS (or only help)."""
+    program = Path(argv[0]).name if argv else ""
+    if program not in ("manage.py", "django-admin") and not (program == "__main__.py" and Path(argv[0]).parent.name == "django"):
+        return False
+    command = argv[1] if len(argv) > 1 else "help"
+    return command in HARMLESS_COMMANDS or command in ("-h", "--help", "--version")
+
+
+class DevelopmentKeyWithoutDebug(RuntimeError):
+    """Not ImproperlyConfigured, which manage.py swallows for the commands Django itself ships (runserver, shell)."""
+
+
+if not DEBUG and SECRET_KEY == DEV_SECRET_KEY and not _running_a_harmless_command(sys.argv):
+    raise DevelopmentKeyWithoutDebug(
+        "SECRET_KEY is the public development key and DEBUG is off: refusing to start. Set the SECRET_KEY "
+        "environment variable to a long random value (python -c 'import secrets; print(secrets.token_urlsafe(50))'), "
+        "or set DEBUG=1 on a development machine."
+    )
 
 ALLOWED_HOSTS: list[str] = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS: list[str] = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -39,6 +70,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "drf_spectacular",
     "django_htmx",
+    "axes",
     "arena",
     "jobs",
     "annotation",
@@ -46,6 +78,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "django_permissions_policy.PermissionsPolicyMiddleware",
+    "lit2test_web.request_hygiene.NulInHeaderMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -55,6 +90,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: it turns a refused login into the lockout page
 ]
 
 ROOT_URLCONF = "lit2test_web.urls"
@@ -109,6 +145,28 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
+# Login throttling (django-axes). After LOGIN_FAILURE_LIMIT wrong passwords for one username from one IP
+# address, that username cannot log in from that address, even with the right password, until
+# LOGIN_COOLOFF_MINUTES have passed without another try (each try while locked starts the wait again) or an
+# administrator clears it: `manage.py axes_reset` (everyone), `axes_reset_username NAME`, or deleting the row
+# under "Access attempts" in the admin. The lock is on the pair: by username alone a stranger could lock a
+# colleague out by typing their name; by address alone annotators behind one NAT would lock each other out.
+# Behind a reverse proxy every request has the proxy's address, and the lock becomes per username (set
+# AXES_IPWARE_* with django-ipware there). AxesStandaloneBackend only refuses locked logins; ModelBackend logs in.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_FAILURE_LIMIT: int = env.int("LOGIN_FAILURE_LIMIT", default=5)
+_cooloff_minutes: int = env.int("LOGIN_COOLOFF_MINUTES", default=15)
+if AXES_FAILURE_LIMIT < 1 or _cooloff_minutes < 1:
+    raise ImproperlyConfigured(
+        f"LOGIN_FAILURE_LIMIT ({AXES_FAILURE_LIMIT}) and LOGIN_COOLOFF_MINUTES ({_cooloff_minutes}) must be at least 1"
+    )
+AXES_COOLOFF_TIME = timedelta(minutes=_cooloff_minutes)
+AXES_RESET_ON_SUCCESS = True  # a successful login forgets earlier typos
+AXES_LOCKOUT_TEMPLATE = "registration/lockout.html"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = False  # no start-up line from every process; failures and lockouts are still logged
+
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
@@ -145,6 +203,30 @@ if not DEBUG:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# Content-Security-Policy: the app's own scripts and styles only (htmx is served from static/vendor/). No
+# inline script, style or event handler and no eval: pages keep their behaviour in static/*.js, keyed on
+# data-* attributes, and base.html tells htmx not to inject its indicator style or evaluate anything.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF],
+    "connect-src": [CSP.SELF],
+    "font-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
+# Permissions-Policy (django-permissions-policy): no page here needs a device or a powerful feature.
+PERMISSIONS_POLICY: dict[str, list[str]] = {
+    feature: []
+    for feature in (
+        "accelerometer", "autoplay", "camera", "display-capture", "encrypted-media", "geolocation", "gyroscope",
+        "hid", "idle-detection", "local-fonts", "magnetometer", "microphone", "midi", "payment", "publickey-credentials-get",
+        "screen-wake-lock", "serial", "usb", "window-management", "xr-spatial-tracking",
+    )
+}  # fmt: skip
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],

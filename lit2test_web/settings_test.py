@@ -1,9 +1,15 @@
 """Test settings: production settings with what tests cannot use switched off."""
 
 import os as _os
+import secrets as _secrets
 
-from .settings import *  # noqa: F403
-from .settings import STORAGES
+# settings.py refuses to start on the public development key with DEBUG off, as tests run; they get a random
+# key of their own, which the worker processes they start inherit. Only this test module does this.
+if not _os.environ.get("SECRET_KEY"):
+    _os.environ["SECRET_KEY"] = "lit2test-tests-" + _secrets.token_urlsafe(32)
+
+from .settings import *  # noqa: E402, F403
+from .settings import STORAGES  # noqa: E402
 
 SECURE_SSL_REDIRECT = False
 SESSION_COOKIE_SECURE = False

@@ -1,12 +1,25 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.templatetags.static import static
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from arena import views as arena_views
 
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Pages that name no icon (the admin's) make browsers ask for /favicon.ico: the app's icon.
+
+    Resolved per request, not at import: the production storage needs collectstatic's manifest.
+    """
+    return redirect(static("favicon.svg"))
+
+
 urlpatterns = [
     path("", arena_views.home, name="home"),
+    path("favicon.ico", favicon),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -11,9 +12,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    # The embedded defaults (SQLite in a temporary folder), so the CI database is left to pytest-django.
-    dropped = ("DEBUG", "SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE")
-    environment = {k: v for k, v in os.environ.items() if k not in dropped} | env
+    # The embedded defaults (SQLite in a temporary folder), so the CI database is left to pytest-django, and the
+    # production settings (pytest-django exports the test settings' name), with a key of their own.
+    dropped = ("DEBUG", "SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE", "DJANGO_SETTINGS_MODULE")
+    environment = {k: v for k, v in os.environ.items() if k not in dropped} | {"SECRET_KEY": secrets.token_urlsafe(50)} | env
     return subprocess.run(
         [sys.executable, "manage.py", *args], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120
     )
@@ -32,7 +34,7 @@ def test_production_settings_pass_the_deploy_check_with_debug_off(tmp_path: Path
 
 
 def test_the_deploy_check_refuses_the_development_key(tmp_path: Path) -> None:
-    result = manage("check", "--deploy", "--fail-level", "ERROR", DEBUG="0", LIT2TEST_VAR_DIR=str(tmp_path))
+    result = manage("check", "--deploy", "--fail-level", "ERROR", DEBUG="0", SECRET_KEY="", LIT2TEST_VAR_DIR=str(tmp_path))
     assert result.returncode != 0
     assert "lit2test.E001" in result.stderr + result.stdout
 

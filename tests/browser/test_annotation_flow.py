@@ -114,7 +114,7 @@ def test_an_annotator_completes_a_formal_round_in_both_languages(page, annotator
     page.goto(page.url.replace("/submit", "/"))
     page.fill("textarea[name=rationale]", "两份提案各有取舍，A 的指标更直接。")
     page.check("input[name=confidence][value=medium]")
-    page.wait_for_function("document.getElementById('save-status').textContent.includes('草稿已于')")
+    page.wait_for_function("() => document.getElementById('save-status').textContent.includes('草稿已于')")
     page.wait_for_load_state("networkidle")
     page.reload()
     assert page.locator("textarea[name=rationale]").input_value() == "两份提案各有取舍，A 的指标更直接。"
