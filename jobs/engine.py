@@ -146,16 +146,18 @@ class Driver[T]:
     async def run(self) -> None:
         hooks = self.hooks
         db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lit2test-db")
+        # Calls are counted on a connection of their own: a call must never wait behind a claim or a store.
+        ledger_db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lit2test-ledger")
         loop = asyncio.get_running_loop()
 
-        async def in_db(fn: Callable[..., Any], *args: Any) -> Any:
-            """Run ``fn`` in the database thread, retrying transient database errors on a new connection."""
+        async def in_db(fn: Callable[..., Any], *args: Any, executor: ThreadPoolExecutor = db) -> Any:
+            """Run ``fn`` in a database thread, retrying transient database errors on a new connection."""
             started = loop.time()
             pause = 0.25
             first_error: str | None = None
             while True:
                 try:
-                    result = await loop.run_in_executor(db, _in_db_thread, fn, args)
+                    result = await loop.run_in_executor(executor, _in_db_thread, fn, args)
                 except TRANSIENT_DB_ERRORS as exc:
                     waited = loop.time() - started
                     first_error = first_error or f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
@@ -176,7 +178,7 @@ class Driver[T]:
 
         held: set[int] = set()
         progressed = asyncio.Event()
-        ledger = _CallLedger(in_db, hooks.count_calls)
+        ledger = _CallLedger(functools.partial(in_db, executor=ledger_db), hooks.count_calls)
         queue: asyncio.Queue[T | None] = asyncio.Queue()
         results: asyncio.Queue[tuple[T, Any] | None] = asyncio.Queue()
         stop = asyncio.Event()
@@ -287,8 +289,9 @@ class Driver[T]:
             await asyncio.gather(*workers, writing, return_exceptions=True)
             raise
         finally:
-            await loop.run_in_executor(db, _close_connection)
-            db.shutdown(wait=True)
+            for executor in (db, ledger_db):
+                await loop.run_in_executor(executor, _close_connection)
+                executor.shutdown(wait=True)
 
 
 class _CallLedger:
