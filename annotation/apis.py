@@ -1,13 +1,14 @@
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from arena.apis import QueryParams, api_responses
 from arena.permissions import IsResearcher
 
 from .models import Study
@@ -19,12 +20,14 @@ class StudyAgreementApi(APIView):
 
     permission_classes = [IsResearcher]
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(QueryParams):
         include_over_time = serializers.BooleanField(required=False, default=False)
 
-    @extend_schema(parameters=[InputSerializer], responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=[InputSerializer], responses=api_responses(OpenApiTypes.OBJECT, 400, 404))
     def get(self, request: Request, study_id: int) -> Response:
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
-        study = get_object_or_404(Study, pk=study_id)
+        study = Study.objects.filter(pk=study_id).first()
+        if study is None:
+            raise NotFound(f"no study {study_id}")
         return Response(study_agreement(study=study, include_over_time=params.validated_data["include_over_time"]))

@@ -2,9 +2,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.shortcuts import get_object_or_404
+from django.conf import settings
+from django.core.validators import MaxValueValidator
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.views import SCHEMA_KWARGS, SpectacularAPIView
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
@@ -24,12 +26,68 @@ from .selectors import (
     run_leaderboard,
 )
 
+# Ids are PostgreSQL bigints; a larger one can name nothing, and is refused as a bad parameter.
+MAX_ID = 2**63 - 1
+MAX_SEED = 2**32 - 1
+MAX_PSEUDO_COUNT = 100.0  # 0.5 is the protocol's; far beyond 100 the fit is the prior, not the data
+
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """DRF's handler, plus our application errors as clear 400 JSON errors."""
+    """DRF's handler, plus our application errors as clear 400 JSON errors.
+
+    Every error body is one of the shapes declared by :data:`ERROR_RESPONSES`: ``{"detail": "..."}``, or for
+    bad parameters ``{"<parameter>": ["message", ...]}``.
+    """
     if isinstance(exc, ReleaseImportError):
         return Response({"detail": "import failed, nothing was written", "problems": [str(p) for p in exc.problems]}, status=400)
     return drf_exception_handler(exc, context)
+
+
+class ErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="What went wrong, in words.")
+    problems = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="A refused release import: every problem, with its file, line and field."
+    )
+
+
+PARAMETER_ERRORS_SCHEMA = {
+    "type": "object",
+    "description": "Each invalid parameter, named, with what is wrong with it.",
+    "additionalProperties": {"type": "array", "items": {"type": "string"}},
+    "example": {"replicates": ["Ensure this value is less than or equal to 20000."]},
+}
+
+ERROR_RESPONSES: dict[int, OpenApiResponse] = {
+    400: OpenApiResponse(PARAMETER_ERRORS_SCHEMA, description="A parameter is missing, malformed or out of range."),
+    403: OpenApiResponse(ErrorSerializer, description="Not signed in, or not a researcher."),
+    404: OpenApiResponse(ErrorSerializer, description="No such object (or not in this benchmark)."),
+    503: OpenApiResponse(ErrorSerializer, description="The database is busy; retry after the Retry-After seconds."),
+}
+
+
+def api_responses(ok: Any, *codes: int) -> dict[int, Any]:  # noqa: ANN401
+    """The ``responses`` of an operation: ``ok`` for 200, and the error responses it can give."""
+    return {200: ok} | {code: ERROR_RESPONSES[code] for code in (*codes, 403, 503)}
+
+
+def id_field(**kwargs: Any) -> serializers.IntegerField:  # noqa: ANN401
+    return serializers.IntegerField(min_value=1, max_value=MAX_ID, **kwargs)
+
+
+class QueryParams(serializers.Serializer):
+    """Query parameters. A parameter given empty (``?seed=``) is an error naming it, not its default
+    (DRF reads an empty optional form value as absent)."""
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:  # noqa: ANN401
+        blank = {name: ["This parameter may not be empty."] for name in self.fields if data.get(name) == ""}
+        if blank:
+            raise serializers.ValidationError(blank)
+        return super().to_internal_value(data)
+
+
+def leaderboard_max_replicates() -> int:
+    """The most bootstrap replicates one API request may ask for (each costs CPU time of the web process)."""
+    return settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES
 
 
 class BenchmarkListApi(APIView):
@@ -47,29 +105,56 @@ class BenchmarkListApi(APIView):
         n_pairs = serializers.IntegerField()
         n_runs = serializers.IntegerField()
 
-    @extend_schema(responses=OutputSerializer(many=True))
+    @extend_schema(responses=api_responses(OutputSerializer(many=True)))
     def get(self, request: Request) -> Response:
         return Response(self.OutputSerializer(benchmark_list(), many=True).data)
 
 
 class LeaderboardApi(APIView):
-    """The same document as ``manage.py leaderboard BENCHMARK --json``."""
+    """The same document as ``manage.py leaderboard BENCHMARK --json``.
+
+    The work of a request is bounded: at most ``LIT2TEST_LEADERBOARD_MAX_REPLICATES`` bootstrap replicates,
+    a finite pseudo-count in [0, 100]; a document is cached by its parameters and the verdicts it comes from.
+    """
 
     permission_classes = [IsResearcher]
 
-    class InputSerializer(serializers.Serializer):
-        run = serializers.IntegerField(required=False, min_value=1)
-        replicates = serializers.IntegerField(required=False, min_value=1, max_value=100_000, default=LEADERBOARD_REPLICATES)
-        seed = serializers.IntegerField(required=False, min_value=0, default=LEADERBOARD_SEED)
-        pseudo_count = serializers.FloatField(required=False, min_value=0.0, default=LEADERBOARD_PSEUDO_COUNT)
+    class InputSerializer(QueryParams):
+        run = id_field(required=False, help_text="A holistic run of this benchmark (default: its canonical run).")
+        replicates = serializers.IntegerField(
+            required=False, min_value=1, default=LEADERBOARD_REPLICATES, help_text="Bootstrap replicates (server-side cap)."
+        )
+        seed = serializers.IntegerField(required=False, min_value=0, max_value=MAX_SEED, default=LEADERBOARD_SEED)
+        pseudo_count = serializers.FloatField(
+            required=False, min_value=0.0, max_value=MAX_PSEUDO_COUNT, default=LEADERBOARD_PSEUDO_COUNT,
+            help_text="Added to every off-diagonal win count of the Bradley–Terry fits; finite, 0 to 100.",
+        )
 
-    @extend_schema(parameters=[InputSerializer], responses=OpenApiTypes.OBJECT)
+        def get_fields(self) -> dict[str, serializers.Field]:
+            fields = super().get_fields()
+            # The cap is a setting, read per request, so that the schema and the message both name it.
+            replicates = fields["replicates"]
+            replicates.max_value = leaderboard_max_replicates()
+            replicates.validators.append(
+                MaxValueValidator(
+                    replicates.max_value,
+                    message=f"Ensure this value is less than or equal to {replicates.max_value} "
+                    "(the server's cap on bootstrap replicates per request).",
+                )
+            )
+            return fields
+
+    @extend_schema(parameters=[InputSerializer], responses=api_responses(OpenApiTypes.OBJECT, 400, 404))
     def get(self, request: Request, benchmark_id: int) -> Response:
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
-        benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
+        benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
+        if benchmark is None:
+            raise NotFound(f"no benchmark {benchmark_id}")
         if "run" in params.validated_data:
-            run = get_object_or_404(JudgeRun, pk=params.validated_data["run"], benchmark=benchmark)
+            run = JudgeRun.objects.filter(pk=params.validated_data["run"], benchmark=benchmark).first()
+            if run is None:
+                raise NotFound(f"run {params.validated_data['run']} is not a run of benchmark {benchmark_id}")
         else:
             run = run_default(benchmark=benchmark)
             if run is None:
@@ -81,3 +166,20 @@ class LeaderboardApi(APIView):
             pseudo_count=params.validated_data["pseudo_count"],
         )
         return Response(document)
+
+
+class SchemaApi(SpectacularAPIView):
+    """The OpenAPI schema of this API, for researchers (it names every operation); others get 403."""
+
+    class InputSerializer(QueryParams):
+        lang = serializers.ChoiceField(choices=[code for code, _ in settings.LANGUAGES], required=False)
+        format = serializers.ChoiceField(choices=["json", "yaml"], required=False)  # read by DRF's content negotiation
+
+    # 404: an unknown ?format= (DRF's content negotiation).
+    @extend_schema(**(SCHEMA_KWARGS | {"responses": api_responses(OpenApiTypes.OBJECT, 400, 404)}))
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:  # noqa: ANN401
+        params = self.InputSerializer(data=request.query_params)
+        if not params.is_valid():
+            # Plain lists of strings: the schema's YAML renderer cannot represent DRF's error objects.
+            return Response({name: [str(m) for m in messages] for name, messages in params.errors.items()}, status=400)
+        return super().get(request, *args, **kwargs)

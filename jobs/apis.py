@@ -1,13 +1,14 @@
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from arena.apis import QueryParams, api_responses, id_field
 from arena.models import JudgeRun
 from arena.permissions import IsResearcher
 from arena.selectors import runs_agreement
@@ -15,12 +16,19 @@ from arena.selectors import runs_agreement
 from .selectors import run_progress
 
 
+def _run_or_404(run_id: int) -> JudgeRun:
+    run = JudgeRun.objects.filter(pk=run_id).first()
+    if run is None:
+        raise NotFound(f"no run {run_id}")
+    return run
+
+
 class RunProgressApi(APIView):
     permission_classes = [IsResearcher]
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=api_responses(OpenApiTypes.OBJECT, 404))
     def get(self, request: Request, run_id: int) -> Response:
-        run = get_object_or_404(JudgeRun, pk=run_id)
+        run = _run_or_404(run_id)
         return Response(
             {"id": run.pk, "judge_model": run.judge_model, "provider": run.provider, "replay": run.provider == JudgeRun.Provider.RECORDED}
             | run_progress(run=run).as_dict()
@@ -32,17 +40,18 @@ class RunAgreementApi(APIView):
 
     permission_classes = [IsResearcher]
 
-    class InputSerializer(serializers.Serializer):
-        with_ = serializers.IntegerField(min_value=1)
+    class InputSerializer(QueryParams):
+        def get_fields(self) -> dict[str, serializers.Field]:
+            # "with" is a Python keyword, so the field cannot be declared as a class attribute.
+            return {"with": id_field(help_text="The other run, of the same benchmark.")}
 
-        def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
-            super().__init__(*args, **kwargs)
-            self.fields["with"] = self.fields.pop("with_")
-
-    @extend_schema(parameters=[OpenApiParameter("with", int, required=True)], responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=[InputSerializer], responses=api_responses(OpenApiTypes.OBJECT, 400, 404))
     def get(self, request: Request, run_id: int) -> Response:
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
-        first = get_object_or_404(JudgeRun, pk=run_id)
-        second = get_object_or_404(JudgeRun, pk=params.validated_data["with"], benchmark_id=first.benchmark_id)
+        first = _run_or_404(run_id)
+        other_id = params.validated_data["with"]
+        second = JudgeRun.objects.filter(pk=other_id, benchmark_id=first.benchmark_id).first()
+        if second is None:
+            raise NotFound(f"run {other_id} is not a run of the benchmark of run {run_id}")
         return Response(runs_agreement(first=first, second=second))

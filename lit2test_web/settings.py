@@ -81,6 +81,7 @@ MIDDLEWARE = [
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_permissions_policy.PermissionsPolicyMiddleware",
     "lit2test_web.request_hygiene.NulInHeaderMiddleware",
+    "lit2test_web.middleware.DatabaseBusyMiddleware",  # an exhausted connection pool answers 503, not 500
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -128,8 +129,41 @@ def _database() -> dict:
     db = env.db_url_config(url)
     if db["ENGINE"] not in ("django.db.backends.postgresql", "django.db.backends.sqlite3"):
         raise ImproperlyConfigured(f"DATABASE_URL: unsupported engine {db['ENGINE']!r}; use postgres:// or sqlite://")
-    db.setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
     db["CONN_HEALTH_CHECKS"] = True
+    if db["ENGINE"] == "django.db.backends.sqlite3":
+        db.setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
+        return db
+    if "CONN_MAX_AGE" in db or "DB_CONN_MAX_AGE" in env.ENVIRON:
+        # Opting out of the pool: one connection per thread (ASGI: per request), closed after
+        # CONN_MAX_AGE seconds (0: at the end of each request). Nothing bounds their number.
+        db.setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE"))
+        return db
+    # Default: psycopg's connection pool, one per process. Persistent per-thread connections
+    # (CONN_MAX_AGE > 0) were kept by every server thread and every ASGI request context until
+    # PostgreSQL ran out of connections; a pool bounds them at DB_POOL_MAX_SIZE per process, and a
+    # request that waits DB_POOL_TIMEOUT seconds for one gets a 503 (lit2test_web.middleware).
+    def number(name: str, cast: type[int] | type[float], default: float) -> float:
+        raw = env.str(name, default=str(default))
+        try:
+            return cast(raw)
+        except ValueError:
+            kind = "a whole number" if cast is int else "a number"
+            raise ImproperlyConfigured(f"{name} must be {kind}, not {raw!r}") from None
+
+    pool = {
+        "min_size": number("DB_POOL_MIN_SIZE", int, 1),
+        "max_size": number("DB_POOL_MAX_SIZE", int, 8),
+        "timeout": number("DB_POOL_TIMEOUT", float, 10.0),
+        "name": "lit2test",
+    }
+    if pool["max_size"] < 1:
+        raise ImproperlyConfigured(f"DB_POOL_MAX_SIZE must be at least 1, not {pool['max_size']}")
+    if not 0 <= pool["min_size"] <= pool["max_size"]:
+        raise ImproperlyConfigured(f"DB_POOL_MIN_SIZE must be between 0 and DB_POOL_MAX_SIZE ({pool['max_size']}), not {pool['min_size']}")
+    if not 0 < pool["timeout"] < float("inf"):
+        raise ImproperlyConfigured(f"DB_POOL_TIMEOUT must be a positive number of seconds, not {pool['timeout']}")
+    db["CONN_MAX_AGE"] = 0  # Django returns the connection to the pool at the end of each request
+    db.setdefault("OPTIONS", {})["pool"] = pool
     return db
 
 
@@ -271,6 +305,11 @@ CACHES = {"default": env.cache_url("CACHE_URL", default=f"filecache://{VAR_DIR /
 LIT2TEST_API_KEY_ENV_PATTERN: str = env.str("LIT2TEST_API_KEY_ENV_PATTERN", default=r"[A-Z][A-Z0-9_]*_API_KEY")
 
 LIT2TEST_DATA: str = env.str("LIT2TEST_DATA", default=str(BASE_DIR.parent / "shared" / "data" / "lit2test"))
+
+# The most bootstrap replicates one leaderboard API request may ask for (the default is 10,000).
+LIT2TEST_LEADERBOARD_MAX_REPLICATES: int = env.int("LIT2TEST_LEADERBOARD_MAX_REPLICATES", default=20_000)
+if LIT2TEST_LEADERBOARD_MAX_REPLICATES < 1:
+    raise ImproperlyConfigured(f"LIT2TEST_LEADERBOARD_MAX_REPLICATES must be at least 1, not {LIT2TEST_LEADERBOARD_MAX_REPLICATES}")
 
 LOGGING = {
     "version": 1,

@@ -4,9 +4,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.templatetags.static import static
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView
 
+from arena import apis as arena_apis
 from arena import views as arena_views
+
+handler404 = "lit2test_web.errors.not_found"  # JSON under /api/
 
 
 def favicon(request: HttpRequest) -> HttpResponse:
@@ -23,7 +25,7 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/schema/", arena_apis.SchemaApi.as_view(), name="api-schema"),
     path("admin/", admin.site.urls),
     path("", include("arena.urls")),
     path("", include("annotation.urls")),

@@ -1,0 +1,53 @@
+"""A request that waits too long for a pooled database connection gets a 503 asking to retry, not a 500."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from django.db import OperationalError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+logger = logging.getLogger(__name__)
+
+RETRY_AFTER_SECONDS = 5
+BUSY_MESSAGE = "The database is busy; retry in a few seconds."
+
+
+def is_pool_exhausted(exc: BaseException) -> bool:
+    """Whether ``exc`` says that no pooled connection came free in time (psycopg_pool.PoolTimeout or
+    TooManyRequests, which Django wraps in its OperationalError)."""
+    try:
+        from psycopg_pool import PoolTimeout, TooManyRequests
+    except ImportError:  # no pool installed: never the cause
+        return False
+    cause = exc.__cause__ if isinstance(exc, OperationalError) else exc
+    return isinstance(cause, (PoolTimeout, TooManyRequests))
+
+
+class DatabaseBusyMiddleware:
+    """Turns an exhausted connection pool into ``503 Service Unavailable`` with ``Retry-After``.
+
+    The pool (settings ``DB_POOL_MAX_SIZE``, ``DB_POOL_TIMEOUT``) bounds the connections a process holds;
+    under more load than it serves, requests queue for a connection and those that wait past the timeout
+    are told to come back. API requests get the API's JSON error shape.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not is_pool_exhausted(exception):
+            return None
+        logger.warning("database connection pool exhausted: %s %s answered 503 (%s)", request.method, request.path, exception)
+        if request.path.startswith("/api/"):
+            response: HttpResponse = JsonResponse({"detail": BUSY_MESSAGE}, status=503)
+        else:
+            response = HttpResponse(
+                f"<!doctype html><title>Busy</title><h1>Busy</h1><p>{BUSY_MESSAGE}</p>", status=503, content_type="text/html"
+            )
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+        return response

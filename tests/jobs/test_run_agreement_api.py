@@ -1,0 +1,91 @@
+"""``/api/runs/<id>/agreement/?with=<other>``: two judges compared on the pairs both judged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from arena.models import JudgeRun
+from arena.release import release_import
+from tests.arena import builders as b
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def two_judges(tmp_path: Path) -> tuple[JudgeRun, JudgeRun]:
+    """The small release (canonical judge on 6 pairs) plus Judge-X on the 3 pairs of ctx_001.
+
+    Canonical, per pair of ctx_001 (original, reverse): Alpha-Beta (Alpha, Alpha) stable;
+    Alpha-Gamma (Alpha, Gamma) sensitive; Beta-Gamma (Beta, Beta) stable.
+    Judge-X: Alpha-Beta (Alpha, Alpha) stable; Alpha-Gamma (Gamma, Gamma) stable; Beta-Gamma (Gamma, Beta) sensitive.
+    """
+    files = b.small_release()
+    c = "ctx_001__v1"
+
+    def both_orders(x: str, y: str, original: str, reverse: str) -> list[dict]:
+        side = {x: "A", y: "B"}
+        return [b.judgment(c, x, y, "original", side[original]), b.judgment(c, y, x, "reverse", {x: "B", y: "A"}[reverse])]
+
+    files["judgments.jsonl"] = [
+        *both_orders("Alpha 1", "Beta-2", "Alpha 1", "Alpha 1"),
+        *both_orders("Alpha 1", "Gamma-3", "Gamma-3", "Gamma-3"),
+        *both_orders("Beta-2", "Gamma-3", "Gamma-3", "Beta-2"),
+    ]
+    release_import(directory=b.write(tmp_path, files))
+    return JudgeRun.objects.get(is_canonical=True), JudgeRun.objects.get(judge_model="Judge-X")
+
+
+def researcher_client(user) -> Client:  # noqa: ANN001
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_a_valid_request_answers_the_agreement_on_the_pairs_both_judged(two_judges, researcher) -> None:  # noqa: ANN001
+    canonical, second = two_judges
+    response = researcher_client(researcher).get(reverse("jobs:api-run-agreement", args=[canonical.pk]), {"with": second.pk})
+    assert response.status_code == 200, response.content
+    doc = response.json()
+    assert (doc["first"]["id"], doc["second"]["id"]) == (canonical.pk, second.pk)
+    assert (doc["joined"], doc["only_first"], doc["only_second"]) == (3, 0, 0)
+    assert doc["judge_1"] == {"stable": 2, "sensitive": 1, "incomplete": 0}
+    assert doc["judge_2"] == {"stable": 2, "sensitive": 1, "incomplete": 0}
+    # The canonical judge's 2 stable cases give 4 ordered verdicts of Judge-X; 3 name the same winner.
+    assert doc["ordered_on_stable_1"] == {"cases": 2, "verdicts": 4, "agree": 3, "fraction": 0.75}
+    # Folded: Alpha-Beta agrees (Alpha); the other two are stable for one judge and sensitive for the other.
+    assert doc["case_folded"] == {
+        "cases": 3, "agree": 1, "fraction": pytest.approx(1 / 3), "same_stable_winner": 1,
+        "both_sensitive": 0, "opposite_stable_winner": 0, "stable_vs_sensitive": 2,
+    }
+    assert doc["by_order"] == {
+        "original": {"verdicts": 3, "agree": 1, "fraction": pytest.approx(1 / 3)},
+        "reverse": {"verdicts": 3, "agree": 3, "fraction": 1.0},
+    }
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [({}, "with"), ({"with": "x"}, "with"), ({"with": "0"}, "with"), ({"with": str(2**63)}, "with")],
+)
+def test_a_missing_or_bad_with_is_a_400_naming_it(two_judges, researcher, query: dict, named: str) -> None:  # noqa: ANN001
+    canonical, _ = two_judges
+    response = researcher_client(researcher).get(reverse("jobs:api-run-agreement", args=[canonical.pk]), query)
+    assert response.status_code == 400 and named in response.json()
+
+
+def test_unknown_runs_are_404(two_judges, researcher) -> None:  # noqa: ANN001
+    canonical, second = two_judges
+    client = researcher_client(researcher)
+    assert client.get(reverse("jobs:api-run-agreement", args=[canonical.pk]), {"with": 999_999}).status_code == 404
+    assert client.get(reverse("jobs:api-run-agreement", args=[999_999]), {"with": second.pk}).status_code == 404
+
+
+def test_the_agreement_api_is_researcher_only(two_judges, annotator) -> None:  # noqa: ANN001
+    canonical, second = two_judges
+    url = reverse("jobs:api-run-agreement", args=[canonical.pk])
+    assert researcher_client(annotator).get(url, {"with": second.pk}).status_code == 403
+    assert Client().get(url, {"with": second.pk}).status_code == 403

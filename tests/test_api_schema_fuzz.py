@@ -1,0 +1,92 @@
+"""Schemathesis against ``/api/schema/`` on a live server, signed in as a researcher: every operation of the
+schema is called with generated parameters (valid and invalid, ids that exist and ids that do not), and
+no answer may be a server error or a status code / body the schema does not declare.
+
+The same check by hand against a running server is described in the README ("API").
+"""
+
+from __future__ import annotations
+
+import pytest
+import requests
+import schemathesis
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
+from schemathesis.config import SchemathesisConfig
+
+from arena.models import JudgeRun
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+MAX_EXAMPLES = 20  # per operation and phase; the whole schema takes about 30 s on a 2-core machine
+
+
+@pytest.fixture
+def researcher_cookie(researcher) -> str:  # noqa: ANN001
+    """The session cookie of a signed-in researcher."""
+    from django.test import Client
+
+    client = Client()
+    client.force_login(researcher)
+    return client.cookies["sessionid"].value
+
+
+@pytest.fixture
+def browser_session(live_server) -> requests.Session:  # noqa: ANN001
+    """A browser-like session on the live server with its CSRF token; the session cookie is set per case
+    (below), so that Schemathesis can also send each request without it."""
+    session = requests.Session()
+    session.get(f"{live_server.url}/accounts/login/", timeout=10)  # sets the csrftoken cookie
+    session.headers["X-CSRFToken"] = session.cookies["csrftoken"]
+    session.headers["Referer"] = live_server.url
+    return session
+
+
+@pytest.fixture
+def api_schema(live_server, researcher_cookie, imported, annotator, annotator2, settings):  # noqa: ANN001, ANN201
+    from tests.annotation.helpers import make_study
+
+    # A small cap keeps each generated leaderboard request cheap; the cap itself is tested in tests/arena.
+    settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES = 200
+
+    study = make_study(imported, [annotator, annotator2])
+    runs = list(JudgeRun.objects.values_list("pk", flat=True))
+    # Path and query ids are drawn from the existing objects most of the time, else generated freely
+    # (so 404s and out-of-range ids are exercised too).
+    config = SchemathesisConfig.from_dict(
+        {
+            "cache": {"enabled": False},  # no failures replayed from earlier runs: each run stands alone
+            "dictionaries": {"benchmarks": {"values": [imported.pk]}, "runs": {"values": runs}, "studies": {"values": [study.pk]}},
+            "parameters": {
+                "path.benchmark_id": {"dictionary": "benchmarks", "probability": 0.7},
+                "path.run_id": {"dictionary": "runs", "probability": 0.7},
+                "path.study_id": {"dictionary": "studies", "probability": 0.7},
+                "query.run": {"dictionary": "runs", "probability": 0.5},
+                "query.with": {"dictionary": "runs", "probability": 0.5},
+            },
+        }
+    )
+    url = f"{live_server.url}/api/schema/"
+    schema = schemathesis.openapi.from_url(url, config=config, cookies={"sessionid": researcher_cookie}, timeout=30)
+    schema.config.update(base_url=live_server.url)
+
+    class ResearcherSession:
+        def get(self, case, context):  # noqa: ANN001, ANN201
+            return researcher_cookie
+
+        def set(self, case, data, context) -> None:  # noqa: ANN001
+            case.cookies = {**(case.cookies or {}), "sessionid": data}
+
+    schema.auth()(ResearcherSession)
+    assert runs and study.pk  # the dictionaries above name objects that exist
+    return schema
+
+
+schema = schemathesis.pytest.from_fixture("api_schema")
+
+
+@schema.parametrize()
+@hypothesis_settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+def test_no_operation_answers_a_server_error_or_an_undeclared_response(case, browser_session) -> None:  # noqa: ANN001
+    case.call_and_validate(session=browser_session, timeout=60)
+
