@@ -330,16 +330,27 @@ class _CallLedger:
                     w.set_result(None)
 
 
+def pooled() -> bool:
+    """Whether the database goes through a connection pool (PostgreSQL's default here)."""
+    return bool(connection.settings_dict.get("OPTIONS", {}).get("pool"))
+
+
+def release_connection() -> None:
+    """Give this thread's connection back to the pool, if there is one: a driver's threads live as long as the
+    run, and holding a pooled connection each would exhaust a worker's pool with a few drivers."""
+    if pooled():
+        _close_connection()
+
+
 def _in_db_thread(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
     try:
         return fn(*args)
     except TRANSIENT_DB_ERRORS:
         # The connection may be broken (server restarted): drop it so the retry opens a new one.
-        try:
-            connection.close()
-        except Exception:  # noqa: BLE001 - closing a dead connection may fail too; it is dropped either way
-            pass
+        _close_connection()
         raise
+    finally:
+        release_connection()
 
 
 def _in_db_thread_quiet(fn: Callable[..., Any], args: tuple[Any, ...]) -> None:

@@ -25,7 +25,7 @@ from arena.release import orientation_flipped
 from arena.schemas import SIX_FIELD
 
 from . import execution
-from .engine import BeforeCall, DatabaseUnavailable, Driver, DriverHooks, call_with_backoff, run_blocking
+from .engine import BeforeCall, DatabaseUnavailable, Driver, DriverHooks, call_with_backoff, release_connection, run_blocking
 from .execution import RunKindSpec, run_event_add, run_fail, run_kind_register
 from .limits import DEFAULT_SLOT_TTL, EndpointLimiter
 from .models import GenerationRun, GenerationTask, JudgeTask, RunEvent, RunKind, TaskStatus
@@ -589,6 +589,7 @@ def _drive(
                 await limiter.close()
 
     execution.driver_register(kind=kind, run_id=run.pk, token=token)
+    release_connection()  # the driver's own threads use the database from here on
     outcome = "finished"
     try:
         run_blocking(main)

@@ -51,6 +51,7 @@ class RunsWatchdog(bootsteps.StartStopStep):
                 close_old_connections()
                 for line in runs_watchdog():
                     log.warning("runs watchdog: %s", line)
+                connection.close()  # between rounds the watchdog holds no connection (nor a pool slot)
             except Exception:  # noqa: BLE001 - the database may be down; try again next round
                 log.warning("runs watchdog: this round failed; trying again in %.0f s", interval, exc_info=True)
                 try:

@@ -280,20 +280,42 @@ CELERY_BROKER_URL: str = env.str("CELERY_BROKER_URL", default="filesystem://")
 CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _queue_dir = VAR_DIR / "celery-broker"
-    for sub in ("queue", "processed"):
+    for sub in ("queue", "processed", "control"):
         (_queue_dir / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_queue_dir / "queue"),
         "data_folder_out": str(_queue_dir / "queue"),
         "data_folder_processed": str(_queue_dir / "processed"),
+        "control_folder": str(_queue_dir / "control"),  # not ./control in the working directory
         "store_processed": False,
         # The filesystem transport polls; a short interval keeps launches snappy in the demo.
         "polling_interval": 0.1,
     }
 CELERY_TASK_IGNORE_RESULT = True
-CELERY_TASK_ACKS_LATE = True
-CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# Run drivers are acknowledged when taken: the database holds each run's state and the workers'
+# watchdog relaunches abandoned runs (see jobs/tasks.py for why late acks did more harm than good).
+CELERY_TASK_ACKS_LATE = False
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A worker outlives broker restarts: it reconnects for as long as it takes, at start-up too.
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False  # drivers keep working while the broker is away
+# Publishing (a launch) gives up after about ten seconds; the run then says so and the watchdog launches it later.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 4, "interval_start": 0.5, "interval_step": 1.0, "interval_max": 4.0}
+
+# Runs: claims last LIT2TEST_LEASE_SECONDS unless the driver's heartbeat (every LIT2TEST_HEARTBEAT_SECONDS)
+# renews them; a driver silent for LIT2TEST_DRIVER_STALE_SECONDS is taken for dead and its work is taken over;
+# every LIT2TEST_WATCHDOG_SECONDS each worker relaunches running runs that nobody works on; a driver rides out
+# a database outage of up to LIT2TEST_DB_PATIENCE_SECONDS.
+LIT2TEST_LEASE_SECONDS: float = env.float("LIT2TEST_LEASE_SECONDS", default=60.0)
+LIT2TEST_HEARTBEAT_SECONDS: float = env.float("LIT2TEST_HEARTBEAT_SECONDS", default=5.0)
+LIT2TEST_DRIVER_STALE_SECONDS: float = env.float("LIT2TEST_DRIVER_STALE_SECONDS", default=30.0)
+LIT2TEST_WATCHDOG_SECONDS: float = env.float("LIT2TEST_WATCHDOG_SECONDS", default=15.0)
+LIT2TEST_RELAUNCH_BACKOFF_SECONDS: float = env.float("LIT2TEST_RELAUNCH_BACKOFF_SECONDS", default=120.0)
+LIT2TEST_DB_PATIENCE_SECONDS: float = env.float("LIT2TEST_DB_PATIENCE_SECONDS", default=300.0)
+if not LIT2TEST_HEARTBEAT_SECONDS * 2 < LIT2TEST_DRIVER_STALE_SECONDS:
+    raise ImproperlyConfigured("LIT2TEST_DRIVER_STALE_SECONDS must be more than twice LIT2TEST_HEARTBEAT_SECONDS")
 CELERY_TASK_ALWAYS_EAGER: bool = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_EAGER_PROPAGATES = True
 

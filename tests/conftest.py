@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,17 @@ def annotator2(db):  # noqa: ANN001, ANN201
 @pytest.fixture
 def outsider(db):  # noqa: ANN001, ANN201
     return _user("olga")
+
+
+@pytest.fixture(autouse=True)
+def _default_language() -> Iterator[None]:
+    """A page rendered in Chinese leaves that language active in this thread (Django's translations are
+    thread-local and LocaleMiddleware does not undo them): every test starts in the default language."""
+    from django.utils import translation
+
+    translation.activate("en")
+    yield
+    translation.activate("en")
 
 
 @pytest.fixture(autouse=True, scope="session")

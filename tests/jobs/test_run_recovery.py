@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from arena.models import JudgeRun
-from jobs.engine import Driver, DriverHooks
+from jobs.engine import Driver, DriverHooks, run_blocking
 from jobs.execution import runs_watchdog
 from jobs.limits import EndpointLimiter
 from jobs.models import GenerationRun, JudgeTask, RunDriver, RunEvent
@@ -187,7 +187,7 @@ def test_the_slots_of_a_process_that_stopped_renewing_them_expire_and_live_ones_
         await alive.close()
         return taken is not None, stolen
 
-    taken, stolen = asyncio.run(scenario())
+    taken, stolen = run_blocking(scenario)  # not asyncio.run: a browser test may leave a loop running here
     assert taken and not stolen
 
 
@@ -236,7 +236,7 @@ def test_the_driver_retries_database_errors_and_reports_the_outage() -> None:
         on_error=lambda exc: None, on_outage=lambda seconds, error: outages.append((seconds, error)),
     )
 
-    asyncio.run(Driver(hooks=hooks, concurrency=2, db_patience=30).run())
+    run_blocking(Driver(hooks=hooks, concurrency=2, db_patience=30).run)
 
     assert sorted(stored) == tasks
     assert len(outages) >= 4 and all("server closed the connection" in e for _, e in outages)
@@ -253,4 +253,4 @@ def test_the_driver_stops_when_the_database_stays_away_longer_than_its_patience(
         count_calls=down, others_open=down, task_id=lambda spec: spec, on_error=lambda exc: None,
     )
     with pytest.raises(DatabaseUnavailable, match="unreachable for .* Connection refused"):
-        asyncio.run(Driver(hooks=hooks, concurrency=1, db_patience=1.0).run())
+        run_blocking(Driver(hooks=hooks, concurrency=1, db_patience=1.0).run)
