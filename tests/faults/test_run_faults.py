@@ -15,7 +15,7 @@ import pytest
 from tests.fake_llm import FakeLLM
 from tests.jobs.helpers import chat_requests
 
-from .stack import Stack
+from .stack import Stack, Worker
 
 pytestmark = pytest.mark.services
 
@@ -46,6 +46,23 @@ def _exactly_once(stack: Stack, run_id: int, tasks: int) -> None:
     assert stack.judgments(run_id) == tasks  # no second verdict, not even an invalid one
 
 
+def _under_way(stack: Stack, fake: FakeLLM, *, pairs: int, stored: int, latency: float) -> tuple[Worker, int]:
+    """A worker, and a run of ``pairs`` sample pairs at concurrency 4 with ``stored`` judgments already in."""
+    fake.script(latency=latency)
+    worker = stack.worker()
+    run_id = _launch(stack, fake, "--pairs", f"sample:{pairs}", "--concurrency", "4")
+    _wait(stack, lambda: len(stack.accepted(run_id)) >= stored, 60, f"{stored} judgments")
+    return worker, run_id
+
+
+def _calls_counted(stack: Stack, fake: FakeLLM, run_id: int) -> None:
+    """Every call the endpoint saw is counted (written before it is sent); at most a dead worker's calls that were
+    counted but never left it (one per concurrent slot) are extra."""
+    seen = len(chat_requests(fake.log()))
+    counted = stack.calls(run_id)
+    assert seen <= counted <= seen + 4, (seen, counted)
+
+
 def test_a_run_whose_worker_lacks_the_api_key_fails_with_the_reason_and_wait_exits_non_zero(fresh_stack: Stack, fake_llm: FakeLLM) -> None:
     worker = fresh_stack.worker()  # its environment has no X_API_KEY
     secret = "sk-only-the-launcher-has-this"
@@ -67,10 +84,7 @@ def test_a_run_whose_worker_lacks_the_api_key_fails_with_the_reason_and_wait_exi
 
 def test_a_run_whose_worker_was_sigkilled_is_finished_by_another_worker_with_no_manual_step(fresh_stack: Stack, fake_llm: FakeLLM) -> None:
     stack = fresh_stack
-    fake_llm.script(latency=0.4)
-    first = stack.worker()
-    run_id = _launch(stack, fake_llm, "--pairs", "sample:30", "--concurrency", "4")
-    _wait(stack, lambda: len(stack.accepted(run_id)) >= 10, 60, "ten judgments")
+    first, run_id = _under_way(stack, fake_llm, pairs=30, stored=10, latency=0.4)
 
     first.kill()
     assert stack.run_status(run_id) == "running"
@@ -84,20 +98,13 @@ def test_a_run_whose_worker_was_sigkilled_is_finished_by_another_worker_with_no_
     assert up_after + took < RECOVERY_LIMIT
     _exactly_once(stack, run_id, 60)
     assert "relaunched" in [code for code, _ in stack.events(run_id)]  # the watchdog, not a broker redelivery
-    seen = len(chat_requests(fake_llm.log()))
-    counted = stack.calls(run_id)
-    # Every call the endpoint saw is counted (written before it is sent); at most the dead worker's calls that
-    # were counted but never left it (one per concurrent slot) are extra.
-    assert seen <= counted <= seen + 4, (seen, counted)
+    _calls_counted(stack, fake_llm, run_id)
     assert second.alive()
 
 
 def test_a_run_rides_out_postgresql_stopped_for_eight_seconds(fresh_stack: Stack, fake_llm: FakeLLM) -> None:
     stack = fresh_stack
-    fake_llm.script(latency=0.3)
-    worker = stack.worker()
-    run_id = _launch(stack, fake_llm, "--pairs", "sample:25", "--concurrency", "4")
-    _wait(stack, lambda: len(stack.accepted(run_id)) >= 6, 60, "six judgments")
+    worker, run_id = _under_way(stack, fake_llm, pairs=25, stored=6, latency=0.3)
 
     stack.pg.stop("fast")  # terminates every connection
     time.sleep(8)
@@ -108,16 +115,12 @@ def test_a_run_rides_out_postgresql_stopped_for_eight_seconds(fresh_stack: Stack
     assert worker.alive()
     codes = [code for code, _ in stack.events(run_id)]
     assert "database_outage" in codes or "relaunched" in codes
-    seen = len(chat_requests(fake_llm.log()))
-    assert seen <= stack.calls(run_id) <= seen + 4
+    _calls_counted(stack, fake_llm, run_id)
 
 
 def test_a_worker_survives_redis_stopped_for_eight_seconds_and_its_run_completes(fresh_stack: Stack, fake_llm: FakeLLM) -> None:
     stack = fresh_stack
-    fake_llm.script(latency=0.3)
-    worker = stack.worker()
-    run_id = _launch(stack, fake_llm, "--pairs", "sample:25", "--concurrency", "4")
-    _wait(stack, lambda: len(stack.accepted(run_id)) >= 6, 60, "six judgments")
+    worker, run_id = _under_way(stack, fake_llm, pairs=25, stored=6, latency=0.3)
 
     stack.redis.stop()  # broker and shared cache at once; without persistence its queues are lost too
     stopped = time.monotonic()
