@@ -36,7 +36,6 @@ from .aliases import (
     WORD,
     Alias,
     AliasError,
-    Hit,
     Matcher,
     Term,
     content_digest,
@@ -47,7 +46,7 @@ from .aliases import (
 )
 from .models import Benchmark, Context, Participant, Proposal
 
-__all__ = ["AliasError", "benchmark_redact", "participant_aliases_update", "proposal_blind_content", "prompt_leaks"]
+__all__ = ["AliasError", "benchmark_redact", "participant_aliases_update", "proposal_blind_content"]
 
 PARTICIPANT, JUDGE = "participant", "judge"
 
@@ -151,12 +150,6 @@ def proposal_blind_content(proposal: Proposal) -> dict[str, Any]:
     benchmark_id = Context.objects.filter(pk=proposal.context_id).values_list("benchmark_id", flat=True).get()
     own = Participant.objects.filter(pk=proposal.participant_id).values_list("name", flat=True).first() or ""
     return redact_content(proposal.content, benchmark_matcher(benchmark_id=benchmark_id), own=own).content
-
-
-def prompt_leaks(*, benchmark_id: int, texts: Sequence[str]) -> list[tuple[int, Hit]]:
-    """Aliases of the benchmark's models still present in ``texts`` (index of the text, the match)."""
-    matcher = benchmark_matcher(benchmark_id=benchmark_id)
-    return [(i, hit) for i, text in enumerate(texts) for hit in matcher.hits(text)]
 
 
 def participant_aliases_update(*, participant: Participant, text: str) -> RedactSummary:

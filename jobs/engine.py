@@ -25,7 +25,7 @@ import random
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from django.db import InterfaceError, OperationalError, close_old_connections, connection
@@ -119,11 +119,6 @@ class DriverHooks[T]:
     on_outage: Callable[[float, str], None] | None = None
 
 
-@dataclass
-class DriverStats:
-    outages: list[tuple[float, str]] = field(default_factory=list)
-
-
 class Driver[T]:
     """Runs claim → work → store until no task of the run is open or the run stops."""
 
@@ -141,7 +136,6 @@ class Driver[T]:
         self.heartbeat_every = heartbeat_every
         self.idle_poll = idle_poll
         self.db_patience = db_patience
-        self.stats = DriverStats()
 
     async def run(self) -> None:
         hooks = self.hooks
@@ -169,11 +163,9 @@ class Driver[T]:
                     await asyncio.sleep(pause)
                     pause = min(pause * 2, 5.0)
                     continue
-                if first_error is not None:
+                if first_error is not None and hooks.on_outage is not None:
                     outage = (loop.time() - started, first_error)
-                    self.stats.outages.append(outage)
-                    if hooks.on_outage is not None:
-                        await loop.run_in_executor(db, _in_db_thread_quiet, hooks.on_outage, outage)
+                    await loop.run_in_executor(db, _in_db_thread_quiet, hooks.on_outage, outage)
                 return result
 
         held: set[int] = set()

@@ -131,10 +131,14 @@ def drivers_alive(*, kind: str, run_id: int) -> int:
     return _live_tokens(kind, run_id, timezone.now()).count()
 
 
+def _abandoned(kind: str, run_id: int, now: datetime) -> Q:
+    """Claims whose lease ran out or whose driver is gone."""
+    expired = Q(lease_until__isnull=True) | Q(lease_until__lt=now) | ~Q(claimed_by__in=_live_tokens(kind, run_id, now))
+    return Q(status=TaskStatus.CLAIMED) & expired
+
+
 def _claimable(kind: str, run_id: int, now: datetime) -> Q:
-    """Pending tasks, and claims whose lease ran out or whose driver is gone."""
-    abandoned = Q(lease_until__isnull=True) | Q(lease_until__lt=now) | ~Q(claimed_by__in=_live_tokens(kind, run_id, now))
-    return Q(status=TaskStatus.PENDING) | (Q(status=TaskStatus.CLAIMED) & abandoned)
+    return Q(status=TaskStatus.PENDING) | _abandoned(kind, run_id, now)
 
 
 def tasks_claim(
@@ -196,12 +200,9 @@ def answer_discard(*, task_model: type[models.Model], task_id: int, prompt_token
 
 def tasks_reclaim(*, kind: str, task_model: type[models.Model], run_id: int) -> int:
     """For a resume: failed tasks, and claims whose lease ran out or whose driver is gone, become pending."""
-    now = timezone.now()
     return (
         task_model.objects.filter(run_id=run_id)
-        .filter(Q(status=TaskStatus.FAILED) | (Q(status=TaskStatus.CLAIMED) & ~Q(claimed_by__in=_live_tokens(kind, run_id, now))) | (
-            Q(status=TaskStatus.CLAIMED) & Q(lease_until__lt=now)
-        ))
+        .filter(Q(status=TaskStatus.FAILED) | _abandoned(kind, run_id, timezone.now()))
         .update(status=TaskStatus.PENDING, claimed_by="", lease_until=None)
     )
 

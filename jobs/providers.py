@@ -30,6 +30,10 @@ class PermanentError(Exception):
     """Retrying will not help: 4xx other than 429, a bad model name, a missing key."""
 
 
+class ApiKeyMissing(PermanentError):
+    """The environment variable a run names for its API key is not set in this process."""
+
+
 @dataclass
 class Completion:
     text: str
@@ -62,7 +66,7 @@ def api_key_from_env(variable: str | None) -> str:
         )
     value = os.environ.get(variable)
     if not value:
-        raise PermanentError(f"the environment variable {variable} named for the API key is not set")
+        raise ApiKeyMissing(f"the environment variable {variable} named for the API key is not set")
     return value
 
 

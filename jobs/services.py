@@ -9,6 +9,7 @@ never produces a second verdict, and resuming does only what is missing.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 import uuid
@@ -31,7 +32,7 @@ from .limits import DEFAULT_SLOT_TTL, EndpointLimiter
 from .models import GenerationRun, GenerationTask, JudgeTask, RunEvent, RunKind, TaskStatus
 from .parsing import ParseError, parse_judge_answer, parse_proposal_answer
 from .prompts import DEFAULT_PROMPT, PROMPTS, RenderedTask, render_generation_task, render_judge_task
-from .providers import OpenAICompatibleProvider, PermanentError, Provider, RecordedProvider, api_key_from_env
+from .providers import ApiKeyMissing, OpenAICompatibleProvider, PermanentError, Provider, RecordedProvider, api_key_from_env
 
 MAX_PARSE_ATTEMPTS = 3  # the first answer plus at most two retries on a malformed one
 ORDERS = ("original", "reverse")
@@ -104,9 +105,7 @@ def _squash(text: str) -> str:
     return re.sub(r"[^0-9a-z]+", "", text.lower())
 
 
-def _blindness_problem(
-    rendered: RenderedTask, pair: CanonicalPair, names: list[str], hits: Callable[[str], list[Any]] | None = None
-) -> str | None:
+def _blindness_problem(rendered: RenderedTask, pair: CanonicalPair, names: list[str], hits: Callable[[str], list[Any]]) -> str | None:
     """The second line of defence after redaction (arena/blindness.py): a prompt that still names a
     participant (in any spelling), the internal pair id, or any alias of the benchmark's participants and
     judges inside a proposal is refused. (Contexts may cite models: the literature names them for both sides.)"""
@@ -116,10 +115,7 @@ def _blindness_problem(
             return "blindness gate: the prompt contains a participant's name"
     if _squash(pair.internal_key) in text:
         return "blindness gate: the prompt contains the internal pair id"
-    if hits is None:
-        leaks = blindness.prompt_leaks(benchmark_id=pair.benchmark_id, texts=[rendered.block_a, rendered.block_b])
-    else:
-        leaks = [(i, hit) for i, block in enumerate((rendered.block_a, rendered.block_b)) for hit in hits(block)]
+    leaks = [(i, hit) for i, block in enumerate((rendered.block_a, rendered.block_b)) for hit in hits(block)]
     if leaks:
         index, hit = leaks[0]
         return (
@@ -127,6 +123,30 @@ def _blindness_problem(
             f"{', '.join(hit.owners)}) after redaction; re-scan the benchmark's blindness page, then resume"
         )
     return None
+
+
+class _AliasCheck:
+    """The gate's alias check for one driver: the benchmark's matcher is read once per claimed batch (an alias
+    edit applies from the next batch on), and a proposal block shown in several tasks is checked once per matcher."""
+
+    MEMORY = 10_000  # blocks remembered at most: bounded memory on huge benchmarks
+
+    def __init__(self, benchmark_id: int) -> None:
+        self.benchmark_id = benchmark_id
+        self.matcher: Any = None
+        self.seen: dict[str, list[Any]] = {}
+
+    def refresh(self) -> None:
+        matcher = blindness.benchmark_matcher(benchmark_id=self.benchmark_id)
+        if matcher is not self.matcher:
+            self.matcher, self.seen = matcher, {}
+
+    def __call__(self, block: str) -> list[Any]:
+        if block not in self.seen:
+            if len(self.seen) > self.MEMORY:
+                self.seen.clear()
+            self.seen[block] = self.matcher.hits(block)
+        return self.seen[block]
 
 
 def orientation_gate(original: RenderedTask, reverse: RenderedTask) -> bool:
@@ -391,7 +411,7 @@ def _running(model: type[JudgeRun] | type[GenerationRun], run_id: int) -> tuple[
 def _start_problem(kind: str, run_id: int, exc: Exception) -> str:
     """Fail a run whose driver cannot start (missing API key, unknown replay, ...), saying why and what to do."""
     reason = f"the driver could not start on worker {execution.worker_identity()}: {exc}"
-    if isinstance(exc, PermanentError) and "environment variable" in str(exc):
+    if isinstance(exc, ApiKeyMissing):
         reason += (
             ". Workers read the API key from their own environment: set the variable where `celery -A lit2test_web worker` "
             "runs (not only where the run was launched), restart the worker, and resume the run"
@@ -418,25 +438,13 @@ def judge_run_execute(*, run_id: int) -> str:
         return _start_problem(RunKind.JUDGE, run.pk, exc)
     limiter = _limiter_for(run)
     lease = _lease(run)
-    # The gate's alias check: the matcher is read once per claimed batch (an alias edit applies from the next
-    # batch on), and a proposal block shown in several tasks is checked once per matcher.
-    gate: dict[str, Any] = {"matcher": None, "seen": {}}
-
-    def leaks_in(block: str) -> list[Any]:
-        seen = gate["seen"]
-        if block not in seen:
-            if len(seen) > 10_000:  # bounded memory on huge benchmarks
-                seen.clear()
-            seen[block] = gate["matcher"].hits(block)
-        return seen[block]
+    aliases = _AliasCheck(run.benchmark_id)
 
     def claim(n: int, held: frozenset[int]) -> list[_JudgeSpec]:
         ids = execution.tasks_claim(kind=RunKind.JUDGE, task_model=JudgeTask, run_id=run.pk, token=token, lease=lease, n=n, held=held)
         if not ids:
             return []
-        matcher = blindness.benchmark_matcher(benchmark_id=run.benchmark_id)
-        if matcher is not gate["matcher"]:
-            gate["matcher"], gate["seen"] = matcher, {}
+        aliases.refresh()
         tasks = list(
             JudgeTask.objects.filter(id__in=ids).select_related("pair__context", "pair__participant_a", "pair__participant_b")
         )
@@ -456,7 +464,7 @@ def judge_run_execute(*, run_id: int) -> str:
             shown_a, shown_b = (
                 (pair.participant_a_id, pair.participant_b_id) if t.order == "original" else (pair.participant_b_id, pair.participant_a_id)
             )
-            specs.append(_JudgeSpec(t.pk, pair.pk, t.order, shown_a, shown_b, rendered, _blindness_problem(rendered, pair, names, leaks_in)))
+            specs.append(_JudgeSpec(t.pk, pair.pk, t.order, shown_a, shown_b, rendered, _blindness_problem(rendered, pair, names, aliases)))
         return specs
 
     async def work(spec: _JudgeSpec, before_call: BeforeCall) -> _JudgeResult:
@@ -511,7 +519,7 @@ def judge_run_execute(*, run_id: int) -> str:
     _drive(run=run, kind=RunKind.JUDGE, task_model=JudgeTask, token=token, claim=claim, work=work, store=store,
            task_id=lambda spec: spec.task_id, providers=[provider], limiter=limiter,
            on_error=lambda exc: _JudgeResult(status="failed", errors=[f"internal error: {type(exc).__name__}: {exc}"]))
-    return _finish(JudgeRun, JudgeTask, run.pk)
+    return _finish(RunKind.JUDGE, run.pk)
 
 
 def _lease(run: JudgeRun | GenerationRun) -> float:
@@ -639,12 +647,12 @@ def _create_judgments(judgments: list[OrderedJudgment]) -> None:
                 pass  # an accepted verdict already exists for this task: the database kept the first
 
 
-def _finish(run_model: type[JudgeRun] | type[GenerationRun], task_model: type[JudgeTask] | type[GenerationTask], run_id: int) -> str:
+def _finish(kind: str, run_id: int) -> str:
     """Close the run when no task is left to do; another driver may still hold claims.
 
     A run closed as failed says on its page how many tasks failed, the latest reason, and what to do.
     """
-    kind = RunKind.JUDGE if run_model is JudgeRun else RunKind.GENERATION
+    run_model, task_model = execution.KINDS[kind].run_model, execution.KINDS[kind].task_model
     with transaction.atomic():
         run = run_model.objects.select_for_update().get(pk=run_id)
         if run.status != JudgeRun.Status.RUNNING:
@@ -789,7 +797,7 @@ def _store_generation(run: GenerationRun, token: str, task_id: int, result: dict
 
 def _generation_finish(run_id: int) -> str:
     """Close the run when nothing is left, then pair the proposals it elicited."""
-    status = _finish(GenerationRun, GenerationTask, run_id)
+    status = _finish(RunKind.GENERATION, run_id)
     if status in (JudgeRun.Status.COMPLETED, JudgeRun.Status.FAILED):
         run = GenerationRun.objects.select_related("benchmark").get(pk=run_id)
         context_ids = set(GenerationTask.objects.filter(run=run, status=TaskStatus.DONE).values_list("context_id", flat=True))
@@ -853,6 +861,6 @@ def generation_run_execute(*, run_id: int) -> str:
 
 
 run_kind_register(RunKindSpec(kind=RunKind.JUDGE, run_model=JudgeRun, task_model=JudgeTask, launch=_judge_driver_enqueue,
-                              finish=lambda run_id: _finish(JudgeRun, JudgeTask, run_id)))
+                              finish=functools.partial(_finish, RunKind.JUDGE)))
 run_kind_register(RunKindSpec(kind=RunKind.GENERATION, run_model=GenerationRun, task_model=GenerationTask,
                               launch=_generation_driver_enqueue, finish=_generation_finish))

@@ -16,7 +16,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from . import execution, services
+from . import services
 
 _DRIVER = {
     "acks_late": False,
@@ -38,7 +38,3 @@ def judge_run_execute_task(run_id: int) -> str:
 def generation_run_execute_task(run_id: int) -> str:
     return services.generation_run_execute(run_id=run_id)
 
-
-@shared_task(acks_late=False, ignore_result=True)
-def runs_watchdog_task() -> list[str]:
-    return execution.runs_watchdog()
