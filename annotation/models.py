@@ -112,10 +112,16 @@ class Item(models.Model):
         return f"study {self.study_id} item {self.position}"
 
     def first_content(self) -> dict:
-        return self.first_proposal.content
+        """What the annotator sees of the first proposal: aliases redacted (arena/blindness.py)."""
+        from arena.blindness import proposal_blind_content
+
+        return proposal_blind_content(self.first_proposal)
 
     def second_content(self) -> dict:
-        return self.naive.content if self.is_control else self.second_proposal.content
+        """The naive control's text (written from the context's words), or the real proposal, redacted."""
+        from arena.blindness import proposal_blind_content
+
+        return self.naive.content if self.is_control else proposal_blind_content(self.second_proposal)
 
 
 class Assignment(models.Model):

@@ -12,7 +12,6 @@ from django.core.cache import cache
 from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
-from arena.blindness import proposal_blind_content
 from arena.models import Benchmark, JudgeRun
 from arena.selectors import run_cases_frame, run_data_version, run_default
 
@@ -98,9 +97,7 @@ def item_screen(*, assignment: Assignment, now: datetime | None = None) -> dict[
     """
     now = now or timezone.now()
     item = Item.objects.select_related("context", "first_proposal", "second_proposal", "naive").get(pk=assignment.item_id)
-    # Proposals as every blind reader sees them, aliases redacted; the naive control is written from the context's words.
-    first = proposal_blind_content(item.first_proposal)
-    second = item.naive.content if item.is_control else proposal_blind_content(item.second_proposal)
+    first, second = item.first_content(), item.second_content()
     a, b = (first, second) if assignment.a_is_first else (second, first)
     deadline = assignment.deadline()
     remaining = None if deadline is None else int((deadline - now).total_seconds())

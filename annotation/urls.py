@@ -5,9 +5,9 @@ from . import apis, views
 app_name = "annotation"
 urlpatterns = [
     path("annotate/", views.annotate_home, name="home"),
-    path("annotate/item/<str:token>/", views.item_detail, name="item"),
-    path("annotate/item/<str:token>/draft", views.item_draft, name="item-draft"),
-    path("annotate/item/<str:token>/submit", views.item_submit, name="item-submit"),
+    path("annotate/item/<slug:token>/", views.item_detail, name="item"),
+    path("annotate/item/<slug:token>/draft", views.item_draft, name="item-draft"),
+    path("annotate/item/<slug:token>/submit", views.item_submit, name="item-submit"),
     path("guide/", views.guide, name="guide"),
     path("dashboard/studies/", views.study_list, name="studies"),
     path("dashboard/studies/<int:study_id>/", views.study_detail, name="study"),

@@ -66,7 +66,6 @@ MODE_HELP = {
 #: Where an alias comes from: the model's own name (always matched, cannot be removed), the vendor
 #: table, or a researcher.
 NAME, DERIVED, RESEARCHER = "name", "derived", "researcher"
-SOURCES = (NAME, DERIVED, RESEARCHER)
 
 MAX_ALIAS_LENGTH = 100
 MAX_ALIASES = 100
@@ -375,16 +374,18 @@ class Matcher:
         for term in terms:
             if check_alias(term.alias.text, term.alias.mode) is None:
                 grouped.setdefault(term.alias.key, []).append(term)
-        self.terms = grouped
-        self.patterns = [(key, _pattern(group[0].alias), group) for key, group in grouped.items()]
+        # Per alias: its pattern, mode, the exception phrase it must not match (Claude Shannon), its text and owners.
+        self.patterns = [
+            (_pattern(group[0].alias), mode, EXCEPTIONS.get(alias_key.replace(" ", "")), group[0].alias.text,
+             tuple(sorted({t.owner for t in group})))
+            for (alias_key, mode), group in grouped.items()
+        ]
 
     def hits(self, text: str) -> list[Hit]:
         """Merged matches, in offsets of ``text`` itself (not of its normalised form)."""
         norm, where = normalise(text)
         raw: list[tuple[int, int, str, tuple[str, ...]]] = []
-        for (alias_key, mode), pattern, group in self.patterns:
-            exception = EXCEPTIONS.get(alias_key.replace(" ", ""))
-            owners = tuple(sorted({t.owner for t in group}))
+        for pattern, mode, exception, alias_text, owners in self.patterns:
             for m in pattern.finditer(norm):
                 if mode == PROPER and not norm[m.start()].isupper():
                     continue
@@ -393,7 +394,7 @@ class Matcher:
                 end, versioned = _extend(norm, m.end())
                 if mode == BRAND and not _identifying(norm, m.start(), m.end(), versioned):
                     continue
-                raw.append((m.start(), end, group[0].alias.text, owners))
+                raw.append((m.start(), end, alias_text, owners))
         raw.sort()
         merged: list[list[Any]] = []
         for start, end, alias, owners in raw:

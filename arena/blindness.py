@@ -142,14 +142,21 @@ def benchmark_redact(*, benchmark: Benchmark) -> RedactSummary:
     return RedactSummary(proposals=total, redacted=redacted, spans=spans, changed=len(changed))
 
 
-def proposal_blind_content(proposal: Proposal) -> dict[str, Any]:
-    """What a blind reader sees of a proposal: its stored blind content while that was made from its
-    current content, else its content redacted now with the benchmark's aliases (never the raw text)."""
-    if proposal.blind_content is not None and proposal.blind_digest == content_digest(proposal.content):
+def blind_is_current(proposal: Proposal) -> bool:
+    """Whether the stored blind content was made from the proposal's current content."""
+    return proposal.blind_content is not None and proposal.blind_digest == content_digest(proposal.content)
+
+
+def proposal_blind_content(proposal: Proposal, *, matcher: Matcher | None = None) -> dict[str, Any]:
+    """What a blind reader sees of a proposal: its stored blind content while that is current, else its
+    content redacted now with the benchmark's aliases (never the raw text). A caller that holds the
+    benchmark's matcher passes it, so an unscanned proposal costs no lookups."""
+    if blind_is_current(proposal):
         return proposal.blind_content
-    benchmark_id = Context.objects.filter(pk=proposal.context_id).values_list("benchmark_id", flat=True).get()
-    own = Participant.objects.filter(pk=proposal.participant_id).values_list("name", flat=True).first() or ""
-    return redact_content(proposal.content, benchmark_matcher(benchmark_id=benchmark_id), own=own).content
+    if matcher is None:
+        benchmark_id = Context.objects.filter(pk=proposal.context_id).values_list("benchmark_id", flat=True).get()
+        matcher = benchmark_matcher(benchmark_id=benchmark_id)
+    return redact_content(proposal.content, matcher, own=proposal.participant.name).content
 
 
 def participant_aliases_update(*, participant: Participant, text: str) -> RedactSummary:
@@ -192,7 +199,7 @@ def benchmark_blindness(*, benchmark: Benchmark) -> dict[str, Any]:
     )
     listed, stale = [], 0
     for p in proposals:
-        is_stale = p.blind_content is None or p.blind_digest != content_digest(p.content)
+        is_stale = not blind_is_current(p)
         stale += is_stale
         if p.redactions:
             records = []

@@ -51,13 +51,3 @@ class ParticipantAliasesForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 14, "cols": 60, "spellcheck": "false"}),
         help_text="One alias per line; add '| proper', '| brand' or '| exact' to choose how it is matched (default: word).",
     )
-
-    def clean_aliases(self) -> str:
-        from .aliases import AliasError, parse_alias_lines
-
-        text = self.cleaned_data["aliases"]
-        try:
-            parse_alias_lines(text)
-        except AliasError as exc:
-            raise forms.ValidationError(exc.problems) from None
-        return text

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from arena.aliases import Matcher
 from arena.blindness import proposal_blind_content
 from arena.models import CanonicalPair, Context, Proposal
 from arena.schemas import SIX_FIELD
@@ -76,9 +77,9 @@ def render_context(context: Context) -> str:
     )
 
 
-def render_proposal(label: str, proposal: Proposal) -> str:
+def render_proposal(label: str, proposal: Proposal, matcher: Matcher | None = None) -> str:
     """A proposal as the judge sees it: its blind content, every model alias redacted (arena/blindness.py)."""
-    content = proposal_blind_content(proposal)
+    content = proposal_blind_content(proposal, matcher=matcher)
     fields = "\n".join(f"[{name}]\n{content.get(name, '')}" for name in SIX_FIELD.fields)
     return f"=== PROPOSAL {label} ===\n{fields}"
 
@@ -94,11 +95,13 @@ class RenderedTask:
         return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user}]
 
 
-def render_judge_task(*, pair: CanonicalPair, order: str, template: PromptTemplate, proposals: dict[int, Proposal]) -> RenderedTask:
+def render_judge_task(
+    *, pair: CanonicalPair, order: str, template: PromptTemplate, proposals: dict[int, Proposal], matcher: Matcher | None = None
+) -> RenderedTask:
     """The blind prompt of one ordered task: original shows participant_a as A, reverse swaps them."""
     first, second = proposals[pair.participant_a_id], proposals[pair.participant_b_id]
     shown_a, shown_b = (first, second) if order == "original" else (second, first)
-    block_a, block_b = render_proposal("A", shown_a), render_proposal("B", shown_b)
+    block_a, block_b = render_proposal("A", shown_a, matcher), render_proposal("B", shown_b, matcher)
     user = f"{render_context(pair.context)}\n\n{block_a}\n\n{block_b}\n=== END ===\n\nWhich proposal is the better next experiment? Answer in JSON."
     return RenderedTask(system=template.system, user=user, block_a=block_a, block_b=block_b)
 

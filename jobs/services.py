@@ -460,7 +460,7 @@ def judge_run_execute(*, run_id: int) -> str:
             except KeyError:
                 specs.append(_JudgeSpec(t.pk, pair.pk, t.order, 0, 0, None, "a proposal of this pair has no text"))
                 continue
-            rendered = render_judge_task(pair=pair, order=t.order, template=template, proposals=by_participant)
+            rendered = render_judge_task(pair=pair, order=t.order, template=template, proposals=by_participant, matcher=aliases.matcher)
             shown_a, shown_b = (
                 (pair.participant_a_id, pair.participant_b_id) if t.order == "original" else (pair.participant_b_id, pair.participant_a_id)
             )
