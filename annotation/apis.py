@@ -3,12 +3,11 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from arena.apis import QueryParams, api_responses
+from arena.apis import QueryParams, api_responses, get_or_not_found
 from arena.permissions import IsResearcher
 
 from .models import Study
@@ -27,7 +26,5 @@ class StudyAgreementApi(APIView):
     def get(self, request: Request, study_id: int) -> Response:
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
-        study = Study.objects.filter(pk=study_id).first()
-        if study is None:
-            raise NotFound(f"no study {study_id}")
+        study = get_or_not_found(Study.objects, f"no study {study_id}", pk=study_id)
         return Response(study_agreement(study=study, include_over_time=params.validated_data["include_over_time"]))

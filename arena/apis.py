@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.core.validators import MaxValueValidator
+from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from drf_spectacular.views import SCHEMA_KWARGS, SpectacularAPIView
@@ -30,6 +30,14 @@ from .selectors import (
 MAX_ID = 2**63 - 1
 MAX_SEED = 2**32 - 1
 MAX_PSEUDO_COUNT = 100.0  # 0.5 is the protocol's; far beyond 100 the fit is the prior, not the data
+
+
+def get_or_not_found(queryset: QuerySet, message: str, **filters: Any) -> Any:  # noqa: ANN401
+    """The one row ``filters`` pick from ``queryset``, or a JSON 404 saying ``message``."""
+    found = queryset.filter(**filters).first()
+    if found is None:
+        raise NotFound(message)
+    return found
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -85,11 +93,6 @@ class QueryParams(serializers.Serializer):
         return super().to_internal_value(data)
 
 
-def leaderboard_max_replicates() -> int:
-    """The most bootstrap replicates one API request may ask for (each costs CPU time of the web process)."""
-    return settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES
-
-
 class BenchmarkListApi(APIView):
     permission_classes = [IsResearcher]
 
@@ -121,9 +124,6 @@ class LeaderboardApi(APIView):
 
     class InputSerializer(QueryParams):
         run = id_field(required=False, help_text="A holistic run of this benchmark (default: its canonical run).")
-        replicates = serializers.IntegerField(
-            required=False, min_value=1, default=LEADERBOARD_REPLICATES, help_text="Bootstrap replicates (server-side cap)."
-        )
         seed = serializers.IntegerField(required=False, min_value=0, max_value=MAX_SEED, default=LEADERBOARD_SEED)
         pseudo_count = serializers.FloatField(
             required=False, min_value=0.0, max_value=MAX_PSEUDO_COUNT, default=LEADERBOARD_PSEUDO_COUNT,
@@ -131,30 +131,25 @@ class LeaderboardApi(APIView):
         )
 
         def get_fields(self) -> dict[str, serializers.Field]:
-            fields = super().get_fields()
-            # The cap is a setting, read per request, so that the schema and the message both name it.
-            replicates = fields["replicates"]
-            replicates.max_value = leaderboard_max_replicates()
-            replicates.validators.append(
-                MaxValueValidator(
-                    replicates.max_value,
-                    message=f"Ensure this value is less than or equal to {replicates.max_value} "
-                    "(the server's cap on bootstrap replicates per request).",
+            # The cap (each replicate costs the web process CPU time) is a setting, read per request, so that the
+            # schema and the message both name it.
+            return super().get_fields() | {
+                "replicates": serializers.IntegerField(
+                    required=False, min_value=1, max_value=settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES,
+                    default=LEADERBOARD_REPLICATES, help_text="Bootstrap replicates (server-side cap).",
+                    error_messages={"max_value": "Ensure this value is less than or equal to {max_value} "
+                                                 "(the server's cap on bootstrap replicates per request)."},
                 )
-            )
-            return fields
+            }
 
     @extend_schema(parameters=[InputSerializer], responses=api_responses(OpenApiTypes.OBJECT, 400, 404))
     def get(self, request: Request, benchmark_id: int) -> Response:
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
-        benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
-        if benchmark is None:
-            raise NotFound(f"no benchmark {benchmark_id}")
+        benchmark = get_or_not_found(Benchmark.objects, f"no benchmark {benchmark_id}", pk=benchmark_id)
         if "run" in params.validated_data:
-            run = JudgeRun.objects.filter(pk=params.validated_data["run"], benchmark=benchmark).first()
-            if run is None:
-                raise NotFound(f"run {params.validated_data['run']} is not a run of benchmark {benchmark_id}")
+            run_id = params.validated_data["run"]
+            run = get_or_not_found(JudgeRun.objects, f"run {run_id} is not a run of benchmark {benchmark_id}", pk=run_id, benchmark=benchmark)
         else:
             run = run_default(benchmark=benchmark)
             if run is None:

@@ -3,12 +3,11 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from arena.apis import QueryParams, api_responses, id_field
+from arena.apis import QueryParams, api_responses, get_or_not_found, id_field
 from arena.models import JudgeRun
 from arena.permissions import IsResearcher
 from arena.selectors import runs_agreement
@@ -16,19 +15,12 @@ from arena.selectors import runs_agreement
 from .selectors import run_progress
 
 
-def _run_or_404(run_id: int) -> JudgeRun:
-    run = JudgeRun.objects.filter(pk=run_id).first()
-    if run is None:
-        raise NotFound(f"no run {run_id}")
-    return run
-
-
 class RunProgressApi(APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(responses=api_responses(OpenApiTypes.OBJECT, 404))
     def get(self, request: Request, run_id: int) -> Response:
-        run = _run_or_404(run_id)
+        run = get_or_not_found(JudgeRun.objects, f"no run {run_id}", pk=run_id)
         return Response(
             {"id": run.pk, "judge_model": run.judge_model, "provider": run.provider, "replay": run.provider == JudgeRun.Provider.RECORDED}
             | run_progress(run=run).as_dict()
@@ -49,9 +41,9 @@ class RunAgreementApi(APIView):
     def get(self, request: Request, run_id: int) -> Response:
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
-        first = _run_or_404(run_id)
+        first = get_or_not_found(JudgeRun.objects, f"no run {run_id}", pk=run_id)
         other_id = params.validated_data["with"]
-        second = JudgeRun.objects.filter(pk=other_id, benchmark_id=first.benchmark_id).first()
-        if second is None:
-            raise NotFound(f"run {other_id} is not a run of the benchmark of run {run_id}")
+        second = get_or_not_found(
+            JudgeRun.objects, f"run {other_id} is not a run of the benchmark of run {run_id}", pk=other_id, benchmark_id=first.benchmark_id
+        )
         return Response(runs_agreement(first=first, second=second))

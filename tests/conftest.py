@@ -62,6 +62,14 @@ def outsider(db):  # noqa: ANN001, ANN201
     return _user("olga")
 
 
+@pytest.fixture
+def rita_client(researcher):  # noqa: ANN001, ANN201
+    """The researcher, signed in."""
+    from tests.clients import client_for
+
+    return client_for(researcher)
+
+
 @pytest.fixture(autouse=True)
 def _default_language() -> Iterator[None]:
     """A page rendered in Chinese leaves that language active in this thread (Django's translations are

@@ -15,6 +15,7 @@ from hypothesis import settings as hypothesis_settings
 from schemathesis.config import SchemathesisConfig
 
 from arena.models import JudgeRun
+from tests.clients import session_cookie
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -24,11 +25,7 @@ MAX_EXAMPLES = 20  # per operation and phase; the whole schema takes about 30 s 
 @pytest.fixture
 def researcher_cookie(researcher) -> str:  # noqa: ANN001
     """The session cookie of a signed-in researcher."""
-    from django.test import Client
-
-    client = Client()
-    client.force_login(researcher)
-    return client.cookies["sessionid"].value
+    return session_cookie(researcher)
 
 
 @pytest.fixture

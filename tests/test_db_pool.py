@@ -21,9 +21,9 @@ import httpx
 import psycopg
 import pytest
 from django.db import connection
-from django.test import Client
 from django.urls import reverse
 
+from tests.clients import session_cookie
 from tests.conftest import ROOT
 
 CLIENTS_MARK = pytest.mark.django_db(transaction=True)
@@ -76,12 +76,6 @@ class BackendSampler:
         self._conn.close()
 
 
-def _session_cookie(user) -> str:  # noqa: ANN001
-    client = Client()
-    client.force_login(user)
-    return client.cookies["sessionid"].value
-
-
 def _client(base_url: str, cookie: str, paths: list[str], start: threading.Barrier, statuses: Counter, lock: threading.Lock) -> None:
     with httpx.Client(base_url=base_url, cookies={"sessionid": cookie}, timeout=120) as http:
         start.wait()
@@ -94,7 +88,7 @@ def _client(base_url: str, cookie: str, paths: list[str], start: threading.Barri
 @CLIENTS_MARK
 def test_32_concurrent_clients_never_hold_more_connections_than_the_pool(live_server, researcher) -> None:  # noqa: ANN001
     pool = _require_pool()
-    cookie = _session_cookie(researcher)
+    cookie = session_cookie(researcher)
     paths = [reverse("arena:dashboard"), reverse("arena:api-benchmarks"), reverse("jobs:runs")]
     statuses: Counter = Counter()
     lock = threading.Lock()
@@ -130,7 +124,7 @@ def one_connection_pool() -> Iterator[dict]:
 @CLIENTS_MARK
 def test_a_request_that_gets_no_connection_in_time_is_answered_503_with_retry_after(live_server, researcher, request) -> None:  # noqa: ANN001
     _require_pool()
-    cookie = _session_cookie(researcher)
+    cookie = session_cookie(researcher)
     request.getfixturevalue("one_connection_pool")
     connection.ensure_connection()  # this thread now holds the pool's only connection
     with httpx.Client(base_url=live_server.url, cookies={"sessionid": cookie}, timeout=30) as http:

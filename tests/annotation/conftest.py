@@ -22,7 +22,3 @@ def ann_client(annotator):  # noqa: ANN001, ANN201
 def bob_client(annotator2):  # noqa: ANN001, ANN201
     return client_for(annotator2)
 
-
-@pytest.fixture
-def rita_client(researcher):  # noqa: ANN001, ANN201
-    return client_for(researcher)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.test import Client
-
 from annotation.rubric import DIMENSION_KEYS, score_field
+from tests.clients import client_for  # noqa: F401 - the annotation tests import it from here
 
 
 def complete_values(choice: str = "A", *, reason: str = "", score: int = 2, **overrides: Any) -> dict[str, str]:
@@ -22,12 +21,6 @@ def complete_values(choice: str = "A", *, reason: str = "", score: int = 2, **ov
         values[score_field("b", d)] = str(score)
     values.update({k: str(v) for k, v in overrides.items()})
     return values
-
-
-def client_for(user) -> Client:  # noqa: ANN001
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def make_study(benchmark, annotators, **kwargs: Any):  # noqa: ANN001, ANN201

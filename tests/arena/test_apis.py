@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from django.test import Client
 from django.urls import reverse
 
 from arena.models import Benchmark
@@ -13,16 +12,9 @@ from arena.models import Benchmark
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def rita(researcher) -> Client:  # noqa: ANN001
-    client = Client()
-    client.force_login(researcher)
-    return client
-
-
-def test_the_benchmark_list_counts_each_kind_of_row_once(imported, rita) -> None:  # noqa: ANN001
+def test_the_benchmark_list_counts_each_kind_of_row_once(imported, rita_client) -> None:  # noqa: ANN001
     Benchmark.objects.create(name="empty", version="1", canonical_judge="J")
-    rows = {row["name"]: row for row in rita.get(reverse("arena:api-benchmarks")).json()}
+    rows = {row["name"]: row for row in rita_client.get(reverse("arena:api-benchmarks")).json()}
     counts = ("n_contexts", "n_text_contexts", "n_participants", "n_pairs", "n_runs")
     # The release sample: 200 contexts (13 with text), 4 models, 6 pairs per context, one recorded run.
     assert {k: rows["lit2test"][k] for k in counts} == {"n_contexts": 200, "n_text_contexts": 13, "n_participants": 4, "n_pairs": 1200, "n_runs": 1}
@@ -39,34 +31,34 @@ def test_the_benchmark_list_counts_each_kind_of_row_once(imported, rita) -> None
         ("annotation:api-study-agreement", {"include_over_time": "maybe"}, "include_over_time"),
     ],
 )
-def test_an_empty_or_malformed_parameter_is_a_400_naming_it(imported, rita, name: str, params: dict, named: str) -> None:  # noqa: ANN001
+def test_an_empty_or_malformed_parameter_is_a_400_naming_it(imported, rita_client, name: str, params: dict, named: str) -> None:  # noqa: ANN001
     args = [imported.pk] if name == "arena:api-leaderboard" else [1]
-    response = rita.get(reverse(name, args=args), params)
+    response = rita_client.get(reverse(name, args=args), params)
     assert response.status_code == 400 and list(response.json()) == [named], response.content
 
 
-def test_unknown_api_urls_answer_json_404(rita) -> None:  # noqa: ANN001
+def test_unknown_api_urls_answer_json_404(rita_client) -> None:  # noqa: ANN001
     for path in ("/api/runs/abc/progress/", "/api/benchmarks/-1/leaderboard/", "/api/nothing/"):
-        response = rita.get(path)
+        response = rita_client.get(path)
         assert response.status_code == 404 and response["Content-Type"] == "application/json"
         assert response.json() == {"detail": f"no such API resource: {path}"}
-    assert "text/html" in rita.get("/no-such-page/")["Content-Type"]  # pages keep the HTML 404
+    assert "text/html" in rita_client.get("/no-such-page/")["Content-Type"]  # pages keep the HTML 404
 
 
 @pytest.mark.parametrize(("path", "message"), [("/api/runs/999999/progress/", "no run 999999"), ("/api/studies/999999/agreement/", "no study 999999")])
-def test_an_unknown_id_is_a_404_naming_it(rita, path: str, message: str) -> None:  # noqa: ANN001
-    response = rita.get(path)
+def test_an_unknown_id_is_a_404_naming_it(rita_client, path: str, message: str) -> None:  # noqa: ANN001
+    response = rita_client.get(path)
     assert response.status_code == 404 and response.json() == {"detail": message}
 
 
-def test_the_schema_refuses_an_unknown_language(rita) -> None:  # noqa: ANN001
-    response = rita.get(reverse("api-schema"), {"lang": "xx"})
+def test_the_schema_refuses_an_unknown_language(rita_client) -> None:  # noqa: ANN001
+    response = rita_client.get(reverse("api-schema"), {"lang": "xx"})
     assert response.status_code == 400 and yaml.safe_load(response.content) == {"lang": ['"xx" is not a valid choice.']}
-    assert rita.get(reverse("api-schema"), {"lang": "zh-hans"}).status_code == 200
+    assert rita_client.get(reverse("api-schema"), {"lang": "zh-hans"}).status_code == 200
 
 
-def test_every_operation_declares_its_error_answers(rita) -> None:  # noqa: ANN001
-    schema = yaml.safe_load(rita.get(reverse("api-schema")).content)
+def test_every_operation_declares_its_error_answers(rita_client) -> None:  # noqa: ANN001
+    schema = yaml.safe_load(rita_client.get(reverse("api-schema")).content)
     operations = {(path, method): op for path, ops in schema["paths"].items() for method, op in ops.items()}
     assert len(operations) == 6
     for (path, _method), op in operations.items():

@@ -29,6 +29,7 @@ from django.test import Client
 from django.urls import reverse
 
 from arena.release import release_import
+from tests.clients import client_for
 
 from . import builders as b
 
@@ -270,9 +271,7 @@ def upload(client: Client, folder: Path, **data: str):  # noqa: ANN201
 
 @pytest.fixture
 def researcher_client(researcher) -> Client:  # noqa: ANN001
-    client = Client(raise_request_exception=True)
-    client.force_login(researcher)
-    return client
+    return client_for(researcher)
 
 
 def test_the_corpus_is_large_and_every_case_has_its_own_name() -> None:
