@@ -108,9 +108,19 @@ def small_release() -> dict[str, list[dict[str, Any]]]:
     return {"contexts.jsonl": contexts, "proposals.jsonl": proposals, "corrected_folded_pairs.jsonl": pairs}
 
 
-def write(directory: Path, files: dict[str, list[dict[str, Any]] | str]) -> Path:
+def encode(content: list[dict[str, Any]] | dict[str, Any] | str | bytes) -> bytes:
+    """A file's bytes: JSONL for a list of records, JSON for one object (benchmark.json), text or bytes as given."""
+    if isinstance(content, bytes):
+        return content
+    if isinstance(content, str):
+        return content.encode()
+    if isinstance(content, dict):
+        return json.dumps(content, indent=2).encode()
+    return "".join(json.dumps(row) + "\n" for row in content).encode()
+
+
+def write(directory: Path, files: dict[str, Any]) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
-    for name, rows in files.items():
-        text = rows if isinstance(rows, str) else "".join(json.dumps(r) + "\n" for r in rows)
-        (directory / name).write_text(text, encoding="utf-8")
+    for name, content in files.items():
+        (directory / name).write_bytes(encode(content))
     return directory

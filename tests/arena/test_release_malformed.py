@@ -66,21 +66,7 @@ def base_release() -> Files:
     return files
 
 
-def encode(content: Any) -> bytes:
-    if isinstance(content, bytes):
-        return content
-    if isinstance(content, str):
-        return content.encode()
-    if isinstance(content, dict):
-        return json.dumps(content, indent=2).encode()
-    return "".join(json.dumps(row) + "\n" for row in content).encode()
-
-
-def write(directory: Path, files: Files) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, content in files.items():
-        (directory / name).write_bytes(encode(content))
-    return directory
+encode, write = b.encode, b.write
 
 
 # --------------------------------------------------------------------- the corpus
