@@ -24,13 +24,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import glob
 import os
-import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -48,47 +45,20 @@ import psycopg
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("LIT2TEST_DATA", ROOT.parent / "shared" / "data" / "lit2test"))
 PY = sys.executable
+sys.path.insert(0, str(ROOT))
+from tests.pgcluster import CLIENT_CONNECTIONS_SQL, Postgres, free_port, postgres_bin  # noqa: E402
+
 POOL_MAX_SIZE = 8  # the settings' default DB_POOL_MAX_SIZE, set explicitly so the bound printed is the one used
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def find_initdb() -> str | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: [int(x) for x in re.findall(r"\d+", p)])
-    return found[-1] if found else shutil.which("initdb")
-
-
 @contextlib.contextmanager
-def private_cluster(initdb: str, max_connections: int) -> Iterator[str]:
+def private_cluster(max_connections: int) -> Iterator[str]:
     """A throw-away PostgreSQL cluster on a free loopback port; yields its server URL (no database)."""
-    bindir = Path(initdb).parent
-    work = Path(tempfile.mkdtemp(prefix="lit2test-bench-pg-"))
-    work.chmod(0o755)
-    data = work / "pg"
-    port = free_port()
-    as_root = os.geteuid() == 0
-
-    def run(*cmd: str) -> None:
-        if as_root:  # initdb refuses root: run the cluster as the postgres user, as .ci/run does
-            subprocess.run(["su", "postgres", "-s", "/bin/sh", "-c", " ".join(f"'{c}'" for c in cmd)], check=True, capture_output=True)
-        else:
-            subprocess.run(list(cmd), check=True, capture_output=True)
-
-    data.mkdir()
-    if as_root:
-        shutil.chown(data, "postgres", "postgres")
-    run(str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C.UTF-8")
-    options = f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c max_connections={max_connections} -c fsync=off"
-    run(str(bindir / "pg_ctl"), "-D", str(data), "-l", str(data / "log"), "-w", "-o", options, "start")
+    cluster = Postgres(max_connections=max_connections)
     try:
-        yield f"postgres://postgres@127.0.0.1:{port}"
+        yield cluster.server_url
     finally:
-        run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop")
-        shutil.rmtree(work, ignore_errors=True)
+        cluster.destroy()
 
 
 @contextlib.contextmanager
@@ -118,10 +88,7 @@ class Sampler:
         self._thread.start()
 
     def count(self) -> int:
-        return self.conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-            " AND backend_type = 'client backend'"
-        ).fetchone()[0]
+        return self.conn.execute(CLIENT_CONNECTIONS_SQL).fetchone()[0]
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -253,11 +220,10 @@ def main() -> int:
         parts = urlsplit(given)
         cluster: contextlib.AbstractContextManager[str] = contextlib.nullcontext(urlunsplit(parts._replace(path="")))
     else:
-        initdb = find_initdb()
-        if initdb is None:
+        if postgres_bin() is None:
             print("SKIPPED: needs PostgreSQL (no initdb found and DATABASE_URL is not set)")
             return 0
-        cluster = private_cluster(initdb, args.max_connections)
+        cluster = private_cluster(args.max_connections)
     with cluster as server_url, scratch_database(server_url) as url:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("DB_", "DATABASE_URL", "CACHE_URL", "CELERY_"))}
         env |= {

@@ -25,6 +25,7 @@ from django.urls import reverse
 
 from tests.clients import session_cookie
 from tests.conftest import ROOT
+from tests.pgcluster import CLIENT_CONNECTIONS_SQL
 
 CLIENTS_MARK = pytest.mark.django_db(transaction=True)
 
@@ -59,10 +60,7 @@ class BackendSampler:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            row = self._conn.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                " AND backend_type = 'client backend'"  # not autovacuum workers
-            ).fetchone()
+            row = self._conn.execute(CLIENT_CONNECTIONS_SQL).fetchone()
             self.samples.append(row[0])
             time.sleep(0.01)
 

@@ -8,7 +8,6 @@ Needs Debian's postgresql and redis-server packages (``.ci/run`` installs them).
 
 from __future__ import annotations
 
-import glob
 import os
 import secrets
 import shutil
@@ -19,23 +18,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
-import psycopg
+from tests.pgcluster import Postgres, free_port, postgres_bin
 
 ROOT = Path(__file__).resolve().parents[2]
 CELERY = Path(sys.executable).parent / "celery"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def postgres_bin() -> Path | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-    return Path(found[-1]).parent if found else None
 
 
 def missing_binaries() -> list[str]:
@@ -43,61 +30,6 @@ def missing_binaries() -> list[str]:
     if not shutil.which("redis-server"):
         missing.append("redis-server")
     return missing
-
-
-def _as_postgres(command: list[str]) -> list[str]:
-    """PostgreSQL refuses to run as root: CI runs as root, so drop to the postgres user there."""
-    if os.geteuid() != 0:
-        return command
-    return ["su", "postgres", "-s", "/bin/sh", "-c", " ".join(f"'{c}'" for c in command)]
-
-
-class Postgres:
-    def __init__(self) -> None:
-        binaries = postgres_bin()
-        assert binaries is not None
-        self.bin = binaries
-        self.port = free_port()
-        self.dir = Path(tempfile.mkdtemp(prefix="lit2test-faults-pg-"))
-        self.dir.chmod(0o755)
-        self.data = self.dir / "data"
-        self.data.mkdir()
-        if os.geteuid() == 0:
-            shutil.chown(self.data, "postgres", "postgres")
-        subprocess.run(
-            _as_postgres([str(self.bin / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "-E", "UTF8",
-                          "--locale=C.UTF-8"]),
-            check=True, capture_output=True,
-        )
-        self.start()
-        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
-            conn.execute("CREATE DATABASE lit2test")
-
-    def url(self, database: str = "lit2test") -> str:
-        return f"postgres://postgres@127.0.0.1:{self.port}/{database}"
-
-    def start(self) -> None:
-        options = f"-p {self.port} -k {self.data} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100"
-        subprocess.run(
-            _as_postgres([str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.data / "log"), "-w", "-o", options, "start"]),
-            check=True, capture_output=True,
-        )
-
-    def stop(self, mode: str = "fast") -> None:
-        subprocess.run(_as_postgres([str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop"]),
-                       check=False, capture_output=True)
-
-    def destroy(self) -> None:
-        self.stop("immediate")
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-    def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-        """A fresh connection per query: the server may have restarted since the last one."""
-        with psycopg.connect(self.url().replace("postgres://", "postgresql://"), autocommit=True, connect_timeout=5) as conn:
-            return conn.execute(sql, params).fetchall()
-
-    def value(self, sql: str, *params: Any) -> Any:
-        return self.query(sql, *params)[0][0]
 
 
 class Redis:
@@ -140,7 +72,7 @@ class Stack:
 
     def __init__(self, release_dir: Path, work: Path) -> None:
         self.work = work
-        self.pg = Postgres()
+        self.pg = Postgres(databases=("lit2test",))
         self.redis = Redis()
         self.env = {
             k: v for k, v in os.environ.items()
