@@ -18,21 +18,21 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-def _count_of(model: type[models.Model], **filters: Any) -> Subquery:
-    """The number of ``model`` rows of the outer benchmark, as a correlated subquery."""
+def _count_of(model: type[models.Model], **filters: Any) -> Coalesce:
+    """The number of ``model`` rows of the outer benchmark, as a correlated subquery (0 when there are none)."""
     rows = model.objects.filter(benchmark=OuterRef("pk"), **filters).order_by().values("benchmark")
-    return Subquery(rows.annotate(n=Count("pk")).values("n"), output_field=models.IntegerField())
+    return Coalesce(Subquery(rows.annotate(n=Count("pk")).values("n"), output_field=models.IntegerField()), 0)
 
 
 def benchmark_list() -> QuerySet[Benchmark]:
     # One subquery per count: joining contexts, participants, pairs and runs at once would multiply their
     # rows (200 x 4 x 1,200 for the release sample, seconds per request) before counting them.
     return Benchmark.objects.annotate(
-        n_contexts=Coalesce(_count_of(Context), 0),
-        n_text_contexts=Coalesce(_count_of(Context, has_text=True), 0),
-        n_participants=Coalesce(_count_of(Participant), 0),
-        n_pairs=Coalesce(_count_of(CanonicalPair), 0),
-        n_runs=Coalesce(_count_of(JudgeRun), 0),
+        n_contexts=_count_of(Context),
+        n_text_contexts=_count_of(Context, has_text=True),
+        n_participants=_count_of(Participant),
+        n_pairs=_count_of(CanonicalPair),
+        n_runs=_count_of(JudgeRun),
     )
 
 

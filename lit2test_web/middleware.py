@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 from django.db import OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.deprecation import MiddlewareMixin
+
+from .errors import is_api_request
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +27,7 @@ def is_pool_exhausted(exc: BaseException) -> bool:
     return isinstance(cause, (PoolTimeout, TooManyRequests))
 
 
-class DatabaseBusyMiddleware:
+class DatabaseBusyMiddleware(MiddlewareMixin):
     """Turns an exhausted connection pool into ``503 Service Unavailable`` with ``Retry-After``.
 
     The pool (settings ``DB_POOL_MAX_SIZE``, ``DB_POOL_TIMEOUT``) bounds the connections a process holds;
@@ -33,17 +35,11 @@ class DatabaseBusyMiddleware:
     are told to come back. API requests get the API's JSON error shape.
     """
 
-    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
-        self.get_response = get_response
-
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)
-
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not is_pool_exhausted(exception):
             return None
         logger.warning("database connection pool exhausted: %s %s answered 503 (%s)", request.method, request.path, exception)
-        if request.path.startswith("/api/"):
+        if is_api_request(request):
             response: HttpResponse = JsonResponse({"detail": BUSY_MESSAGE}, status=503)
         else:
             response = HttpResponse(
