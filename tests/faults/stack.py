@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -20,9 +19,7 @@ import time
 from pathlib import Path
 
 from tests.pgcluster import Postgres, free_port, postgres_bin
-
-ROOT = Path(__file__).resolve().parents[2]
-CELERY = Path(sys.executable).parent / "celery"
+from tests.workers import ROOT, CeleryWorker
 
 
 def missing_binaries() -> list[str]:
@@ -129,49 +126,9 @@ class Stack:
         return self.pg.query("SELECT code, message FROM jobs_runevent WHERE kind = 'judge' AND run_id = %s ORDER BY id", run_id)
 
 
-class Worker:
+class Worker(CeleryWorker):
     """``celery -A lit2test_web worker`` as the README gives it (the prefork pool), plus a node name."""
 
     def __init__(self, stack: Stack, env: dict[str, str], log_path: Path) -> None:
-        self.log_path = log_path
         self.name = f"faults-{len(stack.workers)}-{secrets.token_hex(3)}@%h"
-        with log_path.open("wb") as log:
-            self.process = subprocess.Popen(
-                [str(CELERY), "-A", "lit2test_web", "worker", "--loglevel=INFO", "-n", self.name],
-                cwd=ROOT, env=stack.env | env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            )
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def wait_ready(self, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if not self.alive():
-                raise AssertionError(f"the worker exited with {self.process.returncode}:\n{self.log()[-3000:]}")
-            if " ready." in self.log():
-                return
-            time.sleep(0.1)
-        raise AssertionError(f"the worker was not ready after {timeout}s:\n{self.log()[-3000:]}")
-
-    def kill(self) -> None:
-        """SIGKILL the worker's whole process group: no shutdown, no acknowledgement, no cleanup."""
-        if self.alive():
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.alive():
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                pass
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.process.wait(timeout=10)
+        super().__init__(["--loglevel=INFO", "-n", self.name], stack.env | env, log_path)

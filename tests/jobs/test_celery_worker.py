@@ -9,10 +9,6 @@ LIT2TEST_REQUIRE_SERVICES is set (CI), where they fail instead.
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,13 +23,12 @@ from arena.models import JudgeRun, OrderedJudgment
 from jobs.models import JudgeTask
 from jobs.services import JudgeRunRequest, judge_run_create, judge_run_launch, judge_run_resume
 from jobs.tasks import judge_run_execute_task
+from tests.workers import CeleryWorker
 
 from .helpers import JUDGE, accepted, chat_requests, per_task, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.services]
 
-ROOT = Path(__file__).resolve().parents[2]
-CELERY = Path(sys.executable).parent / "celery"
 
 
 def _require_services() -> None:
@@ -59,57 +54,21 @@ def _test_database_url() -> str:
     return f"postgres://{auth}@{host}:{db.get('PORT') or 5432}/{quote(db['NAME'], safe='')}"
 
 
-class Worker:
+class Worker(CeleryWorker):
+    """A threads-pool worker on the test session's database and broker."""
+
     def __init__(self, log_path: Path) -> None:
-        self.log_path = log_path
         env = os.environ | {
             "DJANGO_SETTINGS_MODULE": "lit2test_web.settings_test",
             "DATABASE_URL": _test_database_url(),
             "DJANGO_ALLOW_ASYNC_UNSAFE": "true",
             "CELERY_TASK_ALWAYS_EAGER": "false",
         }
-        command = [
-            str(CELERY), "-A", "lit2test_web", "worker", "--pool=threads", "--concurrency=4", "--loglevel=INFO",
-            "-Q", "celery", "-n", f"jobs-test-{uuid.uuid4().hex[:8]}@%h", "--without-gossip", "--without-mingle",
-            "--without-heartbeat",
+        options = [
+            "--pool=threads", "--concurrency=4", "--loglevel=INFO", "-Q", "celery", "-n", f"jobs-test-{uuid.uuid4().hex[:8]}@%h",
+            "--without-gossip", "--without-mingle", "--without-heartbeat",
         ]  # fmt: skip
-        with log_path.open("wb") as log:
-            self.process = subprocess.Popen(
-                command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-            )
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def wait_ready(self, timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                pytest.fail(f"the Celery worker exited with {self.process.returncode}:\n{self.log()[-3000:]}")
-            if " ready." in self.log():
-                return
-            time.sleep(0.1)
-        self.kill()
-        pytest.fail(f"the Celery worker was not ready after {timeout}s:\n{self.log()[-3000:]}")
-
-    def kill(self) -> None:
-        """SIGKILL the worker's whole process group: no shutdown, no acknowledgement, no cleanup."""
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)  # whatever of the group is left
-        except ProcessLookupError:
-            pass
-        self.process.wait(timeout=10)
+        super().__init__(options, env, log_path)
 
 
 @pytest.fixture
