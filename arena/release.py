@@ -1242,6 +1242,14 @@ def export_rows(benchmark: Benchmark) -> dict[str, list[dict[str, Any]]]:
     return {"contexts": contexts, "proposals": proposals, "judgments": judgments, "folded_cases": cases}
 
 
+def _csv_cell(key: str, value: object) -> object:
+    """A list as a person reads it in a spreadsheet, not as a Python repr: the model pair ``["Alpha 1", "Beta-2"]``
+    (sorted names in the JSONL) as "Alpha 1 vs Beta-2", a list of errors or flags joined by "; "."""
+    if not isinstance(value, list | tuple):
+        return value
+    return (" vs " if key == "model_pair" else "; ").join(str(item) for item in value)
+
+
 def release_export(*, benchmark: Benchmark, directory: Path) -> dict[str, int]:
     """Write the benchmark to ``directory`` as JSONL (importable) and CSV. Returns row counts.
 
@@ -1261,6 +1269,7 @@ def release_export(*, benchmark: Benchmark, directory: Path) -> dict[str, int]:
     for name, table in rows.items():
         _jsonl(directory / f"{name}.jsonl", table)
         if name != "contexts":
+            table = [{key: _csv_cell(key, value) for key, value in row.items()} for row in table]
             frame = pd.json_normalize(table) if table else pd.DataFrame()
             # Text cells only: numbers (a negative latency, say) stay numbers.
             text = frame.select_dtypes(include=["object", "string"]).columns

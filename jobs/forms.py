@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+import argparse
+from collections.abc import Callable
+from typing import Any
+
 from django import forms
+from django.core.exceptions import ValidationError
 
 from arena.models import Benchmark, JudgeRun
 
@@ -28,8 +33,12 @@ class JudgeRunForm(forms.Form):
     temperature = forms.FloatField(initial=0.0, min_value=0.0, max_value=2.0)
     max_tokens = forms.IntegerField(initial=1024, min_value=16)
     timeout = forms.FloatField(initial=120.0, min_value=1.0)
-    price_per_1k_prompt = forms.FloatField(required=False, min_value=0.0)
-    price_per_1k_completion = forms.FloatField(required=False, min_value=0.0)
+    price_per_1k_prompt = forms.FloatField(
+        required=False, min_value=0.0, help_text="Optional: US dollars per 1,000 prompt tokens, to show what the run costs."
+    )
+    price_per_1k_completion = forms.FloatField(
+        required=False, min_value=0.0, help_text="Optional: US dollars per 1,000 completion tokens."
+    )
     canonical = forms.BooleanField(required=False, help_text="This run is the version's canonical judge.")
 
     def clean(self) -> dict:
@@ -41,6 +50,19 @@ class JudgeRunForm(forms.Form):
         if not replay and not data.get("base_url"):
             self.add_error("base_url", "An endpoint URL is required unless you replay a stored run.")
         return data
+
+
+def argument_type(field: forms.Field) -> Callable[[str], Any]:
+    """An argparse ``type`` that checks a command-line value with a form's field, so that a management command
+    (``run_judge``) accepts exactly what the form does and says why not in the form's words."""
+
+    def parse(raw: str) -> Any:
+        try:
+            return field.clean(raw)
+        except ValidationError as exc:
+            raise argparse.ArgumentTypeError(f"{raw!r}: {' '.join(exc.messages)}") from None
+
+    return parse
 
 
 class GenerationRunForm(forms.Form):

@@ -276,9 +276,11 @@ SPECTACULAR_SETTINGS = {
 }
 
 # Celery: a serverless filesystem broker by default; Redis (or any kombu URL) in production.
-CELERY_BROKER_URL: str = env.str("CELERY_BROKER_URL", default="filesystem://")
+CELERY_BROKER_URL: str = env.str("CELERY_BROKER_URL", default="filesystem://localhost/")
 CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
 if CELERY_BROKER_URL.startswith("filesystem://"):
+    # The default names a host although the filesystem transport has no server: with a bare "filesystem://"
+    # kombu logs "No hostname was supplied. Reverting to default 'localhost'" on every launch and worker start.
     _queue_dir = VAR_DIR / "celery-broker"
     for sub in ("queue", "processed", "control"):
         (_queue_dir / sub).mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,30 @@ HOST=127.0.0.1
 PORT="${DEMO_PORT:-8000}"
 VAR="${LIT2TEST_VAR_DIR:-var}"
 
+# Before anything else, so that nothing says the demo is running when it cannot be: the address must be free.
+if [ -n "${DEMO_HOST:-}" ] && [ "$DEMO_HOST" != "$HOST" ]; then
+  echo "DEMO_HOST is no longer read: the demo listens on $HOST only, because its accounts have a published" \
+    "password. Unset DEMO_HOST; to serve other machines, deploy as README.md (\"Running on real services\") says." >&2
+  exit 1
+fi
+$PY - "$HOST" "$PORT" <<'PY' || exit 1
+import socket
+import sys
+
+host, port = sys.argv[1], sys.argv[2]
+if not (port.isdigit() and 0 < int(port) < 65536):
+    sys.exit(f"DEMO_PORT must be a port number from 1 to 65535, not {port!r}.")
+with socket.socket() as probe:
+    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server does: closing connections do not count
+    try:
+        probe.bind((host, int(port)))
+    except OSError as exc:
+        sys.exit(
+            f"Cannot start the demo: {host}:{port} is not free ({exc.strerror}); another demo or server may hold it.\n"
+            f"Set DEMO_PORT to a free port, e.g. DEMO_PORT={int(port) % 65535 + 1} make demo"
+        )
+PY
+
 mkdir -p "$VAR"
 if [ ! -s "$VAR/secret_key" ]; then
   (umask 077 && $PY -c 'import secrets; print(secrets.token_urlsafe(50))' >"$VAR/secret_key")

@@ -129,3 +129,30 @@ def test_labels_csv_neutralises_formulas_in_rationales_and_model_names(imported,
     assert {"'\tGLM-5", "'\rDeepSeek-V3.2", "GPT 5.2", "Claude-Sonnet-4.6"} <= models
     assert not any(m.startswith(("\t", "\r", "=", "+", "-", "@")) for m in models)
     assert {row[key] for row in rows for key in row if key.startswith(("first_", "second_"))} == {"2"}  # scores stay numbers
+
+
+@pytest.mark.django_db
+def test_lists_in_csv_cells_read_as_text_not_as_python_reprs(tmp_path: Path) -> None:
+    files = b.small_release()
+    files["proposals.jsonl"][0]["schema_errors"] = ["missing field: hypothesis", "decisive_metric is empty"]
+    files["proposals.jsonl"][0]["lit2test_errors"] = ["no falsifier"]
+    line = b.judgment("ctx_001__v1", "Alpha 1", "Beta-2", "original", "A")
+    line["judge_errors"] = ["attempt 1: no JSON object", "attempt 2: winner missing"]
+    files["judgments.jsonl"] = [line]
+    release_import(directory=b.write(tmp_path / "in", files))
+    out = tmp_path / "out"
+    release_export(benchmark=Benchmark.objects.get(), directory=out)
+
+    proposals = {(r["context_id"], r["model"]): r for r in read_csv(out / "proposals.csv")}
+    alpha = proposals[("ctx_001__v1", "Alpha 1")]
+    assert alpha["schema_errors"] == "missing field: hypothesis; decisive_metric is empty"
+    assert alpha["lit2test_errors"] == "no falsifier"
+    assert proposals[("ctx_001__v1", "Beta-2")]["schema_errors"] == ""
+    judged = [r for r in read_csv(out / "judgments.csv") if r["judge_model"] == "Judge-X"]
+    assert [r["judge_errors"] for r in judged] == ["attempt 1: no JSON object; attempt 2: winner missing"]
+    assert [r["model_pair"] for r in judged] == ["Alpha 1 vs Beta-2"]
+    for name in ("proposals", "judgments", "folded_cases"):
+        for row in read_csv(out / f"{name}.csv"):
+            assert not any(cell.startswith(("[", "'[")) for cell in row.values()), (name, row)
+    jsonl = [json.loads(x) for x in (out / "proposals.jsonl").open()]
+    assert next(r for r in jsonl if r["model"] == "Alpha 1")["schema_errors"] == ["missing field: hypothesis", "decisive_metric is empty"]

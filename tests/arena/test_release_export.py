@@ -100,3 +100,18 @@ def test_an_export_imports_as_another_version_beside_the_original(release_dir: P
     assert (copy.name, copy.version) == ("lit2test", "2") and copy.pairs.count() == 1200
     original_ids = set(benchmark.pairs.values_list("public_id", flat=True))
     assert original_ids.isdisjoint(copy.pairs.values_list("public_id", flat=True))  # fresh ids where taken
+
+
+def test_the_csv_model_pair_reads_as_one_model_vs_the_other_and_the_jsonl_keeps_the_list(release_dir: Path, tmp_path: Path) -> None:
+    benchmark = release_import(directory=release_dir).benchmark
+    release_export(benchmark=benchmark, directory=tmp_path)
+    source = {row["pair_id"]: row["model_pair"] for row in map(json.loads, (release_dir / "corrected_folded_pairs.jsonl").open())}
+    for name in ("folded_cases", "judgments"):
+        frame = pd.read_csv(tmp_path / f"{name}.csv")
+        expected = frame["pair_id"].map(lambda pair_id: f"{source[pair_id][0]} vs {source[pair_id][1]}")
+        assert (frame["model_pair"] == expected).all(), name
+        assert not frame["model_pair"].str.contains(r"[\[\]']").any(), name
+        jsonl = [json.loads(line) for line in (tmp_path / f"{name}.jsonl").open()]
+        assert all(row["model_pair"] == source[row["pair_id"]] for row in jsonl), name
+    folded = pd.read_csv(tmp_path / "folded_cases.csv")
+    assert set(folded["model_pair"]) >= {"Claude-Sonnet-4.6 vs DeepSeek-V3.2", "GLM-5 vs GPT 5.2"}

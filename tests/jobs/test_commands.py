@@ -12,11 +12,14 @@ from pathlib import Path
 
 import pytest
 from django.core import serializers
-from django.core.management import CommandError, call_command
+from django.core.management import CommandError, call_command, load_command_class
 
 from arena.models import JudgeRun, OrderedJudgment
-from arena.release import RELEASE_JUDGE
+from arena.release import RELEASE_JUDGE, release_import
+from jobs.forms import JudgeRunForm
 from jobs.models import JudgeTask
+from jobs.selectors import run_progress
+from tests.arena import builders
 
 from .helpers import JUDGE, accepted, chat_requests
 
@@ -124,3 +127,72 @@ def test_a_replay_run_repeats_the_recorded_verdicts_without_calling_anyone(impor
         for j in OrderedJudgment.objects.filter(run=source, status="accepted", pair_id__in={p for p, _ in replayed})
     }
     assert replayed == recorded
+
+
+def test_the_wait_progress_line_puts_each_count_before_its_name(imported, fake_llm) -> None:  # noqa: ANN001
+    # "8/8 done 8 failed 0" read as "8 failed"; each number now precedes the word it counts.
+    out, _ = run_judge("--model", JUDGE, "--base-url", fake_llm.base_url, "--pairs", "sample:2", "--wait")
+    assert f"[{'#' * 30}] 4/4 · 4 done, 0 failed, 0 remaining · completed" in out.splitlines()
+    assert "done 4" not in out and "failed 0" not in out
+
+    fake_llm.script(failures=[{"attempts": "all", "status": 400}])
+    out = StringIO()
+    with pytest.raises(CommandError, match="ended failed"):
+        call_command(
+            "run_judge", "lit2test", "--model", "Judge-Other", "--base-url", fake_llm.base_url, "--pairs", "sample:2", "--wait", stdout=out
+        )
+    assert f"[{'#' * 30}] 4/4 · 0 done, 4 failed, 0 remaining · failed" in out.getvalue().splitlines()
+
+
+def test_run_generation_waits_with_the_same_unambiguous_progress_line(fake_llm, tmp_path: Path) -> None:  # noqa: ANN001
+    # Three models have answered ctx_000 and are asked for ctx_001.
+    contexts = [builders.context("ctx_000__v1"), builders.context("ctx_001__v1")]
+    proposals = [builders.proposal("ctx_000__v1", m) for m in builders.MODELS]
+    builders.write(tmp_path / "release", {"contexts.jsonl": contexts, "proposals.jsonl": proposals})
+    release_import(directory=tmp_path / "release", benchmark_name="generation-test")
+    fake_llm.script(mode="generate")
+    out = StringIO()
+    call_command("run_generation", "generation-test", "--base-url", fake_llm.base_url, "--wait", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert f"[{'#' * 30}] 3/3 · 3 done, 0 failed, 0 remaining · completed" in lines
+    assert lines[-1].endswith(": 3 stored, 0 failed")
+
+
+def test_prices_are_stored_and_give_the_run_a_cost(imported, fake_llm) -> None:  # noqa: ANN001
+    run_judge(
+        "--model", JUDGE, "--base-url", fake_llm.base_url, "--pairs", "sample:2",
+        "--price-per-1k-prompt", "0.5", "--price-per-1k-completion", "2",
+    )
+    [run] = _new_runs()
+    assert (run.parameters["price_per_1k_prompt"], run.parameters["price_per_1k_completion"]) == (0.5, 2.0)
+    judged = OrderedJudgment.objects.filter(run=run)
+    prompt, completion = sum(j.prompt_tokens for j in judged), sum(j.completion_tokens for j in judged)
+    assert prompt and completion
+    assert run_progress(run=run).cost == pytest.approx(prompt / 1000 * 0.5 + completion / 1000 * 2)
+
+
+@pytest.mark.parametrize("price", ["-1", "nan", "inf", "ten"])
+@pytest.mark.parametrize("option", ["price_per_1k_prompt", "price_per_1k_completion"])
+def test_a_price_the_run_form_refuses_is_refused_by_the_command_in_the_same_words(imported, fake_llm, option: str, price: str) -> None:  # noqa: ANN001
+    form = JudgeRunForm(data={option: price})
+    [form_message] = form.errors[option]
+    with pytest.raises(CommandError) as caught:
+        run_judge("--model", JUDGE, "--base-url", fake_llm.base_url, "--" + option.replace("_", "-"), price)
+    assert str(caught.value) == f"Error: argument --{option.replace('_', '-')}: {price!r}: {form_message}"
+    assert form_message in ("Enter a number.", "Ensure this value is greater than or equal to 0.0.")
+    assert not _new_runs() and not chat_requests(fake_llm.log())
+
+
+@pytest.mark.parametrize("orders", ["sideways", "original,sideways", "original;reverse", ""])
+def test_a_wrong_order_names_the_valid_ones(imported, fake_llm, orders: str) -> None:  # noqa: ANN001
+    with pytest.raises(CommandError, match=r"argument --orders: .*the orders are 'original' and 'reverse'"):
+        run_judge("--model", JUDGE, "--base-url", fake_llm.base_url, "--orders", orders)
+    assert not _new_runs()
+
+
+def test_orders_and_seed_are_explained_in_the_help() -> None:
+    parser = load_command_class("jobs", "run_judge").create_parser("manage.py", "run_judge")
+    helps = {action.dest: action.help for action in parser._actions}
+    assert "original" in helps["orders"] and "reverse" in helps["orders"] and "comma" in helps["orders"]
+    assert "sample:N" in helps["seed"]
+    assert helps["price_per_1k_prompt"] == JudgeRunForm.base_fields["price_per_1k_prompt"].help_text

@@ -18,8 +18,10 @@ class Command(VersionedBenchmarkCommand):
         parser.add_argument("--version", dest="benchmark_version", default=None, help="benchmark version (default: 1)")
 
     def handle(self, *args: object, directory: Path, benchmark: str | None, benchmark_version: str | None, **options: object) -> None:
+        if not directory.exists():
+            raise CommandError(f"{directory}: no such directory")
         if not directory.is_dir():
-            raise CommandError(f"{directory}: not a directory")
+            raise CommandError(f"{directory}: not a directory; name the folder that holds the release files")
         try:
             summary = release_import(directory=directory, benchmark_name=benchmark, version=benchmark_version)
         except ReleaseImportError as exc:

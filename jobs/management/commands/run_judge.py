@@ -1,14 +1,26 @@
 from __future__ import annotations
 
+import argparse
+
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena.models import JudgeRun
 from arena.selectors import benchmark_resolve
+from jobs.forms import JudgeRunForm, argument_type
 from jobs.selectors import run_progress
-from jobs.services import JudgeRunRequest, RunError, judge_run_create, judge_run_launch
+from jobs.services import ORDERS, JudgeRunRequest, RunError, judge_run_create, judge_run_launch
 
 from ._progress import wait_with_bar
+
+
+def _orders(raw: str) -> tuple[str, ...]:
+    chosen = tuple(part.strip() for part in raw.split(","))
+    if not all(order in ORDERS for order in chosen):
+        raise argparse.ArgumentTypeError(
+            f"{raw!r}: the orders are {' and '.join(map(repr, ORDERS))}, one of them or both separated by a comma"
+        )
+    return chosen
 
 
 class Command(BaseCommand):
@@ -21,18 +33,33 @@ class Command(BaseCommand):
         parser.add_argument("--api-key-env", default=None, help="environment variable holding the API key")
         parser.add_argument("--replay-of", type=int, default=None, help="replay a stored run instead of calling an endpoint")
         parser.add_argument("--pairs", default="all", help="all | batch:NAME | sample:N")
-        parser.add_argument("--orders", default="original,reverse")
+        parser.add_argument(
+            "--orders", type=_orders, default=ORDERS, metavar="{original,reverse}[,...]",
+            help="the presentation orders to judge each pair in: original (A as the benchmark orients it), reverse "
+            "(A and B swapped) or both, comma-separated (default: original,reverse)",
+        )
         parser.add_argument("--run-type", default="holistic", choices=["holistic", "structured"])
         parser.add_argument("--prompt-version", default=None)
-        parser.add_argument("--concurrency", type=int, default=8)
-        parser.add_argument("--rate", type=float, default=None, help="requests per second to the endpoint")
-        parser.add_argument("--temperature", type=float, default=0.0)
-        parser.add_argument("--max-tokens", type=int, default=1024)
-        parser.add_argument("--timeout", type=float, default=120.0)
+        # Numbers are checked by the run form's own fields: the command accepts exactly what the dashboard does.
+        field = JudgeRunForm.base_fields
+        parser.add_argument("--concurrency", type=argument_type(field["concurrency"]), default=8)
+        parser.add_argument(
+            "--rate", type=argument_type(field["rate_per_second"]), default=None, help="requests per second to the endpoint"
+        )
+        parser.add_argument("--temperature", type=argument_type(field["temperature"]), default=0.0)
+        parser.add_argument("--max-tokens", type=argument_type(field["max_tokens"]), default=1024)
+        parser.add_argument("--timeout", type=argument_type(field["timeout"]), default=120.0, help="seconds per call")
+        for name in ("price_per_1k_prompt", "price_per_1k_completion"):
+            parser.add_argument(
+                "--" + name.replace("_", "-"), type=argument_type(field[name]), default=None, metavar="USD",
+                help=field[name].help_text,
+            )
         parser.add_argument("--canonical", action="store_true", help="this run is the version's canonical judge")
         parser.add_argument("--drivers", type=int, default=1, help="driver tasks to spread over workers")
         parser.add_argument("--label", default=None)
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--seed", type=int, default=0, help="seed of the random draw for --pairs sample:N (default: 0; the same seed draws the same pairs)"
+        )
         parser.add_argument("--wait", action="store_true", help="show progress and exit when the run ends")
 
     def handle(self, *args: object, **o: object) -> None:
@@ -49,9 +76,10 @@ class Command(BaseCommand):
             benchmark=benchmark, judge_model=str(o["model"]), base_url=str(o["base_url"]),
             provider=JudgeRun.Provider.RECORDED if replay else JudgeRun.Provider.OPENAI_COMPATIBLE, replay_of=replay,
             api_key_env=o["api_key_env"], run_type=str(o["run_type"]), prompt_version=o["prompt_version"],  # type: ignore[arg-type]
-            pairs=str(o["pairs"]), orders=tuple(str(o["orders"]).split(",")), concurrency=int(o["concurrency"]),  # type: ignore[call-overload]
+            pairs=str(o["pairs"]), orders=o["orders"], concurrency=int(o["concurrency"]),  # type: ignore[arg-type, call-overload]
             rate_per_second=o["rate"], temperature=o["temperature"], max_tokens=o["max_tokens"],  # type: ignore[arg-type]
             timeout=float(o["timeout"]), canonical=bool(o["canonical"]), label=o["label"], seed=int(o["seed"]),  # type: ignore[arg-type, call-overload]
+            price_per_1k_prompt=o["price_per_1k_prompt"], price_per_1k_completion=o["price_per_1k_completion"],  # type: ignore[arg-type]
         )
         try:
             run, skipped = judge_run_create(request=request)
