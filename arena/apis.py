@@ -154,8 +154,11 @@ class LeaderboardApi(APIView):
             run = run_default(benchmark=benchmark)
             if run is None:
                 raise NotFound(f"{benchmark} has no judge run yet")
+        from annotation.selectors import human_win_rate_report  # human figures are passed in to the leaderboard
+
         document = run_leaderboard(
             run=run,
+            human=human_win_rate_report(benchmark=benchmark),
             replicates=params.validated_data["replicates"],
             seed=params.validated_data["seed"],
             pseudo_count=params.validated_data["pseudo_count"],

@@ -5,6 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from . import formatting
+
+#: The plots' drawing width in SVG units; the page scales them to the width of the content column.
+FULL_WIDTH = 1100
+
 
 @dataclass(frozen=True)
 class ForestRow:
@@ -26,8 +31,10 @@ class Forest:
     rows: list[ForestRow]
 
 
-def forest_plot(doc: dict[str, Any], kind: str = "ordered", *, width: int = 640, left: int = 170, row: int = 34) -> Forest | None:
-    """Strengths with their 95% CIs on a shared axis, best model on top."""
+def forest_plot(
+    doc: dict[str, Any], kind: str = "ordered", *, digits: int = 2, width: int = FULL_WIDTH, left: int = 190, row: int = 34
+) -> Forest | None:
+    """Strengths of one fit with their 95% CIs on a shared axis, best model on top."""
     block = doc.get("bt", {}).get(kind) or {}
     models = [m for m in doc.get("models", []) if m in block]
     if not models:
@@ -43,7 +50,9 @@ def forest_plot(doc: dict[str, Any], kind: str = "ordered", *, width: int = 640,
 
     step = _nice_step((hi - lo) / 6)
     first = int(lo / step) - 1
-    ticks = [(sx(k * step), f"{k * step:g}") for k in range(first, first + 20) if lo <= k * step <= hi]
+    ticks = [
+        (sx(k * step), formatting.number(k * step, 2 if step < 0.1 else 1)) for k in range(first, first + 40) if lo <= k * step <= hi
+    ]
     rows = []
     for i, m in enumerate(models):
         s, ci = block[m]["strength"], block[m]["ci"] or [None, None]
@@ -54,7 +63,7 @@ def forest_plot(doc: dict[str, Any], kind: str = "ordered", *, width: int = 640,
                 x=sx(s),
                 lo=sx(ci[0]) if ci[0] is not None else sx(s),
                 hi=sx(ci[1]) if ci[1] is not None else sx(s),
-                label=f"{s:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci[0] is not None else ""),
+                label=formatting.number(s, digits) + (f" {formatting.interval(ci, digits)}" if ci[0] is not None else ""),
             )
         )
     return Forest(width=width, height=50 + len(models) * row, left=left, zero_x=sx(0.0), ticks=ticks, rows=rows)
@@ -75,20 +84,24 @@ class HeatCell:
     fill: str
     text: str
     title: str
+    text_x: int = 0
+    text_y: int = 0
 
 
-def heat_map(doc: dict[str, Any], *, cell: int = 86, left: int = 170, top: int = 120) -> dict[str, Any] | None:
+def heat_map(doc: dict[str, Any], *, width: int = FULL_WIDTH, cell_height: int = 60, left: int = 190, top: int = 40) -> dict[str, Any] | None:
     """Folded head-to-head as a matrix: row model's share of decided stable cases against the column model."""
     models = doc.get("models", [])
     if len(models) < 2:
         return None
+    cell = (width - left - 20) // len(models)
     pairs = {(h["a"], h["b"]): h for h in doc.get("head_to_head", [])}
     cells = []
     for r, row_model in enumerate(models):
         for c, col_model in enumerate(models):
-            x, y = left + c * cell, top + r * cell
+            x, y = left + c * cell, top + r * cell_height
+            centre = {"text_x": x + cell // 2, "text_y": y + cell_height // 2 + 5}
             if r == c:
-                cells.append(HeatCell(x, y, None, "#eef1f6", "—", row_model))
+                cells.append(HeatCell(x, y, None, "#eef1f6", formatting.NONE, row_model, **centre))
                 continue
             h = pairs.get((row_model, col_model))
             wins, losses = (h["a_wins"], h["b_wins"]) if h else (0, 0)
@@ -99,15 +112,16 @@ def heat_map(doc: dict[str, Any], *, cell: int = 86, left: int = 170, top: int =
             share = wins / (wins + losses) if wins + losses else None
             cells.append(
                 HeatCell(
-                    x, y, share, _diverging(share), f"{wins}–{losses}–{sensitive}",
+                    x, y, share, _diverging(share), formatting.wlt(wins, losses, sensitive),
                     f"{row_model} vs {col_model}: {wins} stable wins, {losses} stable losses, {sensitive} order-sensitive",
+                    **centre,
                 )
             )
     return {
-        "cells": cells, "cell": cell, "left": left, "top": top, "models": models,
-        "width": left + cell * len(models) + 90, "height": top + cell * len(models) + 10,
+        "cells": cells, "cell": cell, "cell_height": cell_height, "left": left, "top": top, "models": models,
+        "width": width, "height": top + cell_height * len(models) + 10,
         "col_labels": [(left + c * cell + cell // 2, m) for c, m in enumerate(models)],
-        "row_labels": [(top + r * cell + cell // 2, m) for r, m in enumerate(models)],
+        "row_labels": [(top + r * cell_height + cell_height // 2, m) for r, m in enumerate(models)],
     }
 
 

@@ -220,6 +220,16 @@ class JudgeRun(models.Model):
     def __str__(self) -> str:
         return f"{self.judge_model} ({self.label})"
 
+    @property
+    def is_imported(self) -> bool:
+        """Verdicts imported from a release file: the judge was called when the release was made, not by this app."""
+        return self.provider == self.Provider.RECORDED and not (self.parameters or {}).get("replay_of")
+
+    @property
+    def is_replay(self) -> bool:
+        """A replay of another stored run (``--replay-of``): no model is called."""
+        return self.provider == self.Provider.RECORDED and not self.is_imported
+
 
 class OrderedJudgment(models.Model):
     """One judge verdict on one presentation order of a canonical pair.

@@ -152,11 +152,15 @@ def run_leaderboard(
     seed: int = LEADERBOARD_SEED,
     pseudo_count: float = LEADERBOARD_PSEUDO_COUNT,
     pair_ids: list[int] | None = None,
+    human: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The leaderboard document of a run (optionally restricted to some pairs), cached by the data
     it is computed from.
 
-    A poll during a live run recomputes only when a new verdict has arrived.
+    A poll during a live run recomputes only when a new verdict has arrived. ``human`` is the caller's human
+    win-rate report (``annotation.selectors.human_win_rate_report``: ``{"models": {model: {"rate", "n", "items",
+    "ci"}}, "study", "method", "level", ...}``), joined as ``human_win_rate`` ({model: rate}) and
+    ``human_win_rate_detail``; the leaderboard does not read annotation data itself.
     """
     from django.core.cache import cache
 
@@ -169,17 +173,17 @@ def run_leaderboard(
         frame = run_cases_frame(run=run, pair_ids=pair_ids)
         document = leaderboard_document(frame, replicates=replicates, seed=seed, pseudo_count=pseudo_count)
         cache.set(key, document, timeout=7 * 24 * 3600)
-    from annotation.selectors import human_win_rate_for_benchmark
-
     # Human labels change independently of the verdicts, so they are joined after the cache.
     return document | {
-        "human_win_rate": human_win_rate_for_benchmark(run.benchmark),
+        "human_win_rate": {m: v["rate"] for m, v in human["models"].items()} if human else None,
+        "human_win_rate_detail": human or None,
         "run": {
             "id": run.pk,
             "judge_model": run.judge_model,
             "label": run.label,
             "provider": run.provider,
-            "replay": run.provider == JudgeRun.Provider.RECORDED,
+            "replay": run.is_replay,
+            "imported": run.is_imported,
             "status": run.status,
             "is_canonical": run.is_canonical,
         },
@@ -192,16 +196,63 @@ def run_pair_ids(*, run: JudgeRun) -> list[int]:
     return sorted(set(OrderedJudgment.objects.filter(run=run, status="accepted").values_list("pair_id", flat=True)))
 
 
+def agreement_primary(first: JudgeRun, second: JudgeRun) -> tuple[JudgeRun, JudgeRun, str]:
+    """Which of two runs is the primary judge: the benchmark's canonical run when one of them is; otherwise
+    the earlier run. Returns ``(primary, secondary, reason)``; the same for either order of the arguments."""
+    if first.is_canonical != second.is_canonical:
+        return (first, second, "canonical judge") if first.is_canonical else (second, first, "canonical judge")
+    earlier, later = sorted((first, second), key=lambda r: (r.created_at, r.pk))
+    return earlier, later, "earlier run (neither is the canonical judge)"
+
+
 def runs_agreement(*, first: JudgeRun, second: JudgeRun) -> dict[str, Any]:
-    """Agreement of two runs on the pairs both judged: stable/sensitive counts of each, ordered agreement
-    on the first run's stable cases, case-folded agreement, and agreement per presentation order."""
+    """Agreement of two runs on the pairs both judged, anchored on the primary judge (:func:`agreement_primary`),
+    whichever order the runs are given in: stable/sensitive counts of each, ordered agreement on the primary's
+    stable cases and case-folded agreement (each with a case-bootstrap 95% CI), the primary-stable pairs the
+    other judge disagrees on (with both runs' judgments of them), and agreement per presentation order."""
     from .stats import agreement_by_order, judge_agreement
 
-    common = sorted(set(run_pair_ids(run=first)) & set(run_pair_ids(run=second)))
-    frame_1 = run_cases_frame(run=first, pair_ids=common)
-    frame_2 = run_cases_frame(run=second, pair_ids=common)
-    result = judge_agreement(frame_1, frame_2) if common else {"joined": 0}
-    result["by_order"] = agreement_by_order(frame_1, frame_2) if common else {}
-    result["first"] = {"id": first.pk, "judge_model": first.judge_model, "label": first.label, "run_type": first.run_type}
-    result["second"] = {"id": second.pk, "judge_model": second.judge_model, "label": second.label, "run_type": second.run_type}
+    primary, secondary, reason = agreement_primary(first, second)
+    common = sorted(set(run_pair_ids(run=primary)) & set(run_pair_ids(run=secondary)))
+    frame_1 = run_cases_frame(run=primary, pair_ids=common)
+    frame_2 = run_cases_frame(run=secondary, pair_ids=common)
+    if common:
+        result = judge_agreement(frame_1, frame_2)
+        result["by_order"] = agreement_by_order(frame_1, frame_2)
+        _agreement_disagreement_links(result["ordered_agreement"]["disagreements"], primary=primary, secondary=secondary)
+    else:
+        result = {"joined": 0, "primary": {}, "secondary": {}, "by_order": {}}
+
+    def describe(run: JudgeRun) -> dict[str, Any]:
+        return {"id": run.pk, "judge_model": run.judge_model, "label": run.label, "run_type": run.run_type,
+                "is_canonical": run.is_canonical}
+
+    result["primary"] = describe(primary) | {"reason": reason} | result["primary"]
+    result["secondary"] = describe(secondary) | result["secondary"]
+    result["requested"] = {"first": first.pk, "second": second.pk}
     return result
+
+
+#: Judgments per page of the run page (``jobs.views.run_detail``, newest first), to link to the page that shows one.
+RUN_PAGE_SIZE = 25
+
+
+def _agreement_disagreement_links(rows: list[dict[str, Any]], *, primary: JudgeRun, secondary: JudgeRun) -> None:
+    """Add each disagreeing case's public pair id and both runs' judgments of it (in place): per order the
+    judgment's id and the run page that lists it (``?page=``, newest first)."""
+    pairs = dict(
+        CanonicalPair.objects.filter(benchmark_id=primary.benchmark_id, internal_key__in=[r["case"] for r in rows])
+        .values_list("internal_key", "pk")
+    )
+    public = dict(CanonicalPair.objects.filter(pk__in=pairs.values()).values_list("pk", "public_id"))
+    judgments: dict[tuple[int, int], dict[str, dict[str, int]]] = {}
+    for run in (primary, secondary):
+        newest_first = OrderedJudgment.objects.filter(run=run).order_by("-id").values_list("pk", "pair_id", "order", "status")
+        for position, (pk, pair_id, order, status) in enumerate(newest_first.iterator(chunk_size=5000)):
+            if pair_id in public and status == OrderedJudgment.Status.ACCEPTED:
+                judgments.setdefault((run.pk, pair_id), {})[order] = {"id": pk, "page": position // RUN_PAGE_SIZE + 1}
+    for row in rows:
+        pair_id = pairs.get(row["case"])
+        row["pair_public_id"] = public.get(pair_id)
+        row["primary_judgments"] = judgments.get((primary.pk, pair_id), {})
+        row["secondary_judgments"] = judgments.get((secondary.pk, pair_id), {})

@@ -4,6 +4,7 @@ import io
 import tempfile
 import zipfile
 from pathlib import Path
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -17,6 +18,7 @@ from .charts import forest_plot, heat_map
 from .forms import ParticipantAliasesForm, ReleaseUploadForm
 from .models import Benchmark, JudgeRun, Participant, Proposal
 from .permissions import researcher_required, user_is_researcher
+from .published import published_table, rounding_differences
 from .release import ReleaseImportError, release_export, release_files, release_import
 from .selectors import benchmark_list, paper_provenance_audit, run_default, run_leaderboard, run_pair_ids, runs_agreement
 
@@ -94,10 +96,21 @@ def benchmark_export(request: HttpRequest, benchmark_id: int) -> FileResponse:
     return FileResponse(buffer, as_attachment=True, filename=filename, content_type="application/zip")
 
 
+FITS = {
+    "ordered": ("Ordered", "every ordered judgment is one comparison (two per pair); the fit the paper’s Table 1 prints"),
+    "folded": ("Folded", "an order-stable pair is one win; an order-sensitive pair is half a win to each side"),
+    "stable": ("Stable-only", "order-stable pairs only; order-sensitive pairs are left out"),
+}
+DIGITS = (2, 3)
+
+
 @require_GET
 @researcher_required
 def leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
-    """Table 1 of a run, with its plots; polls itself while the run is in progress."""
+    """Table 1 of a run (any of its three fits, two or three decimals), every other figure of the leaderboard
+    document, and its plots; polls itself while the run is in progress."""
+    from annotation.selectors import human_win_rate_report
+
     benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
     runs = list(benchmark.runs.filter(run_type="holistic").order_by("-is_canonical", "created_at", "id"))
     canonical = run_default(benchmark=benchmark)
@@ -110,53 +123,113 @@ def leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
         run = canonical
     if run is None:
         return render(request, "arena/leaderboard_empty.html", {"benchmark": benchmark})
-    doc = run_leaderboard(run=run)
+    fit = request.GET.get("fit") if request.GET.get("fit") in FITS else "ordered"
+    digits = 3 if request.GET.get("digits") == "3" else 2
+    human = human_win_rate_report(benchmark=benchmark)
+    doc = run_leaderboard(run=run, human=human)
     context = {
         "benchmark": benchmark,
         "runs": runs,
         "run": run,
         "doc": doc,
+        "fit": fit,
+        "fits": [(key, label, help_) for key, (label, help_) in FITS.items()],
+        "fit_label": FITS[fit][0],
+        "fit_help": FITS[fit][1],
+        "digits": digits,
+        "query": urlencode({"run": run.pk, "fit": fit, "digits": digits}),
         "live": run.status in JudgeRun.ACTIVE_STATUSES,
-        "table": leaderboard_table(doc),
-        "human_wr": doc.get("human_win_rate"),
-        "forest": forest_plot(doc),
+        "human": doc.get("human_win_rate_detail"),
+        **leaderboard_sections(doc, fit=fit),
+        "forest": forest_plot(doc, fit, digits=digits),
         "heat": heat_map(doc),
-        "cluster_rows": [
-            (m, ci, doc["cluster_bootstrap"].get("width_ratio", {}).get(m)) for m, ci in doc.get("cluster_bootstrap", {}).get("ci", {}).items()
-        ],
     }
+    published = published_table(doc, benchmark_name=benchmark.name, is_canonical=run.is_canonical)
+    if published:
+        context["published"] = published
+        context["rounding"] = rounding_differences(doc, published)
     if canonical is not None and canonical.pk != run.pk and canonical.is_canonical:
         # A second judge is read beside the canonical run on the same pairs, with their agreement.
         pairs = run_pair_ids(run=run)
         if pairs:
             beside = run_leaderboard(run=canonical, pair_ids=pairs)
-            context["canonical"] = {"run": canonical, "doc": beside, "table": leaderboard_table(beside)}
+            context["canonical"] = {"run": canonical, "doc": beside, "table": leaderboard_table(beside, fit=fit)}
             context["agreement"] = runs_agreement(first=canonical, second=run)
     template = "arena/leaderboard.html#board" if request.htmx else "arena/leaderboard.html"
     return render(request, template, context)
 
 
-def leaderboard_table(doc: dict) -> list[dict]:
-    """Rows of Table 1: strength, CI, stable W–L–T and the folded head-to-head against each model."""
-    pairs: dict[tuple[str, str], tuple[int, int, int]] = {}
-    for h in doc.get("head_to_head", []):
-        pairs[(h["a"], h["b"])] = (h["a_wins"], h["b_wins"], h["sensitive"])
-        pairs[(h["b"], h["a"])] = (h["b_wins"], h["a_wins"], h["sensitive"])
-    human = doc.get("human_win_rate") or {}
+def _pair_lookup(rows: list[dict], *, a: str = "a_wins", b: str = "b_wins", c: str = "sensitive") -> dict[tuple[str, str], tuple]:
+    """Both directions of each pair's counts: ``(x, y)`` gives x's wins, y's wins and the third count."""
+    pairs: dict[tuple[str, str], tuple] = {}
+    for h in rows:
+        pairs[(h["a"], h["b"])] = (h[a], h[b], h[c])
+        pairs[(h["b"], h["a"])] = (h[b], h[a], h[c])
+    return pairs
+
+
+def leaderboard_table(doc: dict, *, fit: str = "ordered") -> list[dict]:
+    """Rows of Table 1: strength and CI of one fit, stable W–L–T, the folded head-to-head against each model,
+    and the human win rate with its count and CI when a formal study has one."""
+    folded = _pair_lookup(doc.get("head_to_head", []))
+    human = (doc.get("human_win_rate_detail") or {}).get("models", {})
     rows = []
     for model in doc.get("models", []):
-        bt = doc["bt"]["ordered"].get(model, {})
+        bt = doc["bt"].get(fit, {}).get(model, {})
         rows.append(
             {
                 "model": model,
                 "strength": bt.get("strength"),
                 "ci": bt.get("ci") or [None, None],
                 "wlt": doc["stable_wlt"][model],
-                "h2h": [None if other == model else pairs.get((model, other)) for other in doc["models"]],
-                "human_wr": human.get(model),
+                "h2h": [None if other == model else folded.get((model, other)) for other in doc["models"]],
+                "human": human.get(model),
             }
         )
     return rows
+
+
+def leaderboard_sections(doc: dict, *, fit: str) -> dict:
+    """Every other part of the document as rows the template prints as they are (models in rank order)."""
+    models = doc.get("models", [])
+    ordered = _pair_lookup(doc.get("ordered_head_to_head", []), c="ties")
+    folded_pairs = _pair_lookup(doc.get("head_to_head", []))
+    boot, cluster = doc.get("bootstrap", {}), doc.get("cluster_bootstrap", {})
+    case_ci = doc.get("bt", {}).get(fit, {})
+    cluster_ci = (cluster.get("fits", {}).get(fit) or {}).get("ci", {})
+    cluster_rows = []
+    for m in models:
+        case, clus = (case_ci.get(m) or {}).get("ci"), cluster_ci.get(m)
+        ratio = (clus[1] - clus[0]) / (case[1] - case[0]) if case and clus and case[1] > case[0] else None
+        cluster_rows.append({"model": m, "case_ci": case, "cluster_ci": clus, "ratio": ratio})
+    condorcet = doc.get("condorcet", {})
+    return {
+        "table": leaderboard_table(doc, fit=fit),
+        "fit_rows": [
+            {"model": m, "fits": [(doc["bt"].get(kind, {}).get(m) or {}) for kind in FITS]} for m in models
+        ],
+        "fit_summary": [
+            {
+                "kind": kind,
+                "label": label,
+                "agrees": True if kind == "ordered" else doc.get("diagnostic", {}).get("orderings_agree", {}).get(kind),
+                "boot": boot.get("fits", {}).get(kind, {}),
+                "cluster": cluster.get("fits", {}).get(kind, {}),
+                "fit": doc.get("diagnostic", {}).get("fits", {}).get(kind, {}),
+            }
+            for kind, (label, _help) in FITS.items()
+        ],
+        "ordered_h2h": [
+            {"model": m, "cells": [None if o == m else ordered.get((m, o)) for o in models]} for m in models
+        ],
+        "rank_rows": [{"model": m, "probabilities": boot.get("rank_probabilities", {}).get(m, [])} for m in models],
+        "top1": [(m, boot.get("top1", {}).get(m)) for m in models if m in boot.get("top1", {})],
+        "cluster_top1": [(m, cluster.get("top1", {}).get(m)) for m in models if m in cluster.get("top1", {})],
+        "cluster_rows": cluster_rows,
+        "undecided": [
+            {"a": a, "b": b, "counts": folded_pairs.get((a, b))} for a, b in condorcet.get("undecided", [])
+        ],
+    }
 
 
 # --------------------------------------------------------------------------- blindness (arena/blindness.py)

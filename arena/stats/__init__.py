@@ -28,7 +28,11 @@ Tie sensitivity
     scheme_a(enc, pseudo_count), scheme_b(enc, reference_order, pseudo_count)
 
 Judges
-    judge_agreement(cases_1, cases_2)
+    judge_agreement(primary_cases, secondary_cases) (ordered agreement on the primary's stable cases, case-folded
+    agreement, case-bootstrap CIs), ratio_bootstrap_ci(numerators, denominators)
+
+Win rates
+    win_rates(labels) -> per-model win rate, label count and item-bootstrap CI (the leaderboard's "Human WR")
 
 Bradley–Terry–Davidson
     fit_btd(W, T, pseudo_count=0.0) -> BTDFit, FIVE_LEVEL_SHARES, share_to_outcome, shares_from_verdicts,
@@ -43,7 +47,7 @@ Everything at once
 
 from __future__ import annotations
 
-from .agreement import agreement_by_order, judge_agreement
+from .agreement import ORDERED_AGREEMENT, agreement_by_order, judge_agreement, ratio_bootstrap_ci
 from .alpha import krippendorff_alpha, reliability_matrix
 from .bootstrap import BootstrapFits, RankingSummary, bootstrap_fits, percentile_ci, ranking_summary
 from .bt import BTBatch, BTFit, fit_bt, fit_bt_batch, ranking_from_theta, strongly_connected, win_matrix_from_judgments
@@ -74,10 +78,12 @@ from .folding import (
 from .leaderboard import leaderboard_document
 from .matrices import FIT_KINDS, win_matrix
 from .ties import scheme_a, scheme_b
+from .winrate import win_rates
 
 __all__ = [
     "FIT_KINDS",
     "FIVE_LEVEL_SHARES",
+    "ORDERED_AGREEMENT",
     "TIE",
     "BTBatch",
     "BTDFit",
@@ -107,6 +113,7 @@ __all__ = [
     "percentile_ci",
     "ranking_from_theta",
     "ranking_summary",
+    "ratio_bootstrap_ci",
     "read_jsonl",
     "reliability_matrix",
     "scheme_a",
@@ -118,4 +125,5 @@ __all__ = [
     "strongly_connected",
     "win_matrix",
     "win_matrix_from_judgments",
+    "win_rates",
 ]

@@ -1,11 +1,16 @@
 """Agreement between two judges (two runs) on the same canonical pairs (PROTOCOL.md section 1, last bullet).
 
-Two measures, each with its counts:
+The protocol compares a second judge with the *primary* one: which of the two runs is primary is the
+caller's decision (the canonical judge of the benchmark); this module only takes the primary's cases first.
+Two measures, each with its counts and a case-bootstrap confidence interval:
 
-* ordered agreement on the first judge's stable subset: over the cases that judge 1 folds as stable,
-  the fraction of judge 2's (present) ordered verdicts naming judge 1's stable winner;
-* case-folded agreement: over the cases complete for both judges, the fraction whose folded outcomes are
-  equal (the same stable winner, or both sensitive).
+* ordered agreement on the primary judge's stable cases (:data:`ORDERED_AGREEMENT`): over the cases the
+  primary judge folds as order-stable, the fraction of the secondary judge's (present) ordered verdicts
+  that name the primary judge's stable winner. Both ordered verdicts of a case travel together in the
+  bootstrap (the statistical unit is the canonical pair). The cases where a secondary verdict names
+  another winner (or TIE) are listed;
+* case-folded agreement (:data:`CASE_FOLDED_AGREEMENT`): over the cases complete for both judges, the
+  fraction whose folded outcomes are equal (the same stable winner, or both order-sensitive).
 """
 
 from __future__ import annotations
@@ -15,29 +20,80 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .folding import MISSING, TIE_CODE, case_counts, encode_cases
+from .folding import HI, LO, MISSING, TIE, TIE_CODE, case_counts, encode_cases
+
+#: The one name of the ordered agreement, used by every page and document that shows it.
+ORDERED_AGREEMENT = "Ordered agreement on the primary judge’s stable cases"
+CASE_FOLDED_AGREEMENT = "Case-folded agreement"
+AGREEMENT_REPLICATES = 2000
 
 
-def judge_agreement(cases_1: pd.DataFrame, cases_2: pd.DataFrame) -> dict[str, Any]:
-    """Compare two ``cases`` frames (see :func:`arena.stats.folding.encode_cases`) joined on ``case``.
+def ratio_bootstrap_ci(
+    numerators: np.ndarray,
+    denominators: np.ndarray,
+    *,
+    replicates: int = AGREEMENT_REPLICATES,
+    seed: int | np.random.Generator | None = 0,
+    level: float = 0.95,
+) -> list[float] | None:
+    """Percentile CI of ``sum(numerators) / sum(denominators)`` under a case bootstrap.
+
+    Each case ``i`` contributes ``numerators[i]`` of ``denominators[i]``; a replicate resamples the cases with
+    replacement (both numbers of a case travel together). Cases with equal (numerator, denominator) are
+    interchangeable, so the replicate's counts of each distinct kind are drawn from a multinomial: the same
+    distribution as resampling rows, without materialising them. Replicates whose denominator is 0 are left
+    out. Returns ``[lo, hi]``, or None when there is no case or no denominator at all.
+    """
+    num = np.asarray(numerators, dtype=np.float64)
+    den = np.asarray(denominators, dtype=np.float64)
+    n = len(num)
+    if n == 0 or den.sum() == 0:
+        return None
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    kinds, counts = np.unique(np.stack([num, den], axis=1), axis=0, return_counts=True)
+    draws = rng.multinomial(n, counts / n, size=replicates)  # (R, kinds)
+    top, bottom = draws @ kinds[:, 0], draws @ kinds[:, 1]
+    ratios = top[bottom > 0] / bottom[bottom > 0]
+    lo, hi = np.percentile(ratios, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
+    return [float(lo), float(hi)]
+
+
+def _verdict_name(code: int, lo: str, hi: str) -> str | None:
+    return {LO: lo, HI: hi, TIE_CODE: TIE}.get(int(code))
+
+
+def judge_agreement(
+    primary: pd.DataFrame,
+    secondary: pd.DataFrame,
+    *,
+    replicates: int = AGREEMENT_REPLICATES,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict[str, Any]:
+    """Compare the primary judge's ``cases`` frame with a secondary judge's, joined on ``case``.
 
     Preconditions:
-        both frames satisfy the ``cases`` contract; a case present in both names the same two models.
+        both frames satisfy the ``cases`` contract (:func:`arena.stats.folding.encode_cases`); a case present
+        in both names the same two models; ``replicates >= 1``.
     Returns:
-        ``{"joined", "only_first", "only_second",
-        "judge_1": {"stable", "sensitive", "incomplete"}, "judge_2": {...}   (over the joined cases),
-        "ordered_on_stable_1": {"cases", "verdicts", "agree", "fraction"},
-        "case_folded": {"cases", "agree", "fraction", "same_stable_winner", "both_sensitive",
-                        "opposite_stable_winner", "stable_vs_sensitive"}}``.
-        A fraction is None when its denominator is 0.
+        ``{"joined", "only_primary", "only_secondary",
+        "primary": {"stable", "sensitive", "incomplete"}, "secondary": {...}   (over the joined cases),
+        "ordered_agreement": {"name", "cases", "verdicts", "agree", "fraction", "ci", "disagreements"},
+        "case_folded": {"name", "cases", "agree", "fraction", "ci", "same_stable_winner", "both_sensitive",
+                        "opposite_stable_winner", "stable_vs_sensitive"},
+        "bootstrap": {"unit", "replicates", "seed", "level"}}``.
+        A fraction (and its CI) is None when its denominator is 0. ``disagreements`` lists, in case order,
+        each primary-stable case where a present secondary verdict does not name the primary's winner:
+        ``{"case", "context", "model_1", "model_2", "primary_winner", "secondary_original",
+        "secondary_reverse", "agree", "verdicts"}`` (verdicts are model names, ``"TIE"`` or None if missing).
     Raises:
         ValueError: when a joined case names different models in the two frames.
     """
-    ids_1 = set(cases_1["case"].astype(str))
-    ids_2 = set(cases_2["case"].astype(str))
+    ids_1 = set(primary["case"].astype(str))
+    ids_2 = set(secondary["case"].astype(str))
     common = sorted(ids_1 & ids_2)
-    c1 = cases_1.assign(case=cases_1["case"].astype(str)).set_index("case").loc[common].reset_index()
-    c2 = cases_2.assign(case=cases_2["case"].astype(str)).set_index("case").loc[common].reset_index()
+    c1 = primary.assign(case=primary["case"].astype(str)).set_index("case").loc[common].reset_index()
+    c2 = secondary.assign(case=secondary["case"].astype(str)).set_index("case").loc[common].reset_index()
     models = sorted(
         set(c1["model_1"].astype(str))
         | set(c1["model_2"].astype(str))
@@ -49,14 +105,35 @@ def judge_agreement(cases_1: pd.DataFrame, cases_2: pd.DataFrame) -> dict[str, A
     bad = (e1.lo != e2.lo) | (e1.hi != e2.hi)
     if bad.any():
         raise ValueError(f"cases {e1.case[bad][:5].tolist()} name different model pairs in the two runs")
+    # The two bootstraps draw from independent streams of one seed.
+    ordered_rng, folded_rng = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
 
-    # Ordered agreement on judge 1's stable cases.
+    # Ordered agreement on the primary judge's stable cases: per case, how many of the secondary's present
+    # ordered verdicts name the primary's winner.
     st1 = e1.stable
     winner1 = e1.original[st1]
     v2 = np.stack([e2.original[st1], e2.reverse[st1]])
     present = v2 != MISSING
-    agree_ordered = int(((v2 == winner1[None, :]) & present).sum())
-    n_verdicts = int(present.sum())
+    agree_per_case = ((v2 == winner1[None, :]) & present).sum(axis=0)
+    verdicts_per_case = present.sum(axis=0)
+    agree_ordered, n_verdicts = int(agree_per_case.sum()), int(verdicts_per_case.sum())
+    disagreements = []
+    for k in np.flatnonzero(agree_per_case < verdicts_per_case):
+        i = np.flatnonzero(st1)[k]
+        lo, hi = models[e1.lo[i]], models[e1.hi[i]]
+        disagreements.append(
+            {
+                "case": str(e1.case[i]),
+                "context": str(e1.context[i]),
+                "model_1": str(c1["model_1"].iloc[i]),
+                "model_2": str(c1["model_2"].iloc[i]),
+                "primary_winner": _verdict_name(e1.original[i], lo, hi),
+                "secondary_original": _verdict_name(e2.original[i], lo, hi),
+                "secondary_reverse": _verdict_name(e2.reverse[i], lo, hi),
+                "agree": int(agree_per_case[k]),
+                "verdicts": int(verdicts_per_case[k]),
+            }
+        )
 
     # Case-folded agreement on cases complete for both judges.
     both = e1.complete & e2.complete
@@ -72,27 +149,34 @@ def judge_agreement(cases_1: pd.DataFrame, cases_2: pd.DataFrame) -> dict[str, A
         c = case_counts(e)
         return {"stable": c["stable"], "sensitive": c["sensitive"], "incomplete": c["incomplete"]}
 
+    boot = {"replicates": replicates, "level": level}
     return {
         "joined": len(common),
-        "only_first": len(ids_1 - ids_2),
-        "only_second": len(ids_2 - ids_1),
-        "judge_1": counts(e1),
-        "judge_2": counts(e2),
-        "ordered_on_stable_1": {
+        "only_primary": len(ids_1 - ids_2),
+        "only_secondary": len(ids_2 - ids_1),
+        "primary": counts(e1),
+        "secondary": counts(e2),
+        "ordered_agreement": {
+            "name": ORDERED_AGREEMENT,
             "cases": int(st1.sum()),
             "verdicts": n_verdicts,
             "agree": agree_ordered,
             "fraction": agree_ordered / n_verdicts if n_verdicts else None,
+            "ci": ratio_bootstrap_ci(agree_per_case, verdicts_per_case, seed=ordered_rng, **boot),
+            "disagreements": disagreements,
         },
         "case_folded": {
+            "name": CASE_FOLDED_AGREEMENT,
             "cases": n_both,
             "agree": agree_folded,
             "fraction": agree_folded / n_both if n_both else None,
+            "ci": ratio_bootstrap_ci((f1 == f2).astype(int), np.ones(n_both), seed=folded_rng, **boot),
             "same_stable_winner": same_stable,
             "both_sensitive": both_sensitive,
             "opposite_stable_winner": opposite,
             "stable_vs_sensitive": mixed,
         },
+        "bootstrap": {"unit": "canonical pairs resampled with both their orders", "seed": seed, **boot},
     }
 
 

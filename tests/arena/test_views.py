@@ -58,10 +58,14 @@ def test_the_dashboard_lists_benchmarks_with_their_counts(researcher, imported) 
     assert ">200<" in page and ">1200<" in page
 
 
-def test_the_benchmark_page_shows_runs_audit_and_replay_badge(researcher, imported) -> None:  # noqa: ANN001
-    page = client_for(researcher).get(reverse("arena:benchmark", args=[imported.pk])).content.decode()
+def test_the_benchmark_page_shows_runs_audit_and_the_imported_verdicts_badge(researcher, imported) -> None:  # noqa: ANN001
+    client = client_for(researcher)
+    page = client.get(reverse("arena:benchmark", args=[imported.pk])).content.decode()
     assert "No paper appears in more than one context." in page
-    assert "replay" in page and ">2400<" in page
+    assert '<span class="badge">imported verdicts</span>' in page and ">2400<" in page
+    assert "replay" not in page.lower()  # the release's verdicts were not replayed: they were imported
+    board = client.get(reverse("arena:leaderboard", args=[imported.pk])).content.decode()
+    assert "imported verdicts" in board and "replay" not in board.lower()
 
 
 def upload(files: dict[str, list]) -> list:

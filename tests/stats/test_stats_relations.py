@@ -14,6 +14,7 @@ from arena.stats import (
     encode_cases,
     fit_bt,
     judge_agreement,
+    ratio_bootstrap_ci,
     scheme_a,
     scheme_b,
     win_matrix,
@@ -157,14 +158,24 @@ def test_judge_agreement_hand() -> None:
         ]
     )
     res = judge_agreement(j1, j2)
-    assert (res["joined"], res["only_first"], res["only_second"]) == (5, 1, 1)
-    assert res["judge_1"] == {"stable": 3, "sensitive": 2, "incomplete": 0}
-    assert res["judge_2"] == {"stable": 2, "sensitive": 2, "incomplete": 1}
-    # Judge 1 stable: k1 (P), k2 (Q), k4 (P). Judge 2's present verdicts there: k1 P,P (2 agree),
+    assert (res["joined"], res["only_primary"], res["only_secondary"]) == (5, 1, 1)
+    assert res["primary"] == {"stable": 3, "sensitive": 2, "incomplete": 0}
+    assert res["secondary"] == {"stable": 2, "sensitive": 2, "incomplete": 1}
+    # Primary stable: k1 (P), k2 (Q), k4 (P). The secondary's present verdicts there: k1 P,P (2 agree),
     # k2 Q,P (1 agrees), k4 Q (0 agree): 3 of 5.
-    assert res["ordered_on_stable_1"] == {"cases": 3, "verdicts": 5, "agree": 3, "fraction": 0.6}
+    ordered = res["ordered_agreement"]
+    assert {k: ordered[k] for k in ("cases", "verdicts", "agree", "fraction")} == {"cases": 3, "verdicts": 5, "agree": 3, "fraction": 0.6}
+    assert ordered["name"] == "Ordered agreement on the primary judge’s stable cases"
+    # The disagreeing cases, with the secondary's verdicts as names (None: missing).
+    assert ordered["disagreements"] == [
+        {"case": "k2", "context": "ctx", "model_1": "P", "model_2": "Q", "primary_winner": "Q",
+         "secondary_original": "Q", "secondary_reverse": "P", "agree": 1, "verdicts": 2},
+        {"case": "k4", "context": "ctx", "model_1": "P", "model_2": "Q", "primary_winner": "P",
+         "secondary_original": "Q", "secondary_reverse": None, "agree": 0, "verdicts": 1},
+    ]
     # Complete for both: k1, k2, k3, k5. Equal folded outcome: k1 (same stable winner), k3 (both sensitive).
-    assert res["case_folded"] == {
+    folded = {k: v for k, v in res["case_folded"].items() if k not in ("name", "ci")}
+    assert folded == {
         "cases": 4,
         "agree": 2,
         "fraction": 0.5,
@@ -173,6 +184,37 @@ def test_judge_agreement_hand() -> None:
         "opposite_stable_winner": 0,
         "stable_vs_sensitive": 2,
     }
+
+
+def test_ordered_agreement_ci_is_a_case_bootstrap_of_the_primary_stable_cases() -> None:
+    # Two primary-stable cases: the secondary agrees in both orders on k1 (2 of 2) and in one on k2 (1 of 2).
+    # Resampling the two cases (both orders together) gives {k1,k1} 4/4 = 1 with probability 1/4,
+    # {k1,k2} 3/4 with probability 1/2 and {k2,k2} 2/4 = 0.5 with probability 1/4: the 2.5th percentile is
+    # 0.5 and the 97.5th is 1 (a quarter of the replicates sit at each end).
+    primary = frame([("k1", "P", "Q", "P", "P"), ("k2", "P", "Q", "Q", "Q")])
+    secondary = frame([("k1", "P", "Q", "P", "P"), ("k2", "P", "Q", "Q", "P")])
+    res = judge_agreement(primary, secondary, replicates=4000, seed=1)
+    assert res["ordered_agreement"]["fraction"] == 0.75
+    assert res["ordered_agreement"]["ci"] == [0.5, 1.0]
+    assert res["bootstrap"] | {} == {"unit": "canonical pairs resampled with both their orders", "replicates": 4000, "seed": 1, "level": 0.95}
+
+
+def test_ordered_agreement_is_anchored_on_the_first_frame() -> None:
+    # Swapping the judges changes the anchor: the primary's stable cases are the denominator.
+    a = frame([("k1", "P", "Q", "P", "P"), ("k2", "P", "Q", "P", "Q"), ("k3", "P", "Q", "Q", "Q")])
+    b = frame([("k1", "P", "Q", "P", "Q"), ("k2", "P", "Q", "P", "P"), ("k3", "P", "Q", "Q", "Q")])
+    on_a = judge_agreement(a, b)["ordered_agreement"]
+    on_b = judge_agreement(b, a)["ordered_agreement"]
+    assert (on_a["agree"], on_a["verdicts"]) == (3, 4)  # a's stable k1 (P; b says P, Q) and k3 (Q; b says Q, Q)
+    assert (on_b["agree"], on_b["verdicts"]) == (3, 4)  # b's stable k2 (P; a says P, Q) and k3
+    assert [d["case"] for d in on_a["disagreements"]] == ["k1"] and [d["case"] for d in on_b["disagreements"]] == ["k2"]
+
+
+def test_ratio_bootstrap_ci_is_none_without_a_denominator() -> None:
+    assert ratio_bootstrap_ci(np.array([]), np.array([])) is None
+    assert ratio_bootstrap_ci(np.array([0, 0]), np.array([0, 0])) is None
+    # Every case agrees fully: the interval is the point.
+    assert ratio_bootstrap_ci(np.array([2, 2, 1]), np.array([2, 2, 1])) == [1.0, 1.0]
 
 
 def test_judge_agreement_rejects_different_pairs() -> None:

@@ -5,6 +5,7 @@ import json
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from arena import formatting as f
 from arena.models import JudgeRun
 from arena.selectors import (
     LEADERBOARD_PSEUDO_COUNT,
@@ -43,8 +44,11 @@ class Command(BaseCommand):
                 raise CommandError(f"{benchmark} has no judge run yet")
         if int(options["replicates"]) < 1:  # type: ignore[call-overload]
             raise CommandError("--replicates must be at least 1")
+        from annotation.selectors import human_win_rate_report  # human figures are passed in to the leaderboard
+
         document = run_leaderboard(
             run=run,
+            human=human_win_rate_report(benchmark=benchmark),
             replicates=int(options["replicates"]),  # type: ignore[call-overload]
             seed=int(options["seed"]),  # type: ignore[call-overload]
             pseudo_count=float(options["pseudo_count"]),  # type: ignore[arg-type]
@@ -55,34 +59,166 @@ class Command(BaseCommand):
         self.stdout.write(render_text(document))
 
 
+FITS = (("ordered", "ordered"), ("folded", "folded"), ("stable", "stable-only"))
+
+
+def table(headers: list[str], rows: list[list[str]], *, align: str = "") -> list[str]:
+    """A plain-text table; ``align`` has one letter per column, ``l`` or ``r`` (default: the first column left,
+    the figures right)."""
+    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=True)]
+    align = align or "l" + "r" * (len(headers) - 1)
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            str(c).ljust(w) if a == "l" else str(c).rjust(w) for c, w, a in zip(cells, widths, align, strict=True)
+        ).rstrip()
+
+    return [line(headers), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]
+
+
+def _pairs(rows: list[dict], third: str) -> dict[tuple[str, str], tuple]:
+    out: dict[tuple[str, str], tuple] = {}
+    for h in rows:
+        out[(h["a"], h["b"])] = (h["a_wins"], h["b_wins"], h[third])
+        out[(h["b"], h["a"])] = (h["b_wins"], h["a_wins"], h[third])
+    return out
+
+
+def _matrix(models: list[str], pairs: dict[tuple[str, str], tuple]) -> list[str]:
+    rows = [[m, *(f.NONE if o == m or (m, o) not in pairs else f.wlt(*pairs[(m, o)]) for o in models)] for m in models]
+    return table(["model", *(f"vs {m}" for m in models)], rows)
+
+
+def _majority(h: dict) -> str:
+    return h["a"] if h["a_wins"] > h["b_wins"] else h["b"] if h["b_wins"] > h["a_wins"] else "level"
+
+
 def render_text(doc: dict) -> str:
-    run = doc["run"]
+    """The leaderboard document as readable text: every section, tables for every table."""
+    run, cases, models = doc["run"], doc["cases"], doc["models"]
+    boot, bt = doc["bootstrap"], doc["bt"]
     lines = [
         f"{doc['benchmark']['name']} v{doc['benchmark']['version']} — judge {run['judge_model']} ({run['label']}"
         + (", replay of stored judgments" if run["replay"] else "")
         + f", {run['status']})",
-        f"cases: {doc['cases']['total']} ({doc['cases']['stable']} stable, {doc['cases']['sensitive']} order-sensitive"
-        + (f", {doc['cases']['incomplete']} incomplete" if doc["cases"].get("incomplete") else "")
+        f"Cases: {f.count(cases['total'])} ({f.count(cases['stable'])} order-stable, {f.count(cases['sensitive'])} order-sensitive"
+        + (f", {f.count(cases['incomplete'])} incomplete, excluded" if cases.get("incomplete") else "")
         + ")",
-        "",
-        f"{'rank':<5}{'model':<24}{'BT (ordered)':>14}  {'95% CI':<18}{'stable W-L-T':>16}",
+        f"Bradley–Terry pseudo-count {bt['pseudo_count']}; case bootstrap {f.count(boot['replicates'])} replicates (seed {boot['seed']})"
+        + (f", {f.percent(bt['level'], 0)} percentile intervals" if bt.get("level") else ""),
     ]
-    for rank, model in enumerate(doc["models"], start=1):
-        bt = doc["bt"]["ordered"].get(model)
-        wlt = doc["stable_wlt"][model]
-        strength = f"{bt['strength']:.2f}" if bt else "—"
-        ci = f"[{bt['ci'][0]:.2f}, {bt['ci'][1]:.2f}]" if bt and bt["ci"][0] is not None else ""
-        lines.append(f"{rank:<5}{model:<24}{strength:>14}  {ci:<18}{wlt['w']:>6}-{wlt['l']}-{wlt['t']}")
-    boot = doc["bootstrap"]
-    if boot.get("modal_ranking"):
-        lines += ["", f"bootstrap ({boot['replicates']} case replicates, seed {boot['seed']}): modal ranking "
-                  f"{' > '.join(boot['modal_ranking'])} in {boot['modal_fraction']:.1%}"]
+    if doc["diagnostic"].get("insufficient_data"):
+        lines += ["", "Not enough judged cases to fit yet (at least two models and one complete case are needed)."]
+        return "\n".join(lines)
+
+    diag = doc["diagnostic"]
+    if diag.get("strengths_diagnostic_only"):
+        lines += ["", "WARNING: strengths are diagnostic only; read the ranks, Condorcet relations and bootstrap rank recovery."]
+        for p in doc["separation"]:
+            lines.append(f"  complete separation: {p['a']} won all {f.count(p['a_wins'])} decided stable cases against {p['b']} "
+                         f"({f.wlt(p['a_wins'], p['b_wins'])})")
+        if not diag.get("stable_graph_strongly_connected", True):
+            groups = " | ".join(", ".join(c) for c in diag.get("stable_graph_components", []))
+            lines.append(f"  the graph of stable wins is not strongly connected: {groups}")
+        for kind, fit in diag.get("fits", {}).items():
+            if fit.get("diverged"):
+                lines.append(f"  the {kind} fit diverged")
+
+    human = doc.get("human_win_rate_detail") or {}
+    lines += ["", "Table 1 (ordered fit, as the paper's Table 1 prints it)"]
+    headers = ["rank", "model", "BT [95% CI]", "stable W–L–T", "order-sensitive"]
+    if human:
+        headers.append("human WR [95% CI] (n)")
+    rows = []
+    for rank, model in enumerate(models, start=1):
+        fit, wlt = bt["ordered"].get(model) or {}, doc["stable_wlt"][model]
+        row = [str(rank), model, f"{f.number(fit.get('strength'))} {f.interval(fit.get('ci'))}", f.wlt(wlt["w"], wlt["l"], wlt["t"]), f.count(wlt["t"])]
+        if human:
+            h = human["models"].get(model)
+            row.append(f"{f.number(h['rate'], 3)} {f.interval(h['ci'], 3)} ({f.count(h['n'])})" if h else f.NONE)
+        rows.append(row)
+    lines += table(headers, rows, align="rl" + "r" * (len(headers) - 2))
+    if human:
+        study = human["study"]
+        lines.append(f"Human WR: formal study {study['name']!r} (#{study['id']}); ties 0.5, INVALID left out; n = labels; "
+                     f"CI: {human['method']}, {f.count(human['replicates'])} replicates.")
+
+    lines += ["", "Three fits (strength [95% CI])"]
+    rows = [[m, *(f"{f.number((bt[k].get(m) or {}).get('strength'))} {f.interval((bt[k].get(m) or {}).get('ci'))}" for k, _ in FITS)] for m in models]
+    lines += table(["model", *(label for _, label in FITS)], rows)
+    agree = diag.get("orderings_agree", {})
+    fits_boot = boot.get("fits", {})
+    lines.append("  same ordering as the ordered fit: " + ", ".join(f"{label} {'yes' if agree.get(k, True) else 'no'}" for k, label in FITS[1:]))
+    lines.append("  modal ranking share (case bootstrap): " + ", ".join(
+        f"{label} {f.number(fits_boot.get(k, {}).get('modal_fraction'), 4)}" for k, label in FITS))
+
+    lines += ["", "Folded head-to-head (row's stable wins–losses–order-sensitive against the column)"]
+    lines += _matrix(models, _pairs(doc["head_to_head"], "sensitive"))
+    lines += ["", "Ordered head-to-head (row's wins–losses–TIEs over ordered judgments)"]
+    lines += _matrix(models, _pairs(doc["ordered_head_to_head"], "ties"))
+
+    lines += ["", f"Bootstrap rank recovery: modal ranking {f.ranking(boot['modal_ranking'])} in {f.percent(boot['modal_fraction'])} "
+              f"of {f.count(boot['replicates'])} case replicates; distinct rankings: {f.count(boot.get('distinct_rankings', 0))}"]
+    lines.append("Top-1: " + ", ".join(f"{m} {f.number(boot['top1'].get(m, 0.0), 4)}" for m in models))
+    probs = boot.get("rank_probabilities", {})
+    lines += table(["model", *(f"rank {k}" for k in range(1, len(models) + 1))], [[m, *(f.number(p, 4) for p in probs.get(m, []))] for m in models])
+
+    cluster = doc["cluster_bootstrap"]
+    lines += ["", f"Context-cluster bootstrap: {f.count(cluster['replicates'])} replicates over {f.count(cluster.get('contexts'))} contexts; "
+              f"modal ranking {f.ranking(cluster.get('modal_ranking', []))} in {f.percent(cluster.get('modal_fraction'))}"]
+    rows = [[m, f.interval((bt["ordered"].get(m) or {}).get("ci")), f.interval(cluster["ci"].get(m)),
+             f"×{f.number(cluster['width_ratio'][m])}" if cluster.get("width_ratio", {}).get(m) else f.NONE] for m in models]
+    lines += table(["model", "case 95% CI", "context 95% CI", "width ratio"], rows)
+
     cond = doc["condorcet"]
-    if cond.get("beat_counts"):
-        lines.append(
-            "Condorcet beat counts: " + ", ".join(f"{m} {n}" for m, n in cond["beat_counts"].items())
-            + ("; transitive" if cond["transitive"] else f"; cycles: {cond['cycles']}")
-        )
-    if doc["separation"]:
-        lines.append(f"complete separation: {doc['separation']} — strengths are diagnostic; read the ranks")
+    lines += ["", "Condorcet relations (on stable wins)"]
+    lines += table(["model", "models it beats"], [[m, f.count(n)] for m, n in cond["beat_counts"].items()])
+    lines.append(f"  Condorcet winner: {cond['winner']}" if cond.get("winner") else "  no Condorcet winner")
+    if cond["cycles"]:
+        lines += [f"  cycle: {' → '.join(c)} → {c[0]}" for c in cond["cycles"]]
+        if cond.get("cycles_truncated"):
+            lines.append("  (more cycles exist than are listed)")
+    else:
+        lines.append("  acyclic and transitive" if cond["transitive"] else "  acyclic, not transitive (a chain of wins passes over an undecided pair)")
+    folded = _pairs(doc["head_to_head"], "sensitive")
+    for a, b in cond.get("undecided", []):
+        w = folded.get((a, b))
+        lines.append(f"  undecided: {a} – {b}" + (f" ({f.wlt(w[0], w[1])} stable, {f.count(w[2])} order-sensitive)" if w else ""))
+    if not doc["separation"]:
+        lines.append("  complete separation: none")
+
+    ties = doc["tie_sensitivity"]
+    a, b = ties["scheme_a"], ties["scheme_b"]
+    lines += ["", "Tie sensitivity",
+              f"  scheme A (sensitive = 0.5 each): {f.ranking(a['ranking'])}; modal share {f.number(a.get('modal_fraction'), 4)}",
+              f"  scheme B (sensitive to the lower-ranked model): {f.ranking(b['ranking'])}; "
+              + ("adjacent swaps: " + "; ".join(f"{x} / {y}" for x, y in b["ranking_flips"]) if b.get("ranking_flips") else "the ordering holds")]
+    rows = [[m, f.number(a.get("strengths", {}).get(m)), f.number(b.get("strengths", {}).get(m))] for m in models]
+    lines += ["  " + x for x in table(["model", "scheme A strength", "scheme B strength"], rows)]
+    if b.get("head_to_head"):
+        flipped = [(h["a"], h["b"]) for h in b.get("flipped", [])]
+        rows = [[f"{h['a']} vs {h['b']}", f.wlt(h["stable_a_wins"], h["stable_b_wins"]), f.count(h["sensitive"]), f.wlt(h["a_wins"], h["b_wins"]),
+                 _majority(h) + (" (flips)" if (h["a"], h["b"]) in flipped else "")]
+                for h in b["head_to_head"]]
+        lines += ["  " + x for x in table(["pair", "stable", "sensitive", "scheme B", "majority"], rows, align="lrrrl")]
+
+    if doc["batches"]:
+        lines += ["", "Per-batch orderings (ordered fit)"]
+        rows = [[x["batch"] or "(none)", f.count(x["cases"]), f.count(x["stable"]), f.ranking(x["ranking"]), "yes" if x["matches_overall"] else "no"]
+                for x in doc["batches"]]
+        lines += table(["batch", "cases", "stable", "ordering", "same as overall"], rows, align="lrrll")
+        rows = [[x["batch"] or "(none)", *(f.number(x["strengths"].get(m)) for m in models)] for x in doc["batches"]]
+        lines += ["", "Strengths per batch (ordered fit)", *table(["batch", *models], rows)]
+
+    side = doc.get("side_bias")
+    lines.append("")
+    if side:
+        lines.append(f"Position bias: side A won {f.count(side['a_wins'])}, side B {f.count(side['b_wins'])} of the decided ordered verdicts "
+                     f"({f.count(side['ties'])} TIEs); A's share {f.number(side['a_share'], 3)}, binomial p = {f.number(side['p_value'], 4)}")
+    else:
+        lines.append("Position bias: unknown (the verdicts do not record which model was shown as A)")
+    lines.append(f"Diagnostics: incomplete cases {f.count(diag.get('incomplete_cases', 0))}; stable-win graph strongly connected "
+                 f"{'yes' if diag.get('stable_graph_strongly_connected') else 'no'}; strengths diagnostic only "
+                 f"{'yes' if diag.get('strengths_diagnostic_only') else 'no'}"
+                 + (f"; models without a complete case: {', '.join(diag['models_without_cases'])}" if diag.get("models_without_cases") else ""))
     return "\n".join(lines)

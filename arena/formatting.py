@@ -1,0 +1,56 @@
+"""How numbers read in the leaderboard page and the ``leaderboard`` command (one place, so both agree).
+
+A real minus sign (U+2212), thousands separators ("10,000"), an en dash inside W–L–T counts, and an em
+dash for a value that does not exist. Rounding is Python's ``format`` of the stored float (so 1.26505 shows
+as 1.27 at two decimals and 1.265 at three).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+MINUS = "\u2212"
+DASH = "\u2013"  # en dash, between the counts of W–L–T and the ends of a range
+NONE = "\u2014"  # em dash: no value
+
+
+def number(value: float | int | None, digits: int = 2) -> str:
+    """``-0.7313`` → ``−0.73``; ``10000`` (digits 0) → ``10,000``; None → ``—``."""
+    if value is None:
+        return NONE
+    text = f"{value:,.{digits}f}"
+    if text.startswith("-") and float(text[1:].replace(",", "")) == 0:
+        text = text[1:]  # no "−0.00"
+    return text.replace("-", MINUS)
+
+
+def count(value: int | None) -> str:
+    """An integer with thousands separators: ``10000`` → ``10,000``."""
+    return NONE if value is None else number(int(value), 0)
+
+
+def interval(ci: Sequence[float | None] | None, digits: int = 2) -> str:
+    """``[1.15, 1.39]``; ``—`` when there is no interval."""
+    if not ci or ci[0] is None or ci[1] is None:
+        return NONE
+    return f"[{number(ci[0], digits)}, {number(ci[1], digits)}]"
+
+
+def share(value: float | None, digits: int = 3) -> str:
+    """A fraction in [0, 1] as ``0.875`` (``—`` when None)."""
+    return number(value, digits)
+
+
+def percent(value: float | None, digits: int = 1) -> str:
+    """A fraction as a percentage: ``0.875`` → ``87.5%``."""
+    return NONE if value is None else f"{number(100 * value, digits)}%"
+
+
+def wlt(*counts: int | float | None) -> str:
+    """Counts joined by en dashes: ``424–49–127``."""
+    return DASH.join(count(c) if isinstance(c, int) or c is None else number(c, 1) for c in counts)
+
+
+def ranking(models: Sequence[str]) -> str:
+    """``A > B > C``."""
+    return " > ".join(models)
