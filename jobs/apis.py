@@ -28,7 +28,9 @@ class RunProgressApi(APIView):
 
 
 class RunAgreementApi(APIView):
-    """Second-judge agreement of run ``run_id`` (first) with run ``with`` on the pairs both judged."""
+    """Agreement of runs ``run_id`` and ``with`` on the pairs both judged, anchored on the primary judge (the
+    canonical run when one of them is, else the earlier run) whichever is given first: ordered agreement on the
+    primary's stable cases and case-folded agreement with case-bootstrap 95% CIs, and the disagreeing pairs."""
 
     permission_classes = [IsResearcher]
 

@@ -67,9 +67,12 @@ async def call_with_backoff(
     """One answer from the provider, retrying 429/5xx/timeouts with exponential backoff and jitter.
 
     ``before_call`` runs right before each request is sent (after the endpoint slot is taken):
-    the driver counts the call there, durably, so that no call goes uncounted.
+    the driver counts the call there, durably, so that no call goes uncounted. If it also has a
+    ``failed(message)`` coroutine (the driver's does), every call that fails is reported there, so that
+    retried errors leave a trace on their task.
     """
     calls = 0
+    failed = getattr(before_call, "failed", None)
     for retry in range(MAX_TRANSIENT_RETRIES + 1):
         try:
             if limiter is None:
@@ -83,11 +86,15 @@ async def call_with_backoff(
                 calls += 1
                 return CallOutcome(await provider.complete(messages=messages, task=task), calls)
         except TransientError as exc:
+            if failed is not None:
+                await failed(str(exc))
             if retry == MAX_TRANSIENT_RETRIES:
                 return CallOutcome(None, calls, f"gave up after {calls} calls: {exc}")
             pause = exc.retry_after if exc.retry_after is not None else BACKOFF_BASE * 2**retry
             await asyncio.sleep(min(BACKOFF_CAP, pause) * random.uniform(1.0, 1.25))
         except PermanentError as exc:
+            if failed is not None and calls:  # an error raised before any request was sent is not a failed call
+                await failed(str(exc))
             return CallOutcome(None, calls, str(exc))
     raise AssertionError("unreachable")
 
@@ -101,7 +108,8 @@ class DriverHooks[T]:
     (spec, result) pairs in one transaction; ``release(specs)`` hands unstarted work back;
     ``still_running()`` re-reads the run; ``heartbeat(held)`` renews the leases of the held tasks and the
     driver's liveness; ``count_calls({task_id: n})`` adds calls about to be made; ``others_open(held)``
-    says whether tasks the driver does not hold are still open (claimed by other drivers, or pending).
+    says whether tasks the driver does not hold are still open (claimed by other drivers, or pending);
+    ``calls_failed({task_id: (n, last error)})`` adds calls that ended in an HTTP error or timeout.
     """
 
     claim: Callable[[int, frozenset[int]], list[T]]
@@ -117,6 +125,7 @@ class DriverHooks[T]:
     on_error: Callable[[Exception], Any]
     # Told once the database is back after an outage: (seconds it was unreachable, error).
     on_outage: Callable[[float, str], None] | None = None
+    calls_failed: Callable[[dict[int, tuple[int, str]]], None] | None = None
 
 
 class Driver[T]:
@@ -170,7 +179,7 @@ class Driver[T]:
 
         held: set[int] = set()
         progressed = asyncio.Event()
-        ledger = _CallLedger(functools.partial(in_db, executor=ledger_db), hooks.count_calls)
+        ledger = _CallLedger(functools.partial(in_db, executor=ledger_db), hooks.count_calls, hooks.calls_failed)
         queue: asyncio.Queue[T | None] = asyncio.Queue()
         results: asyncio.Queue[tuple[T, Any] | None] = asyncio.Queue()
         stop = asyncio.Event()
@@ -186,7 +195,7 @@ class Driver[T]:
                     held.discard(task_id)
                     continue
                 try:
-                    result = await hooks.work(spec, functools.partial(ledger.record, task_id))
+                    result = await hooks.work(spec, _TaskCalls(ledger, task_id))
                 except DatabaseUnavailable:
                     raise
                 except Exception as exc:  # one task's bug must not kill the run: the task is stored as failed
@@ -287,29 +296,54 @@ class Driver[T]:
 
 
 class _CallLedger:
-    """Counts calls in the database before they are made, one commit for all calls waiting at that moment."""
+    """Counts calls in the database before they are made, one commit for all calls waiting at that moment;
+    calls that failed are recorded the same way (count and latest error per task)."""
 
-    def __init__(self, in_db: Callable[..., Awaitable[Any]], count_calls: Callable[[dict[int, int]], None]) -> None:
+    def __init__(
+        self,
+        in_db: Callable[..., Awaitable[Any]],
+        count_calls: Callable[[dict[int, int]], None],
+        calls_failed: Callable[[dict[int, tuple[int, str]]], None] | None = None,
+    ) -> None:
         self.in_db = in_db
         self.count_calls = count_calls
+        self.calls_failed = calls_failed
         self.pending: Counter[int] = Counter()
+        self.failures: dict[int, tuple[int, str]] = {}
         self.waiters: list[asyncio.Future[None]] = []
         self.flusher: asyncio.Task[None] | None = None
 
     async def record(self, task_id: int) -> None:
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.pending[task_id] += 1
+        await self._wait()
+
+    async def failed(self, task_id: int, message: str) -> None:
+        if self.calls_failed is None:
+            return
+        n, _ = self.failures.get(task_id, (0, ""))
+        self.failures[task_id] = (n + 1, message)
+        await self._wait()
+
+    async def _wait(self) -> None:
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.waiters.append(future)
         if self.flusher is None or self.flusher.done():
             self.flusher = asyncio.create_task(self._flush())
         await future
 
+    def _write(self, counts: dict[int, int], failures: dict[int, tuple[int, str]]) -> None:
+        if counts:
+            self.count_calls(counts)
+        if failures and self.calls_failed is not None:
+            self.calls_failed(failures)
+
     async def _flush(self) -> None:
-        while self.pending:
+        while self.pending or self.failures:
             counts, self.pending = dict(self.pending), Counter()
+            failures, self.failures = self.failures, {}
             waiters, self.waiters = self.waiters, []
             try:
-                await self.in_db(self.count_calls, counts)
+                await self.in_db(self._write, counts, failures)
             except BaseException as exc:
                 for w in waiters:
                     if not w.done():
@@ -320,6 +354,20 @@ class _CallLedger:
             for w in waiters:
                 if not w.done():
                     w.set_result(None)
+
+
+class _TaskCalls:
+    """The ``before_call`` of one task: counts each call before it is sent; ``failed`` records a failed call."""
+
+    def __init__(self, ledger: _CallLedger, task_id: int) -> None:
+        self.ledger = ledger
+        self.task_id = task_id
+
+    async def __call__(self) -> None:
+        await self.ledger.record(self.task_id)
+
+    async def failed(self, message: str) -> None:
+        await self.ledger.failed(self.task_id, message)
 
 
 def pooled() -> bool:

@@ -189,6 +189,13 @@ def calls_count(*, task_model: type[models.Model], counts: dict[int, int]) -> No
             task_model.objects.filter(id__in=ids).update(calls=F("calls") + n)
 
 
+def calls_failed_record(*, task_model: type[models.Model], failures: dict[int, tuple[int, str]]) -> None:
+    """Add calls that ended in an HTTP error or timeout, with the latest error, to their tasks."""
+    with transaction.atomic():
+        for task_id, (n, message) in failures.items():
+            task_model.objects.filter(id=task_id).update(failed_calls=F("failed_calls") + n, last_call_error=message[:2000])
+
+
 def answer_discard(*, task_model: type[models.Model], task_id: int, prompt_tokens: int, completion_tokens: int) -> None:
     """Count an answer that came back but cannot be stored (its task is someone else's now, or the run ended)."""
     task_model.objects.filter(id=task_id).update(

@@ -42,6 +42,10 @@ class TaskCost(models.Model):
     """
 
     calls = models.PositiveIntegerField(default=0, help_text="HTTP calls started for this task, all attempts")
+    # Calls that got no usable HTTP answer (429, 5xx, timeout, refused, 4xx); they are retried or fail the task.
+    # Recorded when they happen, so a judgment that needed retries shows it (its parse attempt stays 1).
+    failed_calls = models.PositiveIntegerField(default=0, help_text="calls that ended in an HTTP error or timeout")
+    last_call_error = models.TextField(blank=True, help_text="the error of the latest failed call")
     discarded = models.PositiveIntegerField(default=0, help_text="answers received but not stored")
     discarded_prompt_tokens = models.PositiveBigIntegerField(default=0)
     discarded_completion_tokens = models.PositiveBigIntegerField(default=0)

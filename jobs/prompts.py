@@ -2,7 +2,11 @@
 
 The judge sees the context, the four papers and two proposals labelled only "A" and "B", each with every
 alias of the benchmark's models redacted.
-A template's text never changes once released: a new wording is a new version.
+A template's text never changes once released: a new wording is a new version. That includes how the
+context is rendered (``PromptTemplate.context_format``): the v2 judge templates list each paper's source id
+(the OpenReview id proposals cite, e.g. "the RBM method from 7UHlKybsQM") so that grounding can be checked;
+v1 renders as it always did, so a v1 run's page still shows the prompts its judge received. A source id
+names a paper, never a model: the blindness gate sees it like any other context text.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ class PromptTemplate:
     version: str
     kind: str  # "holistic" | "structured" | "generation"
     system: str
+    context_format: int = 1  # 1: papers as "Paper i: title"; 2: "Paper i (source id X): title"
 
 
 PROMPTS: dict[str, PromptTemplate] = {
@@ -59,17 +64,21 @@ PROMPTS: dict[str, PromptTemplate] = {
     for t in (
         PromptTemplate("judge-holistic-v1", "holistic", JUDGE_SYSTEM_V1),
         PromptTemplate("judge-structured-v1", "structured", STRUCTURED_SYSTEM_V1),
+        PromptTemplate("judge-holistic-v2", "holistic", JUDGE_SYSTEM_V1, context_format=2),
+        PromptTemplate("judge-structured-v2", "structured", STRUCTURED_SYSTEM_V1, context_format=2),
         PromptTemplate("generation-v1", "generation", GENERATION_SYSTEM_V1),
     )
 }
-DEFAULT_PROMPT = {"holistic": "judge-holistic-v1", "structured": "judge-structured-v1", "generation": "generation-v1"}
+DEFAULT_PROMPT = {"holistic": "judge-holistic-v2", "structured": "judge-structured-v2", "generation": "generation-v1"}
 
 
-def render_context(context: Context) -> str:
+def render_context(context: Context, *, context_format: int = 1) -> str:
+    """The context block of a prompt; ``context_format`` 2 adds each paper's source id (see the module docstring)."""
     papers = []
     for i, paper in enumerate(context.papers.all(), start=1):
+        source = f" (source id {paper.source_paper_id})" if context_format >= 2 and paper.source_paper_id else ""
         papers.append(
-            f"Paper {i}: {paper.title}\nAbstract: {paper.abstract}\nReviewer-noted limitation: {paper.limitation}"
+            f"Paper {i}{source}: {paper.title}\nAbstract: {paper.abstract}\nReviewer-noted limitation: {paper.limitation}"
         )
     return (
         f"=== CONTEXT ===\nResearch context: {context.research_context}\nOpen problem: {context.open_problem}\n"
@@ -102,10 +111,10 @@ def render_judge_task(
     first, second = proposals[pair.participant_a_id], proposals[pair.participant_b_id]
     shown_a, shown_b = (first, second) if order == "original" else (second, first)
     block_a, block_b = render_proposal("A", shown_a, matcher), render_proposal("B", shown_b, matcher)
-    user = f"{render_context(pair.context)}\n\n{block_a}\n\n{block_b}\n=== END ===\n\nWhich proposal is the better next experiment? Answer in JSON."
+    user = f"{render_context(pair.context, context_format=template.context_format)}\n\n{block_a}\n\n{block_b}\n=== END ===\n\nWhich proposal is the better next experiment? Answer in JSON."
     return RenderedTask(system=template.system, user=user, block_a=block_a, block_b=block_b)
 
 
 def render_generation_task(*, context: Context, template: PromptTemplate) -> list[dict[str, str]]:
-    user = f"{render_context(context)}\n=== END ===\n\nWrite your six-field proposal as JSON."
+    user = f"{render_context(context, context_format=template.context_format)}\n=== END ===\n\nWrite your six-field proposal as JSON."
     return [{"role": "system", "content": template.system}, {"role": "user", "content": user}]

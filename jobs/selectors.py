@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from django.db.models import Count, Max, Min, Q, QuerySet, Sum
+from django.db.models import Case, CharField, Count, Exists, F, Max, Min, OuterRef, Q, QuerySet, Subquery, Sum, Value, When
 from django.utils import timezone
 
 from arena.models import JudgeRun, OrderedJudgment
@@ -16,6 +16,10 @@ from .models import GenerationRun, GenerationTask, JudgeTask, RunEvent, RunKind,
 
 @dataclass
 class Progress:
+    """A run's counts. ``done`` tasks have a stored judgment, ``accepted`` or ``invalid`` (done = accepted +
+    invalid); ``failed`` tasks have none (the endpoint gave up; resume retries them); ``remaining`` are pending or
+    in flight; ``skipped`` were cancelled before any call. total = done + failed + remaining + skipped."""
+
     total: int
     done: int
     accepted: int
@@ -36,13 +40,21 @@ class Progress:
     discarded_completion_tokens: int = 0
     drivers_alive: int = 0
     status_reason: str = ""  # why the run failed, or what is wrong while it runs (no worker, say)
+    in_flight: int = 0  # tasks a live driver holds: their calls are under way (and billed) even after a pause or cancel
+    failed_calls: int = 0  # calls that ended in an HTTP error or timeout (retried, or the task failed)
+    imported: bool = False  # verdicts imported from a release file: no model was called by this app
+
+    @property
+    def settled(self) -> bool:
+        """Nothing will change any more: the run has ended and no call of it is in flight."""
+        return self.status not in JudgeRun.ACTIVE_STATUSES and not self.in_flight
 
     @property
     def fraction(self) -> float:
         return (self.done + self.failed) / self.total if self.total else 1.0
 
     def as_dict(self) -> dict:
-        return asdict(self) | {"fraction": self.fraction}
+        return asdict(self) | {"fraction": self.fraction, "settled": self.settled}
 
 
 def _eta(done: int, remaining: int, first, last) -> float | None:  # noqa: ANN001
@@ -57,19 +69,30 @@ def _task_counts(tasks: QuerySet, **extra: Any) -> dict[str, Any]:
     return tasks.aggregate(
         total=Count("id"),
         calls=Sum("calls"),
+        failed_calls=Sum("failed_calls"),
         discarded=Sum("discarded"),
         discarded_prompt=Sum("discarded_prompt_tokens"),
         discarded_completion=Sum("discarded_completion_tokens"),
         done=Count("id", filter=Q(status=TaskStatus.DONE)),
         failed=Count("id", filter=Q(status=TaskStatus.FAILED)),
         remaining=Count("id", filter=Q(status__in=[TaskStatus.PENDING, TaskStatus.CLAIMED])),
+        claimed=Count("id", filter=Q(status=TaskStatus.CLAIMED)),
         skipped=Count("id", filter=Q(status=TaskStatus.SKIPPED)),
         **extra,
     )
 
 
 def run_progress(*, run: JudgeRun) -> Progress:
-    tasks = _task_counts(JudgeTask.objects.filter(run=run))
+    # Accepted and invalid are counted over the done tasks in the same query as the task states (one snapshot):
+    # counted in a second query, a batch stored between the two showed "8 done (9 accepted, ...)".
+    has_accepted = Exists(
+        OrderedJudgment.objects.filter(run_id=OuterRef("run_id"), pair_id=OuterRef("pair_id"), order=OuterRef("order"), status="accepted")
+    )
+    tasks = _task_counts(
+        JudgeTask.objects.filter(run=run).annotate(has_accepted=has_accepted),
+        accepted=Count("id", filter=Q(status=TaskStatus.DONE, has_accepted=True)),
+    )
+    tasks["invalid"] = tasks["done"] - tasks["accepted"]
     judgments = OrderedJudgment.objects.filter(run=run).aggregate(
         accepted=Count("id", filter=Q(status="accepted")),
         invalid=Count("id", filter=Q(status="invalid")),
@@ -78,8 +101,10 @@ def run_progress(*, run: JudgeRun) -> Progress:
         first=Min("created_at"),
         last=Max("created_at"),
     )
+    imported = run.is_imported
     if not tasks["total"]:  # an imported run has judgments but no task list
-        tasks |= {"total": judgments["accepted"] + judgments["invalid"], "done": judgments["accepted"] + judgments["invalid"]}
+        done = judgments["accepted"] + judgments["invalid"]
+        tasks |= {"total": done, "done": done, "accepted": judgments["accepted"], "invalid": judgments["invalid"]}
     prompt, completion = judgments["prompt"] or 0, judgments["completion"] or 0
     p = run.parameters
     cost = None
@@ -90,18 +115,24 @@ def run_progress(*, run: JudgeRun) -> Progress:
     errors = list(
         JudgeTask.objects.filter(run=run).exclude(last_error="").order_by("-updated_at").values_list("last_error", flat=True)[:5]
     )
+    # Only a running run has an ETA: a paused one waits for the researcher, an ended one for nothing.
+    eta = _eta(tasks["done"], tasks["remaining"], judgments["first"], judgments["last"]) if run.status == JudgeRun.Status.RUNNING else None
     return Progress(
-        total=tasks["total"], done=tasks["done"], accepted=judgments["accepted"], invalid=judgments["invalid"],
+        total=tasks["total"], done=tasks["done"], accepted=tasks["accepted"], invalid=tasks["invalid"],
         failed=tasks["failed"], remaining=tasks["remaining"], skipped=tasks["skipped"], prompt_tokens=prompt,
-        completion_tokens=completion, cost=cost, eta_seconds=_eta(tasks["done"], tasks["remaining"], judgments["first"], judgments["last"]),
-        recent_errors=errors, status=run.status, replay=run.provider == JudgeRun.Provider.RECORDED,
-        **_health(RunKind.JUDGE, run, tasks),
+        completion_tokens=completion, cost=cost, eta_seconds=eta,
+        recent_errors=errors, status=run.status, replay=run.is_replay,
+        imported=imported, **_health(RunKind.JUDGE, run, tasks),
     )
 
 
 def _health(kind: str, run: JudgeRun | GenerationRun, tasks: dict[str, Any]) -> dict[str, Any]:
-    """Costs beyond the stored answers, live drivers, and the reason a run failed or is stuck."""
-    alive = drivers_alive(kind=kind, run_id=run.pk) if run.status == JudgeRun.Status.RUNNING else 0
+    """Costs beyond the stored answers, live drivers and their calls in flight, and the reason a run failed or is stuck.
+
+    Drivers are counted whatever the status: after a pause or a cancel the calls already sent still come back
+    (and are paid for), and the page keeps updating until they have.
+    """
+    alive = drivers_alive(kind=kind, run_id=run.pk) if tasks["claimed"] or run.status == JudgeRun.Status.RUNNING else 0
     reason = ""
     if run.status == JudgeRun.Status.FAILED:
         latest = RunEvent.objects.filter(kind=kind, run_id=run.pk, level=RunEvent.Level.ERROR).order_by("-created_at", "-id").first()
@@ -116,7 +147,8 @@ def _health(kind: str, run: JudgeRun | GenerationRun, tasks: dict[str, Any]) -> 
                 "(celery -A lit2test_web worker)? A worker's watchdog takes the run up within a minute of starting."
             )
     return {
-        "calls": tasks["calls"] or 0, "discarded": tasks["discarded"] or 0,
+        "calls": tasks["calls"] or 0, "discarded": tasks["discarded"] or 0, "failed_calls": tasks["failed_calls"] or 0,
+        "in_flight": tasks["claimed"] if alive else 0,
         "discarded_prompt_tokens": tasks["discarded_prompt"] or 0, "discarded_completion_tokens": tasks["discarded_completion"] or 0,
         "drivers_alive": alive, "status_reason": reason,
     }
@@ -136,3 +168,53 @@ def generation_progress(*, run: GenerationRun) -> Progress:
         completion_tokens=tasks["completion"] or 0, cost=None, eta_seconds=None, recent_errors=errors, status=run.status, replay=False,
         **_health(RunKind.GENERATION, run, tasks),
     )
+
+
+STABILITY_CHOICES = ("stable", "sensitive", "incomplete")
+
+
+def run_judgments(
+    *, run: JudgeRun, winner: str = "", order: str = "", stability: str = "", status: str = ""
+) -> QuerySet[OrderedJudgment]:
+    """The run's ordered judgments, newest first, each annotated with its pair's ``stability`` in this run, filtered.
+
+    ``winner``: a participant id, or ``"tie"``; ``order``: original | reverse; ``stability``: stable (both orders
+    accepted and naming the same model), sensitive (both accepted, the winner flips or either says TIE) or
+    incomplete (an order has no accepted verdict yet, or only an invalid one); ``status``: accepted | invalid.
+    Empty values do not filter.
+    """
+    accepted = OrderedJudgment.objects.filter(run_id=run.pk, pair_id=OuterRef("pair_id"), status=OrderedJudgment.Status.ACCEPTED)
+    original, reverse = accepted.filter(order="original"), accepted.filter(order="reverse")
+    judgments = (
+        OrderedJudgment.objects.filter(run=run)
+        .annotate(
+            original_winner=Subquery(original.values("winner_id")[:1]),
+            reverse_winner=Subquery(reverse.values("winner_id")[:1]),
+            original_seen=Exists(original),
+            reverse_seen=Exists(reverse),
+        )
+        .annotate(
+            stability=Case(
+                When(Q(original_seen=False) | Q(reverse_seen=False), then=Value("incomplete")),
+                When(original_winner__isnull=False, original_winner=F("reverse_winner"), then=Value("stable")),
+                default=Value("sensitive"),
+                output_field=CharField(),
+            )
+        )
+    )
+    if winner == "tie":
+        judgments = judgments.filter(status=OrderedJudgment.Status.ACCEPTED, is_tie=True)
+    elif winner:
+        judgments = judgments.filter(winner_id=int(winner))
+    if order:
+        judgments = judgments.filter(order=order)
+    if stability:
+        judgments = judgments.filter(stability=stability)
+    if status:
+        judgments = judgments.filter(status=status)
+    return judgments.order_by("-id")
+
+
+def run_tasks_by_key(*, run: JudgeRun, pair_ids: set[int]) -> dict[tuple[int, str], JudgeTask]:
+    """The run's tasks of these pairs by (pair id, order): calls and failed calls of each judgment."""
+    return {(t.pair_id, t.order): t for t in JudgeTask.objects.filter(run=run, pair_id__in=pair_ids)}

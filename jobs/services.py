@@ -580,6 +580,7 @@ def _drive(
         still_running=lambda: run_model.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).exists(),
         heartbeat=lambda held: execution.driver_heartbeat(task_model=task_model, token=token, lease=lease, held=held),
         count_calls=lambda counts: execution.calls_count(task_model=task_model, counts=counts),
+        calls_failed=lambda failures: execution.calls_failed_record(task_model=task_model, failures=failures),
         others_open=lambda held: execution.tasks_open_elsewhere(task_model=task_model, run_id=run.pk, held=held),
     )
     driver = Driver(

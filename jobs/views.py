@@ -1,20 +1,21 @@
 from __future__ import annotations
 
+from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from arena.models import Benchmark, Context, JudgeRun, OrderedJudgment, Proposal
+from arena.models import Benchmark, Context, JudgeRun, Proposal
 from arena.permissions import researcher_required
 from arena.selectors import runs_agreement
 
 from .forms import GenerationRunForm, JudgeRunForm
 from .models import GenerationRun
 from .prompts import PROMPTS, render_judge_task
-from .selectors import generation_progress, run_log, run_progress
+from .selectors import STABILITY_CHOICES, generation_progress, run_judgments, run_log, run_progress, run_tasks_by_key
 from .services import (
     JudgeRunRequest,
     RunError,
@@ -36,11 +37,11 @@ def _get_run(run_id: int) -> JudgeRun:
 @require_GET
 @researcher_required
 def run_list(request: HttpRequest) -> HttpResponse:
-    """All runs with live progress; the fragment polls itself while any run is active."""
+    """All runs with live progress; the fragment polls itself until every run has settled (ended, no call in flight)."""
     runs = list(JudgeRun.objects.select_related("benchmark").order_by("-created_at", "-id")[:100])
     rows = [(run, run_progress(run=run)) for run in runs]
     generations = [(g, generation_progress(run=g)) for g in GenerationRun.objects.select_related("benchmark")[:20]]
-    live = any(r.status in JudgeRun.ACTIVE_STATUSES for r in runs) or any(g.status in JudgeRun.ACTIVE_STATUSES for g, _ in generations)
+    live = any(not p.settled for _, p in rows) or any(not p.settled for _, p in generations)
     context = {"rows": rows, "generations": generations, "live": live}
     template = "jobs/run_list.html#runs" if request.htmx else "jobs/run_list.html"
     return render(request, template, context)
@@ -90,58 +91,114 @@ def benchmark_version_new(request: HttpRequest, benchmark_id: int) -> HttpRespon
     return redirect(f"{reverse('jobs:run-new')}?benchmark={new.pk}")
 
 
+class JudgmentFilterForm(forms.Form):
+    """The run page's filters (GET parameters); a value that is not a choice is ignored."""
+
+    winner = forms.ChoiceField(required=False)
+    order = forms.ChoiceField(required=False, choices=[("", "any order"), ("original", "original"), ("reverse", "reverse")])
+    stability = forms.ChoiceField(
+        required=False, label="Pair", choices=[("", "any pair"), *((s, f"order-{s}" if s != "incomplete" else s) for s in STABILITY_CHOICES)]
+    )
+    status = forms.ChoiceField(required=False, label="Answer", choices=[("", "any answer"), ("accepted", "accepted"), ("invalid", "invalid")])
+
+    def __init__(self, data: object, *, run: JudgeRun) -> None:
+        super().__init__(data)
+        participants = run.benchmark.participants.order_by("name").values_list("pk", "name")
+        self.fields["winner"].choices = [("", "any winner"), ("tie", "TIE"), *((str(pk), name) for pk, name in participants)]
+
+    def values(self) -> dict[str, str]:
+        """The valid filters; an invalid parameter counts as absent."""
+        self.is_valid()
+        return {name: self.cleaned_data.get(name) or "" for name in self.fields if name not in self.errors}
+
+
+def _progress_context(run: JudgeRun) -> dict[str, object]:
+    progress = run_progress(run=run)
+    return {
+        "run": run, "progress": progress, "events": run_log(run=run),
+        "active": run.status in JudgeRun.ACTIVE_STATUSES,
+        # Poll until nothing can change: after a pause or cancel, calls in flight still return and are billed.
+        "live": not progress.settled,
+    }
+
+
 @require_GET
 @researcher_required
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
-    """Progress, controls, and every ordered judgment with its rendered prompt, raw answer and parse result."""
+    """Progress, controls, and every ordered judgment with its context, both proposals' models, rendered prompt,
+    raw answer, parse result and calls, filtered by winner, order, stability and answer status."""
     run = _get_run(run_id)
-    progress = run_progress(run=run)
-    active = run.status in JudgeRun.ACTIVE_STATUSES
-    events = run_log(run=run)
     if request.htmx and request.GET.get("part") == "progress":
-        return render(request, "jobs/run_detail.html#progress", {"run": run, "progress": progress, "active": active, "events": events})
-    judgments = (
-        OrderedJudgment.objects.filter(run=run)
-        .select_related("pair__context", "pair__participant_a", "pair__participant_b", "shown_a", "winner")
-        .order_by("-id")
+        return render(request, "jobs/run_detail.html#progress", _progress_context(run))
+    filters = JudgmentFilterForm(request.GET, run=run)
+    judgments = run_judgments(run=run, **filters.values()).select_related(
+        "pair__context__batch", "pair__participant_a", "pair__participant_b", "shown_a", "winner"
     )
     page = Paginator(judgments, 25).get_page(request.GET.get("page"))
     template = PROMPTS.get(run.prompt_version)
     judgments_on_page = list(page)
     context_ids = {j.pair.context_id for j in judgments_on_page}
-    contexts = {c.pk: c for c in Context.objects.filter(pk__in=context_ids, has_text=True).prefetch_related("papers")}
+    contexts = {c.pk: c for c in Context.objects.filter(pk__in=context_ids, has_text=True).select_related("batch").prefetch_related("papers")}
     proposals: dict[int, dict[int, Proposal]] = {}
     for p in Proposal.objects.filter(context_id__in=contexts):
         proposals.setdefault(p.context_id, {})[p.participant_id] = p
+    tasks = run_tasks_by_key(run=run, pair_ids={j.pair_id for j in judgments_on_page})
     items = []
     for j in judgments_on_page:
         prompt = None
         by_participant = proposals.get(j.pair.context_id, {})
-        if template is not None and j.pair.participant_a_id in by_participant and j.pair.participant_b_id in by_participant:
+        if j.pair.context_id in contexts:
             j.pair.context = contexts[j.pair.context_id]
+        if template is not None and j.pair.participant_a_id in by_participant and j.pair.participant_b_id in by_participant:
             prompt = render_judge_task(pair=j.pair, order=j.order, template=template, proposals=by_participant)
-        items.append((j, prompt))
+        items.append((j, prompt, tasks.get((j.pair_id, j.order))))
     others = run.benchmark.runs.exclude(pk=run.pk).order_by("-is_canonical", "-created_at")
+    filtered = any(filters.values().values())
     return render(
         request, "jobs/run_detail.html",
-        {"run": run, "progress": progress, "active": active, "page": page, "items": items, "others": others, "events": events},
+        _progress_context(run) | {"page": page, "items": items, "others": others, "filters": filters, "filtered": filtered},
     )
 
 
-@require_POST
+# Actions that cannot be undone ask first: a POST without ``confirm=yes`` (no JavaScript), or a GET, shows a
+# confirmation page; with JavaScript, app.js asks in a dialog (data-confirm) and sends ``confirm=yes`` itself.
+CONFIRM = {
+    "cancel": (
+        "Cancel run #{id}?",
+        "Cancelling cannot be undone: a cancelled run cannot be resumed. Tasks not yet started are skipped; calls already "
+        "sent still finish, are stored and are billed. To stop for a while instead, pause the run.",
+        "Yes, cancel the run",
+        "Keep the run",
+    ),
+}
+
+
+@require_http_methods(["GET", "POST"])
 @researcher_required
 def run_control(request: HttpRequest, run_id: int, action: str) -> HttpResponse:
     run = _get_run(run_id)
+    if action not in ("pause", "resume", "cancel"):
+        return HttpResponse(status=404)
+    if action in CONFIRM and run.status not in JudgeRun.ACTIVE_STATUSES:
+        messages.error(request, f"Run {run.pk} has already ended ({run.status}): there is nothing to {action}.")
+        return redirect("jobs:run", run_id=run.pk)
+    if action in CONFIRM and (request.method == "GET" or request.POST.get("confirm") != "yes"):
+        title, text, yes, no = CONFIRM[action]
+        return render(
+            request, "jobs/run_confirm.html",
+            {"run": run, "action": action, "title": title.format(id=run.pk), "text": text, "yes": yes, "no": no},
+        )
+    if request.method == "GET":
+        return HttpResponseNotAllowed(["POST"])
     try:
         if action == "pause":
             judge_run_pause(run=run)
         elif action == "resume":
             todo = judge_run_resume(run=run)
             messages.success(request, f"Run {run.pk} resumed: {todo} tasks left to do.")
-        elif action == "cancel":
-            judge_run_cancel(run=run)
         else:
-            return HttpResponse(status=404)
+            judge_run_cancel(run=run)
+            messages.success(request, f"Run {run.pk} cancelled: calls already sent still finish and are billed; this page follows them.")
     except RunError as exc:
         messages.error(request, str(exc))
     return redirect("jobs:run", run_id=run.pk)

@@ -8,6 +8,8 @@ from django.urls import include, path
 from arena import apis as arena_apis
 from arena import views as arena_views
 
+from . import api_docs
+
 handler404 = "lit2test_web.errors.not_found"  # JSON under /api/
 
 
@@ -25,6 +27,8 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("i18n/", include("django.conf.urls.i18n")),
+    path("api/", api_docs.ApiRootApi.as_view(), name="api-root"),
+    path("api/docs/", api_docs.api_docs, name="api-docs"),
     path("api/schema/", arena_apis.SchemaApi.as_view(), name="api-schema"),
     path("admin/", admin.site.urls),
     path("", include("arena.urls")),

@@ -8,3 +8,59 @@
     if (el && el.matches && el.matches("select[data-autosubmit]") && el.form) el.form.submit();
   });
 })();
+
+// A <form data-confirm="question"> that cannot be undone (cancelling a run) asks first, in a modal <dialog>.
+// Confirming submits a copy of the form, with confirm=yes, from the dialog itself: htmx polling may replace
+// the original form while the dialog is open. data-confirm-yes / data-confirm-no label the two buttons.
+// Without JavaScript the server asks instead: a POST without confirm=yes answers with a confirmation page.
+(function () {
+  "use strict";
+  function button(type, id, label) {
+    var b = document.createElement("button");
+    b.type = type;
+    b.id = id;
+    b.textContent = label;
+    return b;
+  }
+  function ask(form) {
+    var old = document.getElementById("confirm-dialog");
+    if (old) old.remove();
+    var dialog = document.createElement("dialog");
+    dialog.id = "confirm-dialog";
+    dialog.className = "confirm";
+    dialog.setAttribute("aria-labelledby", "confirm-question");
+    var question = document.createElement("p");
+    question.id = "confirm-question";
+    question.textContent = form.getAttribute("data-confirm");
+    var copy = document.createElement("form");
+    copy.method = "post";
+    copy.action = form.action;
+    copy.className = "controls";
+    form.querySelectorAll("input[type=hidden]").forEach(function (input) {
+      if (input.name !== "confirm") copy.appendChild(input.cloneNode());
+    });
+    var confirmed = document.createElement("input");
+    confirmed.type = "hidden";
+    confirmed.name = "confirm";
+    confirmed.value = "yes";
+    copy.appendChild(confirmed);
+    var yes = button("submit", "confirm-yes", form.getAttribute("data-confirm-yes") || "Yes");
+    yes.className = "danger";
+    var no = button("button", "confirm-no", form.getAttribute("data-confirm-no") || "No");
+    no.addEventListener("click", function () { dialog.close(); });
+    dialog.addEventListener("close", function () { dialog.remove(); });
+    copy.appendChild(yes);
+    copy.appendChild(no);
+    dialog.appendChild(question);
+    dialog.appendChild(copy);
+    document.body.appendChild(dialog);
+    dialog.showModal();
+    no.focus();  // the safe answer is the default one
+  }
+  document.addEventListener("submit", function (e) {
+    var form = e.target;
+    if (!form || !form.matches || !form.matches("form[data-confirm]")) return;
+    e.preventDefault();
+    ask(form);
+  });
+})();

@@ -93,6 +93,9 @@ def test_the_main_pages_work_without_a_single_policy_violation(page, researcher,
     page.goto("/annotate/")
     page.locator("a[href^='/annotate/item/']").first.click()
     page.wait_for_load_state("networkidle")
+    with page.expect_navigation():
+        page.click("[data-start-item]")  # the item's start page: its clock starts with this button
+    page.wait_for_load_state("networkidle")
     token = re.search(r"/annotate/item/([^/]+)/", page.url).group(1)
     page.wait_for_function("() => /\\d\\d:\\d\\d/.test(document.querySelector('[data-countdown-value]').textContent)")
     page.fill("textarea[name=rationale]", "A ties the gap to the papers.")

@@ -7,8 +7,10 @@ import threading
 import time
 
 import pytest
+from playwright.sync_api import expect
 
-from arena.models import JudgeRun
+from arena.models import JudgeRun, OrderedJudgment
+from jobs.models import JudgeTask
 from jobs.services import judge_run_execute
 
 from .conftest import log_in
@@ -86,12 +88,32 @@ def test_a_researcher_launches_watches_and_cancels_runs(page, researcher, import
         page.fill("input[name=concurrency]", "1")
         page.click("#run-form button[type=submit]")
         page.wait_for_url(re.compile(r".*/dashboard/runs/\d+/$"))
-        page.locator("#cancel").click()
-        page.wait_for_load_state("networkidle")
-        assert page.locator("#run-status").inner_text() == "cancelled"
         slow = JudgeRun.objects.get(judge_model="Judge-Slow")
-        assert slow.status == "cancelled"
-        assert slow.judgments.count() < 40
+        run_url = page.url
+        # Cancel asks first, in a dialog; "Keep the run" keeps it running.
+        page.locator("#cancel").click()
+        dialog = page.locator("dialog#confirm-dialog")
+        expect(dialog).to_be_visible()
+        expect(dialog).to_contain_text(f"Cancel run #{slow.pk}? A cancelled run cannot be resumed.")
+        expect(page.locator("#confirm-no")).to_be_focused()  # the safe answer is the default
+        page.locator("#confirm-no").click()
+        expect(dialog).to_have_count(0)
+        page.wait_for_timeout(500)
+        assert JudgeRun.objects.get(pk=slow.pk).status == "running" and page.url == run_url
+        # Confirmed, it cancels, even though the polling replaced the form the dialog was opened from.
+        page.locator("#cancel").click()
+        expect(dialog).to_be_visible()
+        page.wait_for_timeout(2500)  # the progress section (and its cancel form) is swapped every 2 s
+        with page.expect_navigation():
+            page.locator("#confirm-yes").click()
+        assert page.locator("#run-status").inner_text() == "cancelled"
+        assert JudgeRun.objects.get(pk=slow.pk).status == "cancelled"
+        # The call in flight at the cancel still returns and is stored: the page follows it until the run settles.
+        expect(page.locator('#progress[data-settled="true"]')).to_have_count(1, timeout=30_000)
+        expect(page.locator("#settling")).to_have_count(0)
+        done = JudgeTask.objects.filter(run=slow, status="done").count()
+        assert int(page.locator("#done-count").inner_text()) == done == slow.judgments.count() < 40
+        assert int(page.locator("#skipped-count").inner_text()) == JudgeTask.objects.filter(run=slow, status="skipped").count()
 
         page.goto("/dashboard/runs/")
         statuses = {row.get_attribute("data-run"): row.get_attribute("data-status") for row in page.locator("#run-table tbody tr").all()}
@@ -103,6 +125,26 @@ def test_a_researcher_launches_watches_and_cancels_runs(page, researcher, import
         first = page.locator("article.judgment").first
         assert "=== PROPOSAL A ===" in first.locator("pre.prompt").first.text_content()
         assert '"winner"' in first.locator("pre.prompt").nth(1).text_content()
+
+        # Filters: only the order-stable pairs' judgments (both orders name the same model), counted by hand here.
+        verdicts: dict[int, dict[str, int | None]] = {}
+        for pair_id, order, winner_id in OrderedJudgment.objects.filter(run=run, status="accepted").values_list("pair_id", "order", "winner_id"):
+            verdicts.setdefault(pair_id, {})[order] = winner_id
+        stable = {p for p, v in verdicts.items() if len(v) == 2 and v["original"] is not None and v["original"] == v["reverse"]}
+        assert stable, "the scripted judge should give some order-stable pairs"
+        page.select_option("#id_stability", "stable")
+        page.select_option("#id_order", "reverse")
+        with page.expect_navigation():
+            page.locator("#judgment-filters button[type=submit]").click()
+        assert "stability=stable" in page.url and "order=reverse" in page.url
+        articles = page.locator("article.judgment")
+        assert articles.count() == len(stable)
+        assert {a.get_attribute("data-stability") for a in articles.all()} == {"stable"}
+        assert {a.get_attribute("data-order") for a in articles.all()} == {"reverse"}
+        assert page.locator("#judgment-count").inner_text().startswith(f"{len(stable)} judgment")
+        with page.expect_navigation():
+            page.locator("#clear-filters").click()
+        assert page.locator("article.judgment").count() == 16
 
         # The leaderboard of the new run sits beside the canonical run with the agreement figures.
         page.goto(f"/dashboard/benchmarks/{imported.pk}/leaderboard/?run={run.pk}")
