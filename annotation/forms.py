@@ -15,12 +15,22 @@ class StudyCreateForm(forms.Form):
 
     benchmark = forms.ModelChoiceField(queryset=Benchmark.objects.all())
     name = forms.CharField(max_length=200, required=False, help_text="Shown to the annotators; leave blank for a default.")
-    n_contexts = forms.IntegerField(label="Contexts", min_value=1, initial=13, help_text="Each context brings all its real pairs.")
+    n_contexts = forms.IntegerField(label="Contexts", min_value=1, initial=13, help_text="Drawn stratified by batch and judge stability.")
     annotators = forms.ModelMultipleChoiceField(
-        queryset=get_user_model().objects.none(), widget=forms.CheckboxSelectMultiple, help_text="Members of the annotators group."
+        queryset=get_user_model().objects.none(), widget=forms.CheckboxSelectMultiple, help_text="Active members of the annotators group (add, invite and deactivate them on the Annotators page)."
     )
     round = forms.ChoiceField(choices=[(Study.Round.FORMAL, "formal"), (Study.Round.PRACTICE, "practice")], initial=Study.Round.FORMAL)
     n_naive_controls = forms.IntegerField(label="Naive controls", min_value=0, initial=2)
+    pairs_per_context = forms.IntegerField(
+        label="Pairs per context",
+        min_value=1,
+        initial=5,
+        required=False,
+        help_text="Items shown per context: K real pairs, or K−1 and the hidden control in a control context, chosen so that "
+        "the control's proposal is not the odd one out by appearance count (at most 5 with controls for four models; the "
+        "release showed 90 of 120 real pairs). Blank: every real pair, and a control adds one more item, which lets "
+        "annotators spot it by counting.",
+    )
     cap_minutes = forms.IntegerField(label="Cap (minutes per item)", min_value=1, max_value=MAX_CAP_MINUTES, initial=10)
     annotators_per_item = forms.IntegerField(
         label="Annotators per item", min_value=1, required=False, help_text="Blank: every chosen annotator sees every item."
@@ -33,3 +43,10 @@ class StudyCreateForm(forms.Form):
         self.fields["annotators"].queryset = (
             get_user_model().objects.filter(groups__name=ANNOTATORS_GROUP, is_active=True).order_by("username")
         )
+
+
+class AnnotatorCreateForm(forms.Form):
+    """The annotators page's form; ``annotation.services.annotator_create`` does the work."""
+
+    username = forms.CharField(max_length=150, help_text="Letters, digits and @ . + - _ only; the annotator logs in with it.")
+    email = forms.EmailField(required=False, help_text="Optional, for your records: no email is sent.")

@@ -11,6 +11,7 @@ Humans (and judges) are expected to prefer the real proposal; the detection rate
 
 from __future__ import annotations
 
+import random
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -101,3 +102,84 @@ def naive_proposal(words: ContextWords) -> dict[str, str]:
         "supporting_result": f"The variant with {k[1]} reaches a higher average {k[2]} score than the baseline.",
         "falsifying_result": f"The variant with {k[1]} reaches the same or a lower average {k[2]} score than the baseline.",
     }
+
+
+# --------------------------------------------------------------------------- hiding a control among real pairs
+#
+# A hidden control shows its naive proposal once. If every real proposal of its context appears three or four
+# times (all six pairs of four models, plus the control's real side), the odd one out is found by counting.
+# Showing K of a context's pairs instead, and choosing which ones so that some real proposal also appears
+# once, leaves the naive proposal's count inside the range of the real ones.
+
+
+@dataclass(frozen=True)
+class ContextPlan:
+    """Which real pairs of a context a study shows, and (in a control context) the control's real side."""
+
+    pairs: list
+    control_partner: object | None = None
+
+
+def appearance_counts(pairs: Sequence[tuple[object, object]], control_partner: object | None = None) -> Counter:
+    """How many shown items each real proposal (named by its participant) appears in."""
+    counts: Counter = Counter()
+    for a, b in pairs:
+        counts[a] += 1
+        counts[b] += 1
+    if control_partner is not None:
+        counts[control_partner] += 1
+    return counts
+
+
+def control_is_hidden(pairs: Sequence[tuple[object, object]], control_partner: object) -> bool:
+    """True when the naive proposal's one appearance lies within the range of the shown real proposals' counts."""
+    shown = [n for n in appearance_counts(pairs, control_partner).values() if n > 0]
+    return min(shown) <= 1 <= max(shown)
+
+
+def plan_context(pairs: Sequence[tuple[object, object]], *, k: int, control: bool, rng: random.Random) -> ContextPlan | None:
+    """Choose the ``k`` items a context shows; ``pairs`` are its real pairs as (participant, participant) tuples.
+
+    Without a control: ``k`` real pairs drawn at random. With one: ``k - 1`` real pairs and the control's real
+    side, so that every context of the study shows exactly ``k`` items, chosen so that :func:`control_is_hidden`
+    holds: one real proposal ``x`` (drawn at random) also appears exactly once, either as the control's real
+    side and in no real pair, or in exactly one real pair and not as the control's side; the other pairs are
+    drawn at random from those without ``x``. Returns ``None`` when no choice hides the control (``k`` too
+    large: with four models, ``k = 6`` leaves every real proposal at two appearances or more; see
+    :func:`max_hiding_k`). Precondition: ``1 <= k <= len(pairs)``.
+    """
+    pairs = list(pairs)
+    if not control:
+        chosen = set(rng.sample(range(len(pairs)), k))
+        return ContextPlan([p for i, p in enumerate(pairs) if i in chosen])
+    participants = sorted({x for pair in pairs for x in pair}, key=str)
+    # (x, the one real pair holding x or None) for every way of giving some real proposal a single appearance
+    options: list[tuple[object, int | None]] = []
+    for x in participants:
+        without = sum(1 for pair in pairs if x not in pair)
+        if k - 1 <= without:
+            options.append((x, None))  # x is the control's real side and in no real pair
+        if 2 <= k and k - 2 <= without:
+            options += [(x, i) for i, pair in enumerate(pairs) if x in pair]
+    if not options:
+        return None
+    x, own = options[rng.randrange(len(options))]
+    others = [i for i, pair in enumerate(pairs) if x not in pair]
+    if own is None:
+        chosen = set(rng.sample(others, k - 1))
+        partner = x
+    else:
+        chosen = {own, *rng.sample(others, k - 2)}
+        partner = rng.choice([y for y in participants if y != x])
+    plan = ContextPlan([p for i, p in enumerate(pairs) if i in chosen], partner)
+    assert control_is_hidden(plan.pairs, partner)
+    return plan
+
+
+def max_hiding_k(pairs: Sequence[tuple[object, object]]) -> int:
+    """The largest ``k`` for which :func:`plan_context` can hide a control among ``pairs`` (0: none)."""
+    best = 0
+    for x in {x for pair in pairs for x in pair}:
+        without = sum(1 for pair in pairs if x not in pair)
+        best = max(best, without + 2)  # one real pair holding x, the others among pairs without x
+    return min(best, len(pairs))

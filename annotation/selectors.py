@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 import pandas as pd
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, Max, QuerySet
 from django.utils import timezone
 
 from arena.models import Benchmark, JudgeRun
@@ -21,7 +22,9 @@ from .rubric import DIMENSION_KEYS, SIX_FIELDS, score_field, validate_submission
 
 # --------------------------------------------------------------------------- annotator side
 
-STATUS_TODO, STATUS_DRAFT, STATUS_SUBMITTED, STATUS_OVER_TIME = "todo", "draft", "submitted", "over_time"
+STATUS_TODO, STATUS_STARTED, STATUS_DRAFT = "todo", "started", "draft"
+STATUS_SUBMITTED, STATUS_OVER_TIME = "submitted", "over_time"
+STATUS_PENDING = (STATUS_TODO, STATUS_STARTED, STATUS_DRAFT)
 
 
 def assignments_for_user(*, user: AbstractBaseUser) -> QuerySet[Assignment]:
@@ -29,12 +32,24 @@ def assignments_for_user(*, user: AbstractBaseUser) -> QuerySet[Assignment]:
     return Assignment.objects.filter(annotator=user).select_related("study", "label")
 
 
+def draft_has_input(draft: Mapping[str, object] | None) -> bool:
+    """Whether a stored draft holds something the annotator entered (a value that is not blank)."""
+    return any(isinstance(v, str) and v.strip() for v in (draft or {}).values())
+
+
 def assignment_status(assignment: Assignment) -> str:
-    """``todo`` (never opened), ``draft`` (opened, not submitted), ``submitted`` or ``over_time``."""
+    """``todo`` (clock not started), ``started`` (clock running, nothing entered yet), ``draft`` (something
+    entered, not submitted), ``submitted`` or ``over_time``.
+
+    The clock starts only when the annotator presses Start on the item's start page (or saves answers), so
+    an item opened by nobody, or merely reached after submitting the one before, is still ``todo``.
+    """
     if _has_label(assignment):
         return STATUS_OVER_TIME if assignment.label.over_time else STATUS_SUBMITTED
-    if assignment.opened_at is not None or assignment.draft:
+    if draft_has_input(assignment.draft):
         return STATUS_DRAFT
+    if assignment.opened_at is not None:
+        return STATUS_STARTED
     return STATUS_TODO
 
 
@@ -66,7 +81,7 @@ class StudyOverview:
 
     @property
     def next_assignment(self) -> Assignment | None:
-        return next((a for a, s in self.rows if s in (STATUS_TODO, STATUS_DRAFT)), None)
+        return next((a for a, s in self.rows if s in STATUS_PENDING), None)
 
 
 def annotator_overview(*, user: AbstractBaseUser) -> list[StudyOverview]:
@@ -110,7 +125,7 @@ def item_screen(*, assignment: Assignment, now: datetime | None = None) -> dict[
             "task_instruction": context.task_instruction,
         },
         "papers": [
-            {"title": p.title, "url": p.url, "abstract": p.abstract, "limitation": p.limitation}
+            {"title": p.title, "url": p.url, "source_id": p.source_paper_id, "abstract": p.abstract, "limitation": p.limitation}
             for p in context.papers.order_by("position")
         ],
         "rows": [{"key": key, "label": label, "a": a.get(key, ""), "b": b.get(key, "")} for key, label in SIX_FIELDS],
@@ -150,37 +165,39 @@ def study_list() -> QuerySet[Study]:
 
 
 def study_progress(*, study: Study) -> list[dict[str, Any]]:
-    """Per annotator: assigned, submitted, over time, INVALID choices, in progress, not started, last activity."""
+    """Per annotator: assigned, submitted, over time, INVALID choices, in progress, started, not started, last activity.
+
+    The unsubmitted items follow the annotator's own statuses (:func:`assignment_status`): *in progress* is a
+    draft with something entered, *started* a running clock with nothing entered yet, *not started* the rest.
+    """
     rows = (
         Assignment.objects.filter(study=study)
-        .values("annotator__username")
-        .annotate(
-            total=Count("id"),
-            submitted=Count("label"),
-            over_time=Count("label", filter=Q(label__over_time=True)),
-            invalid=Count("label", filter=Q(label__choice="INVALID")),
-            opened=Count("id", filter=Q(opened_at__isnull=False, label__isnull=True)),
-            last_submit=Max("label__submitted_at"),
-            last_draft=Max("draft_saved_at"),
-        )
+        .values_list("annotator__username", "opened_at", "draft", "draft_saved_at", "label__id", "label__over_time",
+                     "label__choice", "label__submitted_at")
         .order_by("annotator__username")
     )
-    out = []
-    for r in rows:
-        last = max((t for t in (r["last_submit"], r["last_draft"]) if t), default=None)
-        out.append(
-            {
-                "annotator": r["annotator__username"],
-                "total": r["total"],
-                "submitted": r["submitted"],
-                "over_time": r["over_time"],
-                "invalid": r["invalid"],
-                "in_progress": r["opened"],
-                "not_started": r["total"] - r["submitted"] - r["opened"],
-                "last_activity": last,
-            }
+    by_annotator: dict[str, dict[str, Any]] = {}
+    for username, opened_at, draft, saved_at, label_id, over_time, choice, submitted_at in rows:
+        r = by_annotator.setdefault(
+            username,
+            {"annotator": username, "total": 0, "submitted": 0, "over_time": 0, "invalid": 0, "in_progress": 0,
+             "started": 0, "not_started": 0, "last_activity": None},
         )
-    return out
+        r["total"] += 1
+        if label_id is not None:
+            r["submitted"] += 1
+            r["over_time"] += bool(over_time)
+            r["invalid"] += choice == "INVALID"
+        elif draft_has_input(draft):
+            r["in_progress"] += 1
+        elif opened_at is not None:
+            r["started"] += 1
+        else:
+            r["not_started"] += 1
+        for t in (submitted_at, saved_at):
+            if t and (r["last_activity"] is None or t > r["last_activity"]):
+                r["last_activity"] = t
+    return list(by_annotator.values())
 
 
 @dataclass(frozen=True)
@@ -358,6 +375,28 @@ def human_win_rate_for_benchmark(benchmark: Benchmark) -> dict[str, float] | Non
         rates = stats.human_win_rate(stats.counted(labels))
         if rates:
             return rates
+    return None
+
+
+def human_win_rate_report(*, benchmark: Benchmark) -> dict[str, Any] | None:
+    """The leaderboard's "Human WR" with its evidence: per model the win rate, the number of counted labels and
+    items, and an item-bootstrap 95% CI (``arena.stats.win_rates``), from the same study as
+    :func:`human_win_rate_for_benchmark` (the newest formal study with a counted label on a real item), named.
+
+    The leaderboard does not read annotation data itself: its callers pass this in. None without such a study.
+    """
+    from arena.stats import win_rates
+
+    studies = Study.objects.filter(benchmark=benchmark, round=Study.Round.FORMAL).order_by("-created_at", "-id")
+    for study in studies:
+        if not Label.objects.filter(assignment__study=study, over_time=False, assignment__item__is_control=False).exists():
+            continue
+        labels, _items = study_frames(study=study)
+        real = stats.counted(labels)
+        real = real[~real["control"].astype(bool)] if not real.empty else real
+        report = win_rates(real, tie=stats.TIE, invalid=stats.INVALID, seed=study.seed % (2**32))
+        if report["models"]:
+            return report | {"study": {"id": study.pk, "name": study.name, "round": study.round}}
     return None
 
 

@@ -1,4 +1,4 @@
-"""Writes of the annotation app: creating studies, opening items, saving drafts, accepting submissions."""
+"""Writes of the annotation app: creating studies, opening items, saving drafts, accepting submissions, managing annotators."""
 
 from __future__ import annotations
 
@@ -8,11 +8,16 @@ import secrets
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser, Group
+from django.contrib.auth.tokens import default_token_generator
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
 from django.utils.translation import gettext as _
 
 from arena.models import Benchmark, CanonicalPair, Context, Proposal
@@ -43,6 +48,13 @@ class UnstorableValues(ValueError):
     def __init__(self, errors: dict[str, str]) -> None:
         super().__init__(", ".join(sorted(errors)))
         self.errors = errors
+
+
+class StaleDraft(Exception):
+    """The values were typed on a page older than the stored draft (another window, or a re-sent form).
+
+    Raised before anything is written: older values never overwrite newer ones.
+    """
 
 
 class SubmissionIncomplete(Exception):
@@ -156,14 +168,19 @@ def study_create(
     seed: int | None = None,
     name: str = "",
     created_by: AbstractBaseUser | None = None,
+    pairs_per_context: int | None = None,
 ) -> Study:
     """Create a study: a stratified sample of contexts, all their real pairs, hidden naive controls, assignments.
 
     Sampling: contexts are stratified by batch and judge stability as :func:`eligible_contexts` describes,
     and ``n_contexts`` are drawn proportionally across strata with the study seed. Contexts used by studies
-    of the other round on the benchmark are held out. Every canonical pair of a chosen context becomes one
-    item; ``n_naive_controls`` distinct chosen contexts each get one control that pairs a seeded-chosen real
-    proposal with the naive baseline's proposal (:mod:`annotation.naive`).
+    of the other round on the benchmark are held out. ``n_naive_controls`` distinct chosen contexts each get
+    one control that pairs a seeded-chosen real proposal with the naive baseline's proposal
+    (:mod:`annotation.naive`). With ``pairs_per_context`` K, every chosen context shows exactly K items: K
+    of its real pairs, or in a control context K - 1 real pairs and the control, chosen so that the naive
+    proposal's single appearance lies within the range of the context's real proposals' appearance counts
+    (:func:`annotation.naive.plan_context`; the release showed 90 of 120 real pairs). Without it every
+    canonical pair becomes an item and a control adds one more, which lets controls be spotted by counting.
 
     Assignment: each item goes to ``annotators_per_item`` annotators (default: all), balancing load. Each
     annotator gets their own random order of their items and their own random A/B side per item, both drawn
@@ -172,7 +189,9 @@ def study_create(
 
     Preconditions: every annotator is active and in the ``annotators`` group; ``1 <= n_contexts <=`` eligible
     contexts; ``0 <= n_naive_controls <= n_contexts``; ``1 <= annotators_per_item <= len(annotators)``;
-    ``1 <= cap_minutes <= 240``. Raises :class:`StudyCreateError` otherwise, having written nothing.
+    ``1 <= cap_minutes <= 240``; ``1 <= pairs_per_context <=`` the pairs of every eligible context, and with
+    controls at most :func:`annotation.naive.max_hiding_k` (5 for four models). Raises
+    :class:`StudyCreateError` otherwise, having written nothing.
     """
     if round not in Study.Round.values:
         raise StudyCreateError(f"round must be one of {', '.join(Study.Round.values)}")
@@ -191,6 +210,8 @@ def study_create(
     eligible, strat_meta = eligible_contexts(benchmark=benchmark, exclude_round=other_round)
     if strat_meta["run_id"] is None:
         raise StudyCreateError(f"{benchmark} has no judge run to stratify by; import or run one first")
+    if n_contexts < 1:
+        raise StudyCreateError(f"the number of contexts must be at least 1 (asked for {n_contexts})")
     if not 1 <= n_contexts <= len(eligible):
         raise StudyCreateError(
             f"{benchmark} has {len(eligible)} contexts with text and all proposals available for a {round} study "
@@ -198,6 +219,8 @@ def study_create(
         )
     if not 0 <= n_naive_controls <= n_contexts:
         raise StudyCreateError(f"naive controls must be between 0 and the number of contexts ({n_contexts})")
+    if pairs_per_context is not None:
+        _check_pairs_per_context(pairs_per_context, eligible, with_controls=n_naive_controls > 0)
     seed = secrets.randbelow(2**31) if seed is None else int(seed)
 
     by_id = {e.context.external_id: e for e in eligible}
@@ -222,6 +245,7 @@ def study_create(
             "rule": "batch x judge stability; sensitive when the context's share of order-sensitive pairs exceeds the run's",
             **strat_meta,
             "strata": {s: {"eligible": len(strata[s]), "chosen": chosen.get(s, [])} for s in sorted(strata)},
+            "pairs_per_context": pairs_per_context,
         },
     )
     study.annotators.set(annotators)
@@ -231,9 +255,21 @@ def study_create(
         for p in Proposal.objects.filter(context__external_id__in=chosen_ids, context__benchmark=benchmark).select_related("participant")
     }
     items: list[Item] = []
+    rng = _rng(seed, "controls")
+    control_ids = set(rng.sample(chosen_ids, n_naive_controls))
+    plans = {}
+    if pairs_per_context is not None:
+        for cid in chosen_ids:
+            ends = [(p.participant_a_id, p.participant_b_id) for p in by_id[cid].pairs]
+            plan = naive.plan_context(ends, k=pairs_per_context, control=cid in control_ids, rng=_rng(seed, "pairs", cid))
+            assert plan is not None  # _check_pairs_per_context ruled this out
+            plans[cid] = plan
     for cid in chosen_ids:
         e = by_id[cid]
+        shown = None if cid not in plans else set(plans[cid].pairs)
         for pair in e.pairs:
+            if shown is not None and (pair.participant_a_id, pair.participant_b_id) not in shown:
+                continue
             items.append(
                 Item(
                     study=study,
@@ -244,10 +280,12 @@ def study_create(
                     second_proposal=proposals[(e.context.pk, pair.participant_b_id)],
                 )
             )
-    rng = _rng(seed, "controls")
-    for cid in sorted(rng.sample(chosen_ids, n_naive_controls)):
+    for cid in sorted(control_ids):
         context = by_id[cid].context
-        real = rng.choice(sorted((p for (c, _), p in proposals.items() if c == context.pk), key=lambda p: p.participant.name))
+        if cid in plans:
+            real = proposals[(context.pk, plans[cid].control_partner)]
+        else:
+            real = rng.choice(sorted((p for (c, _), p in proposals.items() if c == context.pk), key=lambda p: p.participant.name))
         items.append(
             Item(
                 study=study,
@@ -288,6 +326,20 @@ def study_create(
     return study
 
 
+def _check_pairs_per_context(k: int, eligible: Sequence[EligibleContext], *, with_controls: bool) -> None:
+    fewest = min(len(e.pairs) for e in eligible)
+    if not 1 <= k <= fewest:
+        raise StudyCreateError(f"pairs per context must be between 1 and {fewest} (the pairs of each eligible context); asked for {k}")
+    if with_controls:
+        most = min(naive.max_hiding_k([(p.participant_a_id, p.participant_b_id) for p in e.pairs]) for e in eligible)
+        if k > most:
+            raise StudyCreateError(
+                f"with hidden naive controls, pairs per context must be at most {most}: at {k} every real proposal "
+                "appears at least twice while a control's naive proposal appears once, which gives the control away; "
+                "choose a smaller number or no controls"
+            )
+
+
 def naive_for_context(*, context: Context) -> NaiveProposal:
     """The naive baseline's proposal for ``context`` (written once per generator version, then reused)."""
     found = NaiveProposal.objects.filter(context=context, generator_version=naive.VERSION).first()
@@ -310,14 +362,25 @@ def naive_for_context(*, context: Context) -> NaiveProposal:
 
 
 def assignment_open(*, assignment: Assignment, now: datetime | None = None) -> Assignment:
-    """Start the item's clock at the first opening (server time); later openings change nothing.
+    """Start the item's clock (server time) when the annotator chooses to begin it; later calls change nothing.
 
-    The conditional update makes two simultaneous first openings agree on one ``opened_at``.
+    Called by the item's start page (the annotator presses Start) and by the first save of answers. Showing
+    an item, its start page or the list never starts a clock.
+    The conditional update makes two simultaneous starts agree on one ``opened_at``.
     """
     if assignment.opened_at is None:
         Assignment.objects.filter(pk=assignment.pk, opened_at__isnull=True).update(opened_at=now or timezone.now())
         assignment.refresh_from_db(fields=["opened_at"])
     return assignment
+
+
+def assignment_draft_version(assignment: Assignment) -> str:
+    """The stored draft's version as the page echoes it back (``draft_version``): when it was saved, or "" if never.
+
+    A timestamp, not a counter: it carries nothing about the item, and every save moves it forward.
+    """
+    saved = assignment.draft_saved_at
+    return "" if saved is None else saved.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 NUL = "\x00"
@@ -335,41 +398,57 @@ def unstorable_value_errors(values: Mapping[str, object]) -> dict[str, str]:
     }
 
 
-def assignment_save_draft(*, assignment: Assignment, values: Mapping[str, object], now: datetime | None = None) -> Assignment:
-    """Store the raw values typed so far (known fields only). Opens the item if it was never opened.
+def assignment_save_draft(
+    *, assignment: Assignment, values: Mapping[str, object], base_version: str | None = None, now: datetime | None = None
+) -> Assignment:
+    """Store the raw values typed so far (known fields only). Starts the item's clock if it was not started
+    (whatever the outcome: sending answers is the annotator working on the item).
+
+    ``base_version`` is the draft version the values were typed on (:func:`assignment_draft_version`, echoed
+    by the page). When it is given and the stored draft has moved on since, nothing is written: older values
+    never overwrite newer ones. ``None`` skips the check (a form from before the page carried the version).
 
     Raises:
+        StaleDraft: the stored draft is newer than ``base_version``; nothing is written.
         UnstorableValues: a value holds a NUL character; the draft is not written (the previous one stays).
         AlreadySubmitted: the item has a label (drafts never change a submission).
     """
     now = now or timezone.now()
-    assignment_open(assignment=assignment, now=now)
+    assignment_open(assignment=assignment, now=now)  # sending answers is choosing to work on the item
     with transaction.atomic():
         locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
         if Label.objects.filter(assignment=locked).exists():
             raise AlreadySubmitted
+        if base_version is not None and base_version != assignment_draft_version(locked):
+            raise StaleDraft
         if errors := unstorable_value_errors(values):
             raise UnstorableValues(errors)
         locked.draft = draft_values(values)
-        locked.draft_saved_at = now
+        # Every save gets a later version than the one before, even within one clock tick.
+        previous = locked.draft_saved_at
+        locked.draft_saved_at = now if previous is None or now > previous else previous + timedelta(microseconds=1)
         locked.save(update_fields=["draft", "draft_saved_at"])
     assignment.draft, assignment.draft_saved_at = locked.draft, locked.draft_saved_at
     return assignment
 
 
-def assignment_submit(*, assignment: Assignment, values: Mapping[str, object], now: datetime | None = None) -> Label:
+def assignment_submit(
+    *, assignment: Assignment, values: Mapping[str, object], base_version: str | None = None, now: datetime | None = None
+) -> Label:
     """Accept a complete submission; what arrives after the cap is kept and marked over time.
 
-    The values are first stored as the draft (so a rejected submission loses nothing), then the
-    completeness validator runs. The cap is measured on the server from ``opened_at``.
+    The values are first stored as the draft (so a rejected submission loses nothing; ``base_version`` as in
+    :func:`assignment_save_draft`), then the completeness validator runs. The cap is measured on the server
+    from ``opened_at``.
 
     Raises:
+        StaleDraft: the values were typed on an older draft than the stored one; nothing is written.
         UnstorableValues: a value holds a NUL character; the draft is not written (the previous one stays).
         AlreadySubmitted: the assignment already has a label.
         SubmissionIncomplete: the validator found problems (``errors`` names each field).
     """
     now = now or timezone.now()
-    assignment_save_draft(assignment=assignment, values=values, now=now)
+    assignment_save_draft(assignment=assignment, values=values, base_version=base_version, now=now)
     errors = validate_submission(values)
     if errors:
         raise SubmissionIncomplete(errors)
@@ -400,3 +479,71 @@ def assignment_submit(*, assignment: Assignment, values: Mapping[str, object], n
             )
     except IntegrityError as exc:  # a concurrent submission of the same assignment won
         raise AlreadySubmitted from exc
+
+
+# --------------------------------------------------------------------------- annotators
+
+
+class AnnotatorError(ValueError):
+    """The annotator cannot be created or changed as asked; the message says why (shown in the form)."""
+
+
+def annotator_is_manageable(user: AbstractBaseUser) -> bool:
+    """Researchers manage members of the annotators group who are neither staff nor superusers.
+
+    The limit matters: a set-password link is a way into an account, so none is ever made for a researcher.
+    """
+    return (
+        not getattr(user, "is_staff", False)
+        and not getattr(user, "is_superuser", False)
+        and user.groups.filter(name=ANNOTATORS_GROUP).exists()
+    )
+
+
+@transaction.atomic
+def annotator_create(*, username: str, email: str = "") -> AbstractBaseUser:
+    """A new, active annotator in the annotators group, with no usable password until they set one through
+    the link of :func:`annotator_set_password_token`.
+
+    Raises :class:`AnnotatorError` for an invalid username or one that is taken (in any letter case: two
+    accounts that differ only in case would be told apart by nobody).
+    """
+    users = get_user_model()
+    username = username.strip()
+    try:
+        users.username_validator(username)
+    except ValidationError as exc:
+        raise AnnotatorError(" ".join(exc.messages)) from None
+    if not username:
+        raise AnnotatorError("choose a username")
+    if users.objects.filter(username__iexact=username).exists():
+        raise AnnotatorError(f"the username {username!r} is taken")
+    user = users(username=username, email=users.objects.normalize_email(email.strip()), is_active=True)
+    user.set_unusable_password()
+    user.save()
+    user.groups.add(Group.objects.get_or_create(name=ANNOTATORS_GROUP)[0])
+    return user
+
+
+def annotator_set_active(*, user: AbstractBaseUser, active: bool) -> AbstractBaseUser:
+    """Activate or deactivate an annotator. A deactivated annotator cannot log in, and a session they already
+    have ends at their next request (Django's ``ModelBackend`` gives no user for an inactive account); their
+    assignments and labels stay. Precondition: :func:`annotator_is_manageable`, else :class:`AnnotatorError`.
+    """
+    if not annotator_is_manageable(user):
+        raise AnnotatorError(f"{user.get_username()} is not an annotator that researchers manage")
+    type(user).objects.filter(pk=user.pk).update(is_active=active)
+    user.is_active = active
+    return user
+
+
+def annotator_set_password_token(*, user: AbstractBaseUser) -> tuple[str, str]:
+    """``(uidb64, token)`` of a set-password link for an active annotator (Django's password-reset tokens).
+
+    Nothing is stored: the token is valid for ``PASSWORD_RESET_TIMEOUT`` (three days) and only until the
+    password changes or the annotator logs in, so a link works once. Raises :class:`AnnotatorError` for
+    anyone else (researchers, inactive users).
+    """
+    if not annotator_is_manageable(user) or not user.is_active:
+        raise AnnotatorError(f"no set-password link for {user.get_username()}: not an active annotator")
+    return urlsafe_base64_encode(force_bytes(user.pk)), default_token_generator.make_token(user)

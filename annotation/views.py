@@ -42,6 +42,7 @@ from .selectors import (
     LABEL_CSV_COLUMNS,
     STATUS_DRAFT,
     STATUS_OVER_TIME,
+    STATUS_STARTED,
     STATUS_SUBMITTED,
     STATUS_TODO,
     annotator_overview,
@@ -60,9 +61,11 @@ from .selectors import (
 from .services import (
     NUL,
     AlreadySubmitted,
+    StaleDraft,
     StudyCreateError,
     SubmissionIncomplete,
     UnstorableValues,
+    assignment_draft_version,
     assignment_open,
     assignment_save_draft,
     assignment_submit,
@@ -71,6 +74,7 @@ from .services import (
 
 STATUS_LABELS = {
     STATUS_TODO: gettext_lazy("To do"),
+    STATUS_STARTED: gettext_lazy("Started"),
     STATUS_DRAFT: gettext_lazy("Draft"),
     STATUS_SUBMITTED: gettext_lazy("Submitted"),
     STATUS_OVER_TIME: gettext_lazy("Over time"),
@@ -89,13 +93,20 @@ def _get_assignment_for_user(request: HttpRequest, token: str) -> Assignment:
 # --------------------------------------------------------------------------- annotator pages
 
 
+def _entry_url(assignment: Assignment, status: str) -> str:
+    """Where a link to an item goes: an item whose clock has not started opens on its start page."""
+    name = "annotation:item-start" if status == STATUS_TODO else "annotation:item"
+    return reverse(name, args=[assignment.token])
+
+
 @require_GET
 @login_required
 def annotate_home(request: HttpRequest) -> HttpResponse:
     overviews = annotator_overview(user=request.user)
     for ov in overviews:
         ov.round_label = ROUND_LABELS.get(ov.study.round, ov.study.round)
-        ov.labelled_rows = [(a, status, STATUS_LABELS[status]) for a, status in ov.rows]
+        ov.labelled_rows = [(a, status, STATUS_LABELS[status], _entry_url(a, status)) for a, status in ov.rows]
+        ov.next_url = next((url for a, _s, _l, url in ov.labelled_rows if a == ov.next_assignment), None)
     return render(request, "annotation/annotate_home.html", {"overviews": overviews})
 
 
@@ -163,6 +174,7 @@ def _render_item(
         "screen": item_screen(assignment=assignment),
         "submitted": submitted,
         "saved_at": assignment.draft_saved_at,
+        "draft_version": assignment_draft_version(assignment),
         "not_saved": not_saved,
         **_form_context(values, errors or {}),
     }
@@ -170,17 +182,83 @@ def _render_item(
 
 
 @never_cache
+@require_http_methods(["GET", "POST"])
+@login_required
+def item_start(request: HttpRequest, token: str) -> HttpResponse:
+    """The page before an item: its time cap and a Start button. Only the POST of that button starts the clock.
+
+    An item already started (or submitted) has nothing to start: both methods go on to the item.
+    """
+    assignment = _get_assignment_for_user(request, token)
+    if assignment.opened_at is not None or _submitted(assignment):
+        return redirect("annotation:item", token=token)
+    if request.method == "POST":
+        assignment_open(assignment=assignment)
+        return redirect("annotation:item", token=token)
+    return render(
+        request,
+        "annotation/item_start.html",
+        {
+            "assignment": assignment,
+            "study": assignment.study,
+            "round_label": ROUND_LABELS.get(assignment.study.round, ""),
+            "total": assignments_for_user(user=request.user).filter(study_id=assignment.study_id).count(),
+        },
+    )
+
+
+def _submitted(assignment: Assignment) -> bool:
+    try:
+        assignment.label  # noqa: B018 - follows the select_related cache
+    except Label.DoesNotExist:
+        return False
+    return True
+
+
+@never_cache
 @require_GET
 @login_required
 def item_detail(request: HttpRequest, token: str) -> HttpResponse:
-    """The annotation screen. The first GET starts the item's clock on the server."""
+    """The annotation screen of a started item (or a submitted one, read-only).
+
+    An item whose clock has not started goes to its start page: showing the screen never starts a clock.
+    ``?check=1`` (where a rejected submission lands) names what the stored draft still misses.
+    """
     assignment = _get_assignment_for_user(request, token)
     try:
         values = label_as_values(assignment.label)
     except Label.DoesNotExist:
-        assignment_open(assignment=assignment)
+        if assignment.opened_at is None:
+            return redirect("annotation:item-start", token=token)
         values = dict(assignment.draft or {})
+        if request.GET.get("check") == "1":
+            return _render_item(request, assignment, values=values, errors=validate_submission(values))
     return _render_item(request, assignment, values=values)
+
+
+def _stale_message() -> str:
+    return _(
+        "Not saved: newer answers for this item were saved after this page was loaded (in another window?). "
+        "They are shown now; check them before you go on."
+    )
+
+
+def _render_save_status(
+    request: HttpRequest, assignment: Assignment, *, save_error: str = "", already_submitted: bool = False, status: int = 200
+) -> HttpResponse:
+    """The autosave's answer: the status line, and the draft version the form sends with its next save.
+
+    A refusal (422 for a NUL, 409 for a stale page) is swapped in by annotation.js instead of being retried.
+    """
+    context = {
+        "saved_at": assignment.draft_saved_at,
+        "save_error": save_error,
+        "already_submitted": already_submitted,
+        # A refused stale page keeps its old version: its next save is refused too, never let through.
+        "oob_version": not already_submitted and status != 409,
+        "draft_version": assignment_draft_version(assignment),
+    }
+    return render(request, "annotation/item.html#save_status", context, status=status)
 
 
 def _render_unstorable(request: HttpRequest, assignment: Assignment, exc: UnstorableValues) -> HttpResponse:
@@ -202,25 +280,24 @@ def item_draft(request: HttpRequest, token: str) -> HttpResponse:
     if request.method == "GET":
         return redirect("annotation:item", token=token)
     try:
-        assignment_save_draft(assignment=assignment, values=request.POST)
+        assignment_save_draft(assignment=assignment, values=request.POST, base_version=request.POST.get("draft_version"))
         already = False
     except AlreadySubmitted:
         already = True
+    except StaleDraft:
+        if not request.htmx:
+            messages.error(request, _stale_message())
+            return redirect("annotation:item", token=token)
+        stale = _("Not saved: newer answers were saved in another window. Reload the page to continue with them.")
+        return _render_save_status(request, assignment, save_error=stale, status=409)
     except UnstorableValues as exc:
         if not request.htmx:
             return _render_unstorable(request, assignment, exc)
         fields = ", ".join(str(field_label(name)) for name in FIELD_NAMES if name in exc.errors)
         save_error = _("Not saved: %(fields)s: a NUL character (\\0) cannot be stored; remove it.") % {"fields": fields}
-        return render(
-            request,
-            "annotation/item.html#save_status",
-            {"saved_at": assignment.draft_saved_at, "save_error": save_error},
-            status=422,  # annotation.js swaps this status fragment in instead of retrying
-        )
+        return _render_save_status(request, assignment, save_error=save_error, status=422)
     if request.htmx:
-        return render(
-            request, "annotation/item.html#save_status", {"saved_at": assignment.draft_saved_at, "already_submitted": already}
-        )
+        return _render_save_status(request, assignment, already_submitted=already)
     if not already:
         messages.success(request, _("Draft saved."))
     return redirect("annotation:item", token=token)
@@ -230,21 +307,27 @@ def item_draft(request: HttpRequest, token: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @login_required
 def item_submit(request: HttpRequest, token: str) -> HttpResponse:
-    """Accept a complete submission, or show the form again with every problem named and every value kept.
+    """Accept a complete submission and go to the next item's start page; or name what is missing.
 
-    A GET (reloading the page of a rejected submission, or switching language on it) goes back to the item,
-    whose draft holds what was typed.
+    Post/redirect/get: a rejected submission stores what was typed as the draft and redirects to the item
+    (``?check=1`` names the missing answers), so a reload never posts the form again. A form typed on an
+    older draft than the stored one is refused without writing anything. Only a value that cannot be stored
+    (NUL) is answered in place (422), since it cannot be kept as a draft to show after a redirect.
+    A GET goes back to the item.
     """
     assignment = _get_assignment_for_user(request, token)
     if request.method == "GET":
         return redirect("annotation:item", token=token)
     try:
-        label = assignment_submit(assignment=assignment, values=request.POST)
+        label = assignment_submit(assignment=assignment, values=request.POST, base_version=request.POST.get("draft_version"))
     except AlreadySubmitted:
         messages.info(request, _("This item was already submitted; it cannot be changed."))
         return redirect("annotation:item", token=token)
-    except SubmissionIncomplete as exc:
-        return _render_item(request, assignment, values=draft_values(request.POST), errors=exc.errors, status=422)
+    except StaleDraft:
+        messages.error(request, _stale_message())
+        return redirect("annotation:item", token=token)
+    except SubmissionIncomplete:
+        return redirect(reverse("annotation:item", args=[token]) + "?check=1")
     except UnstorableValues as exc:
         return _render_unstorable(request, assignment, exc)
     if label.over_time:
@@ -254,7 +337,8 @@ def item_submit(request: HttpRequest, token: str) -> HttpResponse:
     following = assignment_next(assignment=assignment)
     if following is None:
         return redirect("annotation:home")
-    return redirect("annotation:item", token=following.token)
+    # The next item's clock starts only when the annotator presses Start there.
+    return redirect("annotation:item-start", token=following.token)
 
 
 # --------------------------------------------------------------------------- researcher pages
@@ -273,6 +357,7 @@ def study_list(request: HttpRequest) -> HttpResponse:
                 annotators=list(data["annotators"]),
                 round=data["round"],
                 n_naive_controls=data["n_naive_controls"],
+                pairs_per_context=data["pairs_per_context"],
                 cap_minutes=data["cap_minutes"],
                 annotators_per_item=data["annotators_per_item"],
                 seed=data["seed"],

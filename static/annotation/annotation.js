@@ -1,5 +1,6 @@
 // Annotation screen: countdown from the server's remaining seconds, reason list that follows the choice,
-// rationale counter, and the draft save status. The server enforces everything; this only helps.
+// rationale counter, the draft save status, and errors that clear once their field is answered.
+// The server enforces everything; this only helps.
 (function () {
   "use strict";
 
@@ -100,13 +101,16 @@
       retry = setTimeout(function () { if (window.htmx) window.htmx.trigger(form, "change"); }, 5000);
     }
     // Anything but the status fragment (say, the login page after the session expired) is not a save.
-    form.addEventListener("htmx:beforeSwap", function (e) {
+    // htmx fires beforeSwap on the swap target (#save-status, outside the form), so listen on the document.
+    document.addEventListener("htmx:beforeSwap", function (e) {
+      if (!e.detail.requestConfig || e.detail.requestConfig.elt !== form) return;
       var isStatus = /id="save-status"/.test(e.detail.serverResponse);
       if (e.detail.xhr.status === 200 && !isStatus) {
         e.detail.shouldSwap = false;
         failed();
-      } else if (e.detail.xhr.status === 422 && isStatus) {
-        // A refused value (the fragment says which): show it, and do not retry what would be refused again.
+      } else if ((e.detail.xhr.status === 422 || e.detail.xhr.status === 409) && isStatus) {
+        // A refused value (422, the fragment says which) or a page older than the stored draft (409, another
+        // window saved since): show why, and do not retry what would be refused again.
         clearTimeout(retry);
         e.detail.shouldSwap = true;
         e.detail.isError = false;
@@ -116,11 +120,57 @@
     form.addEventListener("htmx:responseError", failed);
   }
 
+  // A field's error message goes as soon as the field is answered well enough (the same rules as the
+  // server's completeness check); the error summary loses its line, and goes when it has none left.
+  function liveErrors(form) {
+    var summary = document.querySelector("[data-error-summary]");
+    var area = form.querySelector("textarea[name=rationale]");
+    function valid(name) {
+      if (name === "rationale") {
+        var n = area ? area.value.trim().length : 0;
+        return n >= area.minLength && n <= area.maxLength;
+      }
+      if (name === "reason") {
+        var checked = form.querySelector("input[name=choice]:checked");
+        var needs = checked && (checked.value === "TIE" || checked.value === "INVALID");
+        var select = form.querySelector("select[name=reason]");
+        return !needs || (select && select.value !== "");
+      }
+      return !!form.querySelector("input[name=\"" + name + "\"]:checked");
+    }
+    function unlink(el, id) {
+      var ids = (el.getAttribute("aria-describedby") || "").split(/\s+/).filter(function (t) { return t && t !== id; });
+      if (ids.length) el.setAttribute("aria-describedby", ids.join(" ")); else el.removeAttribute("aria-describedby");
+    }
+    function clear(name) {
+      var box = document.getElementById("field-" + name);
+      if (!box || !box.classList.contains("has-error") || !valid(name)) return;
+      box.classList.remove("has-error");
+      var id = "err-" + name;
+      var message = document.getElementById(id);
+      if (message) message.parentNode.removeChild(message);
+      Array.prototype.forEach.call([box].concat(Array.prototype.slice.call(box.querySelectorAll("[aria-describedby]"))), function (el) {
+        if (el.hasAttribute("aria-describedby")) unlink(el, id);
+      });
+      if (summary) {
+        var line = summary.querySelector("[data-error-for=\"" + name + "\"]");
+        if (line) line.parentNode.removeChild(line);
+        if (!summary.querySelector("[data-error-for]")) summary.hidden = true;
+      }
+    }
+    form.addEventListener("change", function (e) {
+      if (!e.target.name) return;
+      clear(e.target.name);
+      if (e.target.name === "choice") clear("reason");
+    });
+    form.addEventListener("input", function (e) { if (e.target.name === "rationale") clear("rationale"); });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     var timer = document.getElementById("countdown");
     if (timer) countdown(timer);
     var form = document.getElementById("ann-form");
-    if (form) { orderedSubmit(form); reasons(form); counter(form); saveStatus(form); }
+    if (form) { orderedSubmit(form); reasons(form); counter(form); saveStatus(form); liveErrors(form); }
     var summary = document.getElementById("error-summary");
     if (summary) summary.focus();
   });

@@ -156,7 +156,8 @@ def test_nothing_an_annotator_can_reach_identifies_a_model(study, annotator, ann
             links = getattr(response, "links", None)
             if links is not None:
                 assert not links.comments, f"an HTML comment in {where}"
-                assert set(links.hidden) <= {"csrfmiddlewaretoken", "next"}, f"hidden inputs in {where}: {links.hidden}"
+                # draft_version: when the item's draft was last saved (a timestamp), so a stale form cannot overwrite it.
+                assert set(links.hidden) <= {"csrfmiddlewaretoken", "next", "draft_version"}, f"hidden inputs in {where}: {links.hidden}"
             if path.startswith("/annotate/"):
                 # No number on an annotator page is a proposal id (ids are not in URLs, data or form values).
                 ids_in_attrs = {int(n) for n in re.findall(r'(?:value|data-[a-z-]+|id)="(\d+)"', response.body.decode())}

@@ -115,6 +115,7 @@ ENGLISH_LABELS = [
 def test_the_annotation_screen_and_the_guideline_render_in_chinese(study, annotator, ann_client) -> None:  # noqa: ANN001
     a = Assignment.objects.filter(study=study, annotator=annotator).order_by("position").first()
     ann_client.cookies["django_language"] = "zh-hans"
+    ann_client.post(reverse("annotation:item-start", args=[a.token]))  # the screen shows once the item is started
     screen = ann_client.get(reverse("annotation:item", args=[a.token])).content.decode()
     for text in ("邻域筛查", "哪份提案更适合作为下一步实验？", "提案 A", "提案 B", "剩余时间", "保存草稿", "提交", "评分锚点",
                  "审稿人指出的局限", "文献空白", "可证伪性", "平局", "无效", "置信度", "理由", "尚未保存", '<html lang="zh-hans">'):
@@ -134,9 +135,10 @@ def test_the_annotation_screen_and_the_guideline_render_in_chinese(study, annota
 def test_a_rejected_submission_names_the_missing_fields_in_chinese(study, annotator, ann_client) -> None:  # noqa: ANN001
     a = Assignment.objects.filter(study=study, annotator=annotator).order_by("position").first()
     ann_client.cookies["django_language"] = "zh-hans"
-    response = ann_client.post(reverse("annotation:item-submit", args=[a.token]), {"screening": "coherent", "rationale": "太短"})
+    response = ann_client.post(reverse("annotation:item-submit", args=[a.token]), {"screening": "coherent", "rationale": "太短"}, follow=True)
     html = response.content.decode()
-    assert response.status_code == 422
+    # Post/redirect/get: the answers are kept as the draft, and the item names what is missing.
+    assert response.redirect_chain == [(reverse("annotation:item", args=[a.token]) + "?check=1", 302)]
     assert "尚未提交：还有未完成的答案" in html
     assert "请为提案 A 的“文献依据”打分（1、2 或 3）。" in html
     assert "理由太短：请至少写 10 个字符。" in html

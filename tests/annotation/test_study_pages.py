@@ -169,3 +169,32 @@ def test_agreement_follows_a_change_in_the_judge_run(imported, annotator, annota
     after = study_agreement(study=study)["judge_agreement"]
     assert before["decisive"] == after["decisive"] and before["decisive"] > 0
     assert after["agree"] == before["decisive"] - before["agree"]  # not a stale cached answer
+
+
+def test_the_study_form_samples_pairs_per_context(imported, annotator, annotator2, rita_client) -> None:  # noqa: ANN001
+    page = rita_client.get(reverse("annotation:studies")).content.decode()
+    assert 'name="pairs_per_context" value="5"' in page  # the release-like default is filled in
+    response = rita_client.post(
+        reverse("annotation:studies"),
+        {"benchmark": imported.pk, "n_contexts": 2, "annotators": [annotator.pk, annotator2.pk], "round": "formal",
+         "n_naive_controls": 1, "pairs_per_context": 4, "cap_minutes": 10, "seed": 3},
+    )
+    study = Study.objects.get()
+    assert response.status_code == 302
+    assert study.items.count() == 8 and study.items.filter(is_control=True).count() == 1
+    detail = rita_client.get(reverse("annotation:study", args=[study.pk])).content.decode()
+    assert "2 contexts (4 items per context), 1 hidden naive controls" in detail
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("6", "with hidden naive controls, pairs per context must be at most 5"), ("0", "Ensure this value is greater than or equal to 1.")],
+)
+def test_the_study_form_explains_a_wrong_pairs_per_context(imported, annotator, rita_client, value, message) -> None:  # noqa: ANN001
+    response = rita_client.post(
+        reverse("annotation:studies"),
+        {"benchmark": imported.pk, "n_contexts": 2, "annotators": [annotator.pk], "round": "formal",
+         "n_naive_controls": 1, "pairs_per_context": value, "cap_minutes": 10},
+    )
+    assert response.status_code == 200 and message in response.content.decode()
+    assert not Study.objects.exists()

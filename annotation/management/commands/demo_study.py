@@ -8,14 +8,24 @@ from annotation.services import StudyCreateError, eligible_contexts, study_creat
 from arena.models import Benchmark
 
 DEMO_ANNOTATORS = ("annotator1", "annotator2", "annotator3")
+# The demo's own studies are found by these names, never as "the newest study of a round": a study a researcher
+# creates in the demo is theirs, and a second `make demo` must neither report it nor skip the demo's.
+PRACTICE_NAME = "Demo practice round"
+FORMAL_NAME = "Demo formal round"
 
 
 class Command(BaseCommand):
-    help = "Create the demo's formal study (annotator1..3, all available text contexts) unless the benchmark already has one."
+    help = (
+        "Create the demo's formal study and its practice study on contexts the formal round does not use "
+        "(annotator1..3), as the protocol runs a practice round on held-out cases before the formal round. "
+        "Each is created once; a second run reports the demo's own studies."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--benchmark", default="lit2test")
-        parser.add_argument("--contexts", type=int, default=13)
+        parser.add_argument("--practice-contexts", type=int, default=2, help="contexts held out for the practice round (default 2)")
+        parser.add_argument("--contexts", type=int, default=13, help="formal round: at most this many contexts (default 13), leaving the practice round its contexts")
+        parser.add_argument("--pairs-per-context", type=int, default=5, help="items per context (default 5, as in create_study)")
         parser.add_argument("--seed", type=int, default=20260101)
 
     def handle(self, *args: object, **options: object) -> None:
@@ -23,27 +33,52 @@ class Command(BaseCommand):
         if benchmark is None:
             self.stdout.write(f"no benchmark {options['benchmark']!r}: import the release first; no study created")
             return
-        existing = Study.objects.filter(benchmark=benchmark, round=Study.Round.FORMAL).first()
-        if existing:
-            self.stdout.write(f"study: {existing.pk} (already there)")
-            return
         users = list(get_user_model().objects.filter(username__in=DEMO_ANNOTATORS).order_by("username"))
         if not users:
             self.stdout.write("no demo annotators (run demo_setup first); no study created")
             return
-        available = len(eligible_contexts(benchmark=benchmark, exclude_round=Study.Round.PRACTICE)[0])
+        k = int(options["pairs_per_context"])
+        n_practice = int(options["practice_contexts"])
+        # The formal study leaves n_practice contexts unused, and the practice study is created second on those
+        # (study_create holds each round's contexts out of the other): the newer study is listed first to the
+        # annotators, so they meet the practice round first, as the protocol has it.
+        reserve = 0 if self._existing(benchmark, Study.Round.PRACTICE, PRACTICE_NAME) else n_practice
+        self._study(benchmark, users, Study.Round.FORMAL, FORMAL_NAME, int(options["contexts"]), 2, k, options, reserve=reserve)
+        self._study(benchmark, users, Study.Round.PRACTICE, PRACTICE_NAME, n_practice, 0, k, options)
+
+    @staticmethod
+    def _existing(benchmark: Benchmark, round: str, name: str) -> Study | None:
+        return Study.objects.filter(benchmark=benchmark, round=round, name=name).order_by("created_at", "id").first()
+
+    def _study(self, benchmark, users, round, name, n_contexts, n_controls, k, options, *, reserve: int = 0) -> None:  # noqa: ANN001
+        label = f"{round} study"
+        existing = self._existing(benchmark, round, name)
+        if existing:
+            self.stdout.write(f"{label}: {existing.pk} (already there)")
+            return
+        other = Study.Round.FORMAL if round == Study.Round.PRACTICE else Study.Round.PRACTICE
+        available = len(eligible_contexts(benchmark=benchmark, exclude_round=other)[0])
+        if available == 0:
+            self.stderr.write(f"demo {label} not created: the benchmark's {other} studies use every context with text")
+            return
+        n = min(n_contexts, available - reserve) if available > reserve else min(n_contexts, available)
         try:
             study = study_create(
                 benchmark=benchmark,
-                n_contexts=min(int(options["contexts"]), available),
+                n_contexts=n,
                 annotators=users,
-                round=Study.Round.FORMAL,
-                n_naive_controls=min(2, available),
+                round=round,
+                n_naive_controls=min(n_controls, n),
+                pairs_per_context=k,
                 seed=int(options["seed"]),
-                name="Demo formal round",
+                name=name,
             )
         except StudyCreateError as exc:
-            self.stderr.write(f"demo study not created: {exc}")
+            self.stderr.write(f"demo {label} not created: {exc}")
             return
-        self.stdout.write(f"study: {study.pk}")
-        self.stdout.write(f"{study.items.count()} items for {', '.join(u.username for u in users)}")
+        items = study.items.count()
+        self.stdout.write(f"{label}: {study.pk}")
+        self.stdout.write(
+            f"  {name}: {study.n_contexts} contexts, {items} items ({study.n_naive_controls} hidden controls) "
+            f"for {', '.join(u.username for u in users)}"
+        )
