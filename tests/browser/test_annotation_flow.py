@@ -44,6 +44,15 @@ def press_start(page) -> None:  # noqa: ANN001
     page.wait_for_load_state("networkidle")
 
 
+def start_first_item(page) -> None:  # noqa: ANN001
+    """Sign in as the first annotator, follow "next item" from the list and press Start."""
+    log_in(page, "ann", "pw-ann")
+    page.goto("/annotate/")
+    page.click("a.ann-next")
+    page.wait_for_load_state("networkidle")
+    press_start(page)
+
+
 def complete_item(page, *, choice: str = "A", reason: str | None = None, rationale: str = "A names the decisive metric.") -> None:  # noqa: ANN001
     if page.url.endswith("/start"):
         press_start(page)
@@ -210,11 +219,7 @@ def test_after_submitting_and_an_hours_break_the_next_item_is_still_unstarted(pa
 
 def test_a_reload_after_a_failed_submit_keeps_the_newer_autosaved_score(page, annotator, annotator2, release_dir: Path) -> None:  # noqa: ANN001
     _one_context_study(annotator, annotator2, release_dir)
-    log_in(page, "ann", "pw-ann")
-    page.goto("/annotate/")
-    page.click("a.ann-next")
-    page.wait_for_load_state("networkidle")
-    press_start(page)
+    start_first_item(page)
     item = current_assignment(page)
     fill_scores(page, 2)
     page.check("input[name=screening][value=coherent]")
@@ -262,11 +267,7 @@ def in_viewport(page, selector: str) -> bool:  # noqa: ANN001
 
 def test_the_scores_stay_beside_the_proposals_and_an_error_goes_once_fixed(page, annotator, annotator2, release_dir: Path) -> None:  # noqa: ANN001
     _one_context_study(annotator, annotator2, release_dir)
-    log_in(page, "ann", "pw-ann")
-    page.goto("/annotate/")
-    page.click("a.ann-next")
-    page.wait_for_load_state("networkidle")
-    press_start(page)
+    start_first_item(page)
     assert page.viewport_size == {"width": 1400, "height": 1000}
     page.locator(".ann-papers").screenshot(path="/tmp/annotation_papers.png")
 
@@ -316,11 +317,7 @@ def test_the_scores_stay_beside_the_proposals_and_an_error_goes_once_fixed(page,
 def test_on_a_narrow_screen_the_scores_come_after_the_proposals(page, annotator, annotator2, release_dir: Path) -> None:  # noqa: ANN001
     _one_context_study(annotator, annotator2, release_dir)
     page.set_viewport_size({"width": 800, "height": 1000})
-    log_in(page, "ann", "pw-ann")
-    page.goto("/annotate/")
-    page.click("a.ann-next")
-    page.wait_for_load_state("networkidle")
-    press_start(page)
+    start_first_item(page)
     text_box = page.locator(".ann-grid").bounding_box()
     rubric_box = page.locator("[data-rubric]").bounding_box()
     assert rubric_box["y"] >= text_box["y"] + text_box["height"]
