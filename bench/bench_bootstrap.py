@@ -7,7 +7,7 @@ Run from the repository root:
 Times, on the 1,200 release cases (2,400 ordered judgments):
 
 * ours: ``arena.stats.bootstrap_fits`` (multinomial counts over the 18 distinct case types, one (R, K, K)
-  tensor, MM vectorised over replicates), always with 10,000 replicates;
+  tensor, Newman's BT iteration vectorised over replicates; MM before issue 10), always with 10,000 replicates;
 * evalica 0.4.2: ``evalica.bootstrap(evalica.bradley_terry, ...)`` (scipy.stats.bootstrap over rows, one BT
   fit per replicate, percentile intervals), fed one weighted row per case so that it resamples cases too;
 * the common LMSYS-arena recipe: a per-replicate scikit-learn ``LogisticRegression`` (design matrix +1/−1
@@ -227,7 +227,7 @@ def main() -> None:
     t_syn, t_agg, fit, err = synthetic_fit()
     print(
         f"synthetic 100 models x 1,000,000 ordered judgments:          {t_syn:8.3f} s  "
-        f"(aggregation {t_agg:.3f} s; MM {fit.iterations} iterations, converged={fit.converged}, "
+        f"(aggregation {t_agg:.3f} s; {fit.iterations} iterations, converged={fit.converged}, "
         f"max |θ − true| = {err:.3f})"
     )
 

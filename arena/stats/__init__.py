@@ -21,6 +21,9 @@ Bootstraps
     bootstrap_fits(enc, unit="case"|"context", kinds, replicates, seed, pseudo_count) -> BootstrapFits
     percentile_ci(theta, level), ranking_summary(theta)
 
+Prior weight
+    prior_weight(W, pseudo_count, theta=None, ci=None) -> the pseudo-count's share and shift vs the CIs, flag
+
 Relations
     condorcet(W, models, order=None), complete_separation(W, models, order=None)
 
@@ -77,6 +80,7 @@ from .folding import (
 )
 from .leaderboard import leaderboard_document
 from .matrices import FIT_KINDS, win_matrix
+from .prior import prior_weight
 from .ties import scheme_a, scheme_b
 from .winrate import win_rates
 
@@ -111,6 +115,7 @@ __all__ = [
     "load_release_cases",
     "ordered_head_to_head",
     "percentile_ci",
+    "prior_weight",
     "ranking_from_theta",
     "ranking_summary",
     "ratio_bootstrap_ci",

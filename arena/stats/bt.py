@@ -1,4 +1,4 @@
-"""Bradley–Terry strengths by the MM algorithm (Hunter 2004), single fits and vectorised batches.
+"""Bradley–Terry strengths by fixed-point iterations, single fits and vectorised batches.
 
 Model: P(i beats j) = π_i / (π_i + π_j). Strengths are reported as centered natural-log abilities
 θ_i = log π_i − mean_k log π_k (mean 0), as in the Lit2Test release.
@@ -13,6 +13,14 @@ the unique MLE whenever the directed win graph (edge i→j when W_ij > 0) is str
 (Hunter's Assumption 1). When it is not, the MLE does not exist (some θ run off to ±∞): we then still stop
 after a bounded number of iterations, cap θ to ``±cap`` and flag the fit ``diverged`` (never NaN, never an
 endless loop).
+
+Fits whose MLE exists use Newman's iteration instead ("Efficient computation of rankings from pairwise
+comparisons", JMLR 24, 2023, eq. 12): π_i ← Σ_j W_ij π_j/(π_i + π_j) / Σ_j W_ji/(π_i + π_j). Its fixed
+points are the same likelihood equations (w_i = Σ_j N_ij π_i/(π_i + π_j)), but it converges in far fewer
+iterations than MM (14 against 228 from a warm start at 200 models; bench/bench_scale_stats.py), and at
+the same stopping rule lands closer to the fixed point (MM's slow linear rate leaves ~1e-9 at tol 1e-10).
+MM is kept for fits flagged diverged, where Newman's update is undefined (a model without losses has a
+zero denominator) and the capped, bounded MM behaviour is the documented one.
 """
 
 from __future__ import annotations
@@ -205,6 +213,148 @@ def _mm_batch(
     return theta, converged, iterations
 
 
+#: Newman iterations after which a fit still running is handed to MM (globally convergent) for the rest.
+NEWMAN_MAX_ITER = 500
+
+
+def _newman_pairs(
+    w_eff: np.ndarray, p: np.ndarray, converged: np.ndarray, iterations: np.ndarray, tol: float, limit: int
+) -> None:
+    """Newman's iteration for few models, in place on ``p`` (R, K), ``converged`` and ``iterations``.
+
+    Works on the K(K-1)/2 pairs (the release's 4 models: 6 pairs instead of 16 cells) with the replicate axis
+    last (long contiguous rows), scattering back to models with incidence matrices; a finished replicate is
+    frozen in place.
+    """
+    r, k, _ = w_eff.shape
+    ii, jj = np.triu_indices(k, 1)
+    n_p = len(ii)
+    w_lo = np.ascontiguousarray(w_eff[:, ii, jj].T)  # (P, R): wins of the lower index over the higher
+    w_hi = np.ascontiguousarray(w_eff[:, jj, ii].T)
+    inc_lo = np.zeros((k, n_p))
+    inc_lo[ii, np.arange(n_p)] = 1.0
+    inc_hi = np.zeros((k, n_p))
+    inc_hi[jj, np.arange(n_p)] = 1.0
+    pt = np.ascontiguousarray(p.T)  # (K, R)
+    active = np.full(r, limit > 0)
+    damped = np.zeros(r, dtype=bool)
+    last = np.full(r, np.inf)
+    it = 0
+    while active.any():
+        it += 1
+        p_lo, p_hi = pt[ii], pt[jj]
+        s = p_lo + p_hi
+        a_lo = w_lo / s
+        a_hi = w_hi / s
+        new = (inc_lo @ (a_lo * p_hi) + inc_hi @ (a_hi * p_lo)) / (inc_lo @ a_hi + inc_hi @ a_lo)
+        if damped.any():
+            new[:, damped] = np.sqrt(new[:, damped] * pt[:, damped])
+        new /= new.sum(axis=0, keepdims=True)
+        delta = np.abs(new / pt - 1.0).max(axis=0)
+        if active.all():
+            pt = new
+        else:
+            np.copyto(pt, new, where=active[None, :])
+        iterations[active] = it
+        newly = active & (delta < tol)
+        converged |= newly
+        damped |= active & ~newly & (delta >= last)
+        last = np.where(active, delta, last)
+        active &= ~newly & (it < limit)
+    p[:] = pt.T
+
+
+def _newman_dense(
+    w_eff: np.ndarray, p: np.ndarray, converged: np.ndarray, iterations: np.ndarray, tol: float, limit: int
+) -> None:
+    """Newman's iteration on dense (R, K, K) matrices, in place on ``p`` (R, K), ``converged``, ``iterations``.
+
+    With A = W / (π_i + π_j) the numerator is A @ π and the denominator the column sums of A (the divisor is
+    symmetric). The working set shrinks to the still-active replicates as they finish.
+    """
+    r = w_eff.shape[0]
+    work = np.arange(r) if limit > 0 else np.zeros(0, dtype=np.int64)
+    w_work = w_eff
+    p_work = p.copy()
+    last = np.full(r, np.inf)
+    damped = np.zeros(r, dtype=bool)
+    it = 0
+    while len(work):
+        it += 1
+        a = w_work / (p_work[:, :, None] + p_work[:, None, :])
+        new = np.matmul(a, p_work[:, :, None])[:, :, 0] / a.sum(axis=1)
+        half = damped[work]
+        if half.any():
+            new[half] = np.sqrt(new[half] * p_work[half])
+        new /= new.sum(axis=1, keepdims=True)
+        delta = np.abs(new / p_work - 1.0).max(axis=1)
+        p_work = new
+        iterations[work] = it
+        done = delta < tol
+        converged[work[done]] = True
+        damped[work[~done & (delta >= last[work])]] = True
+        last[work] = delta
+        stop = done | (it >= limit)
+        if stop.any():
+            p[work[stop]] = p_work[stop]
+            keep = ~stop
+            work, p_work, w_work = work[keep], p_work[keep], w_work[keep]
+
+
+def _newman_batch(
+    w_eff: np.ndarray,
+    theta0: np.ndarray | None,
+    tol: float,
+    max_iter: int,
+    cap: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Newman's iteration on a (R, K, K) stack whose every win graph is strongly connected (K >= 2).
+
+    Preconditions: pseudo-count already added, zero diagonal, every replicate's MLE exists (so every model
+    has a win and a loss: numerators and denominators stay positive).
+
+    Near the solution the update's Jacobian (in log π) is close to the random-walk matrix of the comparison
+    graph, whose eigenvalues lie in [−1, 1]: on a (nearly) bipartite graph, e.g. two models, the plain update
+    oscillates. A replicate whose step stops shrinking therefore switches for good to the half step
+    log π ← (log π + log F(π))/2 (eigenvalues (1 + λ)/2, no oscillation). A replicate still running after
+    :data:`NEWMAN_MAX_ITER` iterations continues with MM, which increases the likelihood monotonically.
+
+    Stopping rule and freezing as in :func:`_mm_batch`: a replicate stops when max_i |π_i(new)/π_i − 1| <
+    tol and is then left alone, and every decision above uses only its own history, so its value does not
+    depend on the rest of the batch.
+    """
+    r, k, _ = w_eff.shape
+    if theta0 is None:
+        p = np.full((r, k), 1.0 / k)
+    else:
+        logp0 = np.asarray(theta0, dtype=np.float64)
+        p = np.exp(logp0 - logp0.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+    converged = np.zeros(r, dtype=bool)
+    iterations = np.zeros(r, dtype=np.int64)
+    limit = min(max_iter, NEWMAN_MAX_ITER)
+
+    if k <= 8:
+        _newman_pairs(w_eff, p, converged, iterations, tol, limit)
+    else:
+        _newman_dense(w_eff, p, converged, iterations, tol, limit)
+
+    rest = ~converged & (iterations < max_iter)
+    if rest.any():
+        # Rare: hand the still-unconverged fits to MM from where Newman left them.
+        logp = np.log(p[rest])
+        theta_mm, conv_mm, it_mm = _mm_batch(
+            w_eff[rest], logp, np.zeros(int(rest.sum()), dtype=bool), tol, max_iter - limit, 0, np.inf
+        )
+        p[rest] = np.exp(theta_mm)
+        converged[rest] = conv_mm
+        iterations[rest] += it_mm
+    logp = np.log(p)
+    theta = logp - logp.mean(axis=1, keepdims=True)
+    np.clip(theta, -cap, cap, out=theta)
+    return theta, converged, iterations
+
+
 def fit_bt_batch(
     w: np.ndarray,
     *,
@@ -215,7 +365,7 @@ def fit_bt_batch(
     cap: float = DEFAULT_CAP,
     init: np.ndarray | None = None,
 ) -> BTBatch:
-    """Fit BT to every matrix of a (R, K, K) stack at once (vectorised MM).
+    """Fit BT to every matrix of a (R, K, K) stack at once (vectorised; Newman's iteration, MM when diverged).
 
     Preconditions:
         ``w`` non-negative, shape (R, K, K); ``pseudo_count >= 0``; ``init`` (optional) log-abilities of
@@ -237,7 +387,22 @@ def fit_bt_batch(
     else:
         diverged = ~strongly_connected_batch(w_eff)
     theta0 = None if init is None else np.broadcast_to(np.asarray(init, dtype=np.float64), (r, k))
-    theta, converged, iterations = _mm_batch(w_eff, theta0, diverged, tol, max_iter, diverged_iter, cap)
+    if k <= 1 or diverged.all():
+        theta, converged, iterations = _mm_batch(w_eff, theta0, diverged, tol, max_iter, diverged_iter, cap)
+    elif not diverged.any():
+        theta, converged, iterations = _newman_batch(w_eff, theta0, tol, max_iter, cap)
+    else:
+        # Each replicate's path depends only on itself, so splitting the batch changes no value.
+        theta = np.empty((r, k))
+        converged = np.empty(r, dtype=bool)
+        iterations = np.empty(r, dtype=np.int64)
+        ok = ~diverged
+        t0_ok = None if theta0 is None else theta0[ok]
+        t0_div = None if theta0 is None else theta0[diverged]
+        theta[ok], converged[ok], iterations[ok] = _newman_batch(w_eff[ok], t0_ok, tol, max_iter, cap)
+        theta[diverged], converged[diverged], iterations[diverged] = _mm_batch(
+            w_eff[diverged], t0_div, diverged[diverged], tol, max_iter, diverged_iter, cap
+        )
     capped = (np.abs(theta) >= cap).any(axis=1)
     return BTBatch(theta=theta, converged=converged, diverged=diverged, capped=capped, iterations=iterations)
 

@@ -37,16 +37,6 @@ MISSING = -1  #: the ordered verdict is missing or invalid
 REQUIRED_COLUMNS = ("case", "context", "batch", "model_1", "model_2", "original", "reverse")
 
 
-def _is_missing(value: Any) -> bool:
-    """True for None, NaN and pandas NA (verdict columns coming from a DataFrame may hold any)."""
-    if value is None:
-        return True
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
-
-
 @dataclass(frozen=True)
 class EncodedCases:
     """Canonical cases as integer arrays (one entry per row of the input frame).
@@ -138,11 +128,19 @@ def encode_cases(cases: pd.DataFrame, models: Sequence[str] | None = None) -> En
         raise ValueError(f"cases frame lacks columns {missing_cols}")
     n = len(cases)
     case_ids = np.asarray(cases["case"].astype(str).to_numpy(), dtype=object)
-    if len(set(case_ids.tolist())) != n:
+    if not pd.Index(case_ids).is_unique:
         raise ValueError("case ids must be unique (one row per canonical pair)")
-    m1 = [str(x) for x in cases["model_1"].tolist()]
-    m2 = [str(x) for x in cases["model_2"].tolist()]
-    names = sorted(set(m1) | set(m2))
+
+    # Vectorised: each column is factorised once and only its (few) distinct values go through str() and
+    # the name lookup; the per-row work is integer indexing. Same result as coding row by row.
+    def factorised_names(column: str) -> tuple[np.ndarray, list[str]]:
+        # model_1/model_2 are names even when missing (str(None) == "None"), as a row-by-row str() gives.
+        codes, uniques = pd.factorize(cases[column], use_na_sentinel=False)
+        return codes, [str(u) for u in uniques]
+
+    c1, u1 = factorised_names("model_1")
+    c2, u2 = factorised_names("model_2")
+    names = sorted(set(u1) | set(u2))
     if models is None:
         model_list = tuple(names)
     else:
@@ -154,41 +152,47 @@ def encode_cases(cases: pd.DataFrame, models: Sequence[str] | None = None) -> En
             raise ValueError("model list has duplicates")
     if TIE in model_list:
         raise ValueError(f"a model may not be named {TIE!r}: it is the tie verdict")
-    index = {m: k for k, m in enumerate(model_list)}
+    model_index = pd.Index(model_list)
 
-    lo = np.empty(n, dtype=np.int64)
-    hi = np.empty(n, dtype=np.int64)
-    orig = np.empty(n, dtype=np.int8)
-    rev = np.empty(n, dtype=np.int8)
-    shown = np.full(n, MISSING, dtype=np.int8)
-    originals = cases["original"].tolist()
-    reverses = cases["reverse"].tolist()
-    shown_col = cases["shown_a_original"].tolist() if "shown_a_original" in cases.columns else [None] * n
+    def name_codes(codes: np.ndarray, uniques: list[str]) -> np.ndarray:
+        return model_index.get_indexer(uniques)[codes] if len(codes) else np.zeros(0, dtype=np.int64)
 
-    def code(value: Any, a: str, b: str, row: int, column: str) -> int:
-        # a/b are the pair's lo/hi names; a verdict is coded relative to them.
-        if _is_missing(value):
-            return MISSING
-        v = str(value)
-        if v == a:
-            return LO
-        if v == b:
-            return HI
-        if v == TIE and column != "shown_a_original":
-            return TIE_CODE
-        raise ValueError(f"case {case_ids[row]!r}: {column}={v!r} is neither {a!r}, {b!r} nor {TIE!r}")
+    i1, i2 = name_codes(c1, u1), name_codes(c2, u2)
+    lo = np.minimum(i1, i2).astype(np.int64)
+    hi = np.maximum(i1, i2).astype(np.int64)
+    same = i1 == i2
 
-    for r in range(n):
-        if m1[r] == m2[r]:
-            raise ValueError(f"case {case_ids[r]!r}: model_1 and model_2 are both {m1[r]!r}")
-        i, j = index[m1[r]], index[m2[r]]
-        if i > j:
-            i, j = j, i
-        lo[r], hi[r] = i, j
-        a, b = model_list[i], model_list[j]
-        orig[r] = code(originals[r], a, b, r, "original")
-        rev[r] = code(reverses[r], a, b, r, "reverse")
-        shown[r] = code(shown_col[r], a, b, r, "shown_a_original")
+    def verdict_codes(column: str) -> tuple[np.ndarray, np.ndarray]:
+        """(codes, bad) of a verdict column: LO/HI/TIE_CODE/MISSING per row, ``bad`` where it is invalid."""
+        if column not in cases.columns:
+            return np.full(n, MISSING, dtype=np.int8), np.zeros(n, dtype=bool)
+        codes, uniques = pd.factorize(cases[column])  # missing values (None/NaN/NA) get code -1
+        strs = [str(u) for u in uniques]
+        idx = np.append(model_index.get_indexer(strs), -1)[codes]  # -1 also for a missing value
+        is_tie = np.append(np.array([v == TIE for v in strs], dtype=bool), False)[codes]
+        missing = codes < 0
+        out = np.full(n, MISSING, dtype=np.int8)
+        out[(idx == lo) & ~missing] = LO
+        out[(idx == hi) & ~missing] = HI
+        tie_ok = is_tie & (column != "shown_a_original")
+        out[tie_ok] = TIE_CODE
+        bad = ~missing & (out == MISSING)
+        return out, bad
+
+    orig, bad_o = verdict_codes("original")
+    rev, bad_r = verdict_codes("reverse")
+    shown, bad_s = verdict_codes("shown_a_original")
+    errors = same | bad_o | bad_r | bad_s
+    if errors.any():
+        # Report the first offending row, and within it the first check in row order (as a loop would).
+        r = int(np.argmax(errors))
+        if same[r]:
+            raise ValueError(f"case {case_ids[r]!r}: model_1 and model_2 are both {model_list[i1[r]]!r}")
+        a, b = model_list[lo[r]], model_list[hi[r]]
+        for column, bad in (("original", bad_o), ("reverse", bad_r), ("shown_a_original", bad_s)):
+            if bad[r]:
+                v = str(cases[column].iloc[r])
+                raise ValueError(f"case {case_ids[r]!r}: {column}={v!r} is neither {a!r}, {b!r} nor {TIE!r}")
 
     return EncodedCases(
         models=model_list,

@@ -16,7 +16,9 @@ Keys (models best first by ordered BT strength everywhere):
 * ``side_bias``: A/B win counts and binomial p-value, None when no side is known;
 * ``batches``: per construction batch, the ordered-fit ranking and strengths and whether it matches the overall one;
 * ``diagnostic``: separation / strengths_diagnostic_only flags, fit convergence, graph connectivity, agreement of the
-  folded/stable/Condorcet orderings with the ordered one, incomplete cases, models without cases.
+  folded/stable/Condorcet orderings with the ordered one, incomplete cases, models without cases, and
+  ``prior_weight`` (:func:`arena.stats.prior.prior_weight` of the ordered fit against its case CIs: the
+  pseudo-count's share of the data, its largest shift of a strength relative to the CI half-width, ``large``).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from .folding import (
     stable_wlt,
 )
 from .matrices import FIT_KINDS, win_matrix
+from .prior import prior_weight
 from .ties import scheme_b
 
 #: At most this many distinct bootstrap rankings are listed (K! can be huge); the count of distinct ones is given.
@@ -275,6 +278,8 @@ def leaderboard_document(
             "condorcet": bool(cond["transitive"] and strict_condorcet and beat_sorted == models),
         },
         "models_without_cases": [m for k, m in enumerate(names) if k not in complete_idx],
+        # The pseudo-count's weight in the ordered fit and its shift against the case CIs (issue 10, item 8).
+        "prior_weight": prior_weight(w["ordered"], pseudo_count, theta=fits["ordered"].theta, ci=case_ci),
     }
 
     wlt = stable_wlt(enc)

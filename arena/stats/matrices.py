@@ -147,10 +147,13 @@ def type_matrix(types: CaseTypes, kind: str, *, reference_rank: np.ndarray | Non
     return m
 
 
-def win_matrices_from_counts(types: CaseTypes, counts: np.ndarray, kind: str, **kw: np.ndarray) -> np.ndarray:
-    """Stack of win matrices (R, K, K) for a (R, T) array of type counts (one row per replicate)."""
-    m = type_matrix(types, kind, **kw)
+def win_matrices_from_type_matrix(m: np.ndarray | sparse.csr_matrix, counts: np.ndarray, n_models: int) -> np.ndarray:
+    """Stack of win matrices (R, K, K) for a (R, T) array of type counts and a :func:`type_matrix` ``m``."""
     counts = np.asarray(counts, dtype=np.float64)
     flat = counts @ m if isinstance(m, np.ndarray) else np.asarray((m.T @ counts.T).T)
-    k = types.n_models
-    return flat.reshape(len(counts), k, k)
+    return flat.reshape(len(counts), n_models, n_models)
+
+
+def win_matrices_from_counts(types: CaseTypes, counts: np.ndarray, kind: str, **kw: np.ndarray) -> np.ndarray:
+    """Stack of win matrices (R, K, K) for a (R, T) array of type counts (one row per replicate)."""
+    return win_matrices_from_type_matrix(type_matrix(types, kind, **kw), counts, types.n_models)

@@ -1,0 +1,460 @@
+"""Benchmark: the arena-scale statistics of issue 10 (items 2, 3, 5, 8), each against a same-run reference.
+
+Run from the repository root (``--quick`` shrinks every size, for a smoke run):
+
+    .venv/bin/python bench/bench_scale_stats.py [--quick] [--skip-memory] [--skip-coverage]
+
+Prints, on synthetic data with known strengths (bench/synthetic.py, 4 models per context, 6 pairs each):
+
+1. ``encode_cases`` at 1,000,000 cases: the vectorised version against the row-by-row one it replaced
+   (``encode_cases_reference`` below), identical output checked;
+2. case vs context-cluster bootstrap, 1,000 replicates at 50,000 contexts × 20 models (target: cluster
+   within 2× of case), and the old cluster draw (``cluster_counts_reference``) on a few replicates,
+   extrapolated and flagged;
+3. peak RSS of a 200-model cluster bootstrap in a child process (target < 8 GB);
+4. case bootstrap, 1,000 replicates at 200 models × 500,000 cases: the new fit (Newman's iteration) against
+   the old MM (``mm_batch_reference`` below, on fewer replicates, extrapolated and flagged), their largest
+   difference, and a scipy L-BFGS fit of the BT log-likelihood on a few replicates (independent check);
+5. coverage of the 95% case-bootstrap CI of the ordered fit against the known truth at 200 models
+   (~25 cases per pair), with the pseudo-count 0.5 and the prior-weight diagnostic.
+
+The reference implementations at the top of this file are the code before issue 10, verbatim except their
+names (commit 7e29fba); tests/stats import them too. They are not part of the package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from arena.stats.folding import HI, LO, MISSING, REQUIRED_COLUMNS, TIE, TIE_CODE, EncodedCases  # noqa: E402
+from arena.stats.matrices import CaseTypes  # noqa: E402
+
+# --------------------------------------------------------------------------------------------------
+# References: the code before issue 10
+# --------------------------------------------------------------------------------------------------
+
+
+def _is_missing(value: Any) -> bool:
+    """True for None, NaN and pandas NA (verdict columns coming from a DataFrame may hold any)."""
+    if value is None:
+        return True
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def encode_cases_reference(cases: pd.DataFrame, models: Sequence[str] | None = None) -> EncodedCases:
+    """Validate a ``cases`` frame and encode it as integer arrays.
+
+    Preconditions:
+        ``cases`` has the columns ``case, context, batch, model_1, model_2, original, reverse`` and optionally
+        ``shown_a_original``; one row per canonical pair; ``case`` ids unique; ``model_1 != model_2``;
+        ``original``/``reverse`` each hold one of the pair's model names, the literal ``"TIE"``, or a missing
+        value (None/NaN); ``shown_a_original`` holds one of the pair's names or a missing value.
+        No model may be named ``"TIE"``.
+    Args:
+        cases: the frame described above.
+        models: optional model list fixing the index order (must contain every model of the frame); by
+            default the sorted set of names, so the encoding does not depend on row order.
+    Returns:
+        The :class:`EncodedCases`.
+    Raises:
+        ValueError: on a missing column, duplicated case id, invalid pair, or verdict naming a model that is
+            not in the pair.
+    """
+    missing_cols = [c for c in REQUIRED_COLUMNS if c not in cases.columns]
+    if missing_cols:
+        raise ValueError(f"cases frame lacks columns {missing_cols}")
+    n = len(cases)
+    case_ids = np.asarray(cases["case"].astype(str).to_numpy(), dtype=object)
+    if len(set(case_ids.tolist())) != n:
+        raise ValueError("case ids must be unique (one row per canonical pair)")
+    m1 = [str(x) for x in cases["model_1"].tolist()]
+    m2 = [str(x) for x in cases["model_2"].tolist()]
+    names = sorted(set(m1) | set(m2))
+    if models is None:
+        model_list = tuple(names)
+    else:
+        model_list = tuple(str(m) for m in models)
+        unknown = set(names) - set(model_list)
+        if unknown:
+            raise ValueError(f"models {sorted(unknown)} are not in the given model list")
+        if len(set(model_list)) != len(model_list):
+            raise ValueError("model list has duplicates")
+    if TIE in model_list:
+        raise ValueError(f"a model may not be named {TIE!r}: it is the tie verdict")
+    index = {m: k for k, m in enumerate(model_list)}
+
+    lo = np.empty(n, dtype=np.int64)
+    hi = np.empty(n, dtype=np.int64)
+    orig = np.empty(n, dtype=np.int8)
+    rev = np.empty(n, dtype=np.int8)
+    shown = np.full(n, MISSING, dtype=np.int8)
+    originals = cases["original"].tolist()
+    reverses = cases["reverse"].tolist()
+    shown_col = cases["shown_a_original"].tolist() if "shown_a_original" in cases.columns else [None] * n
+
+    def code(value: Any, a: str, b: str, row: int, column: str) -> int:
+        # a/b are the pair's lo/hi names; a verdict is coded relative to them.
+        if _is_missing(value):
+            return MISSING
+        v = str(value)
+        if v == a:
+            return LO
+        if v == b:
+            return HI
+        if v == TIE and column != "shown_a_original":
+            return TIE_CODE
+        raise ValueError(f"case {case_ids[row]!r}: {column}={v!r} is neither {a!r}, {b!r} nor {TIE!r}")
+
+    for r in range(n):
+        if m1[r] == m2[r]:
+            raise ValueError(f"case {case_ids[r]!r}: model_1 and model_2 are both {m1[r]!r}")
+        i, j = index[m1[r]], index[m2[r]]
+        if i > j:
+            i, j = j, i
+        lo[r], hi[r] = i, j
+        a, b = model_list[i], model_list[j]
+        orig[r] = code(originals[r], a, b, r, "original")
+        rev[r] = code(reverses[r], a, b, r, "reverse")
+        shown[r] = code(shown_col[r], a, b, r, "shown_a_original")
+
+    return EncodedCases(
+        models=model_list,
+        case=case_ids,
+        context=np.asarray(cases["context"].astype(str).to_numpy(), dtype=object),
+        batch=np.asarray(cases["batch"].astype(str).to_numpy(), dtype=object),
+        lo=lo,
+        hi=hi,
+        original=orig,
+        reverse=rev,
+        shown_a=shown,
+    )
+
+
+def mm_batch_reference(
+    w_eff: np.ndarray,
+    theta0: np.ndarray | None,
+    diverged: np.ndarray,
+    tol: float,
+    max_iter: int,
+    diverged_iter: int,
+    cap: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Hunter's MM on a (R, K, K) stack of win matrices (pseudo-count already added, zero diagonal).
+
+    Works on π (not log π) normalised to sum 1 after every step, so an iteration needs no log/exp; the
+    stopping rule is max_i |π_i(new)/π_i − 1| < tol (≈ max |Δθ|). Every replicate is updated until its own
+    rule fires (or its iteration limit, which is ``diverged_iter`` for replicates flagged ``diverged``) and
+    is then frozen, so a replicate gets exactly the values a single fit of it would get, whatever else is
+    in the batch.
+
+    Internally the replicate axis is last, (K, R): every elementwise step then runs over long contiguous
+    rows, which is several times faster than (R, K) for many replicates of a few models.
+    """
+    r, k, _ = w_eff.shape
+    wins = np.ascontiguousarray(w_eff.sum(axis=2).T)  # (K, R)
+    n_full = w_eff + np.swapaxes(w_eff, 1, 2)
+    use_pairs = k <= 8
+    if use_pairs:
+        # Few models: iterate over the K(K-1)/2 pairs with a (K, P) incidence matrix, which needs far fewer
+        # operations than the dense (K, K) form (the release's 4 models: 6 pairs vs 16 cells).
+        ii, jj = np.triu_indices(k, 1)
+        n_pair = np.ascontiguousarray(n_full[:, ii, jj].T)  # (P, R)
+        incidence = np.zeros((k, len(ii)))
+        incidence[ii, np.arange(len(ii))] = 1.0
+        incidence[jj, np.arange(len(ii))] = 1.0
+    else:
+        n_dense = np.ascontiguousarray(np.moveaxis(n_full, 0, -1))  # (K, K, R)
+    logp0 = np.zeros((k, r)) if theta0 is None else np.array(np.asarray(theta0, dtype=np.float64).T, copy=True)
+    p = np.exp(logp0 - logp0.max(axis=0, keepdims=True))
+    p /= p.sum(axis=0, keepdims=True)
+    limit = np.where(diverged, min(diverged_iter, max_iter), max_iter)
+    active = limit > 0
+    converged = np.zeros(r, dtype=bool)
+    iterations = np.zeros(r, dtype=np.int64)
+    # Floor for π (sum 1): a model without wins would reach 0; the floor keeps every quotient finite
+    # (N / 2e-200 cannot overflow for any real count). It only binds when the MLE does not exist.
+    floor = 1e-200
+    need_floor = bool((wins <= 0).any())
+    # A model without any comparison has denominator 0: it keeps its value (it is flagged diverged anyway).
+    no_games = n_full.sum(axis=2).T <= 0
+    any_no_games = bool(no_games.any())
+    safe_wins = np.where(no_games, 1.0, wins)
+    it = 0
+    while active.any():
+        it += 1
+        if use_pairs:
+            denom = incidence @ (n_pair / (p[ii] + p[jj]))
+        else:
+            denom = (n_dense / (p[:, None, :] + p[None, :, :])).sum(axis=1)
+        if any_no_games:
+            denom[no_games] = 1.0
+            new = safe_wins / denom
+            new[no_games] = p[no_games]
+        else:
+            new = wins / denom
+        if need_floor:
+            np.maximum(new, floor, out=new)
+        new /= new.sum(axis=0, keepdims=True)
+        ratio = new / p
+        ratio -= 1.0
+        np.abs(ratio, out=ratio)
+        delta = ratio.max(axis=0)
+        if active.all():
+            p = new
+        else:
+            np.copyto(p, new, where=active[None, :])
+        iterations[active] = it
+        newly = active & (delta < tol)
+        converged |= newly
+        active &= ~newly & (it < limit)
+    logp = np.log(p.T)
+    theta = logp - logp.mean(axis=1, keepdims=True)
+    np.clip(theta, -cap, cap, out=theta)
+    return theta, converged, iterations
+
+
+def fit_bt_batch_reference(
+    w: np.ndarray, *, pseudo_count: float, init: np.ndarray | None = None, tol: float = 1e-10
+) -> np.ndarray:
+    """Old ``fit_bt_batch`` for data whose MLE exists (pseudo-count > 0): θ (R, K) by MM."""
+    from arena.stats.bt import add_pseudo_count
+
+    w_eff = add_pseudo_count(w, pseudo_count)
+    r, k, _ = w_eff.shape
+    theta0 = None if init is None else np.broadcast_to(np.asarray(init, dtype=np.float64), (r, k))
+    theta, _, _ = mm_batch_reference(w_eff, theta0, np.zeros(r, dtype=bool), tol, 20_000, 300, 30.0)
+    return theta
+
+
+def cluster_counts_reference(enc: EncodedCases, types: CaseTypes, replicates: int, rng: np.random.Generator) -> np.ndarray:
+    """The old context-cluster draw: multinomial over distinct context compositions, dense int64 product."""
+    ctx = enc.context[enc.complete]
+    _, ctx_idx = np.unique(ctx.astype(str), return_inverse=True)
+    n_ctx = int(ctx_idx.max()) + 1 if len(ctx_idx) else 0
+    t = types.n_types
+    per_ctx = np.bincount(ctx_idx.reshape(-1) * t + types.of_case, minlength=n_ctx * t).reshape(n_ctx, t)
+    table, freq = np.unique(per_ctx, axis=0, return_counts=True)
+    n = int(freq.sum())
+    ctx_counts = rng.multinomial(n, freq / n, size=replicates)
+    return ctx_counts @ table
+
+
+# --------------------------------------------------------------------------------------------------
+# Benchmarks
+# --------------------------------------------------------------------------------------------------
+
+
+def timed(fn: Any) -> tuple[float, Any]:
+    """Wall time of one call and its result."""
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def peak_rss_gib() -> float:
+    """Peak resident set size of this process (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+def _same_encoding(a: EncodedCases, b: EncodedCases) -> bool:
+    fields = ("case", "context", "batch", "lo", "hi", "original", "reverse", "shown_a")
+    return a.models == b.models and all(
+        getattr(a, f).dtype == getattr(b, f).dtype and np.array_equal(getattr(a, f), getattr(b, f)) for f in fields
+    )
+
+
+def bench_encode(n_cases: int) -> None:
+    from arena.stats import encode_cases
+    from bench.synthetic import synthetic_cases
+
+    data = synthetic_cases(n_cases // 6, 20, tie_prob=0.05, missing_prob=0.01, order_bias=0.3, seed=3)
+    t_new, new = timed(lambda: encode_cases(data.cases))
+    t_old, old = timed(lambda: encode_cases_reference(data.cases))
+    print(f"encode_cases, {len(data.cases):,} cases, 20 models (ties, missing verdicts):")
+    print(f"  old row-by-row {t_old:7.3f} s   new vectorised {t_new:7.3f} s   old/new {t_old / t_new:6.1f}x   identical: {_same_encoding(old, new)}")
+
+
+def bench_cluster(n_contexts: int, n_models: int, replicates: int, old_replicates: int) -> None:
+    from arena.stats import bootstrap_fits, encode_cases, fit_bt, percentile_ci, win_matrix
+    from arena.stats.matrices import case_types
+    from bench.synthetic import synthetic_cases
+
+    enc = encode_cases(synthetic_cases(n_contexts, n_models, tie_prob=0.05, order_bias=0.2, seed=5).cases)
+    init = {"ordered": fit_bt(win_matrix(enc, "ordered"), pseudo_count=0.5).theta}
+
+    def run(unit: str) -> Any:
+        return bootstrap_fits(enc, unit=unit, kinds=("ordered",), replicates=replicates, seed=0, init=init)
+
+    run("case")  # warm-up
+    t_case, case = timed(lambda: run("case"))
+    t_ctx, ctx = timed(lambda: run("context"))
+    width = lambda th: np.diff(percentile_ci(th), axis=1).ravel()  # noqa: E731
+    ratio_w = width(ctx.theta["ordered"]) / width(case.theta["ordered"])
+    print(f"bootstrap, {replicates:,} replicates, ordered fit, {n_contexts:,} contexts x {n_models} models ({len(enc.lo):,} cases):")
+    print(f"  case {t_case:7.3f} s   context-cluster {t_ctx:7.3f} s   cluster/case {t_ctx / t_case:5.2f}x (target <= 2)")
+    print(f"  cluster/case CI width ratio: median {np.median(ratio_w):.2f} (range {ratio_w.min():.2f}-{ratio_w.max():.2f})")
+    if old_replicates:
+        types = case_types(enc)
+        t_old, _ = timed(lambda: cluster_counts_reference(enc, types, old_replicates, np.random.default_rng(0)))
+        t_new_draw = t_ctx  # includes the fits; the old draw alone is already the bound
+        est = t_old * replicates / old_replicates
+        print(
+            f"  old cluster draw alone (dense int64 table): {t_old:.3f} s for {old_replicates} replicates -> "
+            f"EXTRAPOLATED {est:.1f} s for {replicates:,}; old draw / new whole bootstrap {est / t_new_draw:.0f}x"
+        )
+
+
+def child_cluster_memory(n_contexts: int, n_models: int, replicates: int) -> None:
+    """Run in a child process: one cluster bootstrap, then print the peak RSS."""
+    from arena.stats import bootstrap_fits, encode_cases, fit_bt, win_matrix
+    from bench.synthetic import synthetic_cases
+
+    enc = encode_cases(synthetic_cases(n_contexts, n_models, seed=7).cases)
+    before = peak_rss_gib()
+    init = {"ordered": fit_bt(win_matrix(enc, "ordered"), pseudo_count=0.5).theta}
+    t, boot = timed(lambda: bootstrap_fits(enc, unit="context", kinds=("ordered",), replicates=replicates, seed=0, init=init))
+    print(f"{t:.3f} {before:.3f} {peak_rss_gib():.3f} {int(boot.converged['ordered'].sum())}")
+
+
+def bench_memory(n_contexts: int, n_models: int, replicates: int) -> None:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child-memory", str(n_contexts), str(n_models), str(replicates)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    ).stdout.split()
+    t, before, peak, conv = float(out[0]), float(out[1]), float(out[2]), int(out[3])
+    print(f"context-cluster bootstrap at {n_models} models, {n_contexts:,} contexts, {replicates:,} replicates (child process):")
+    print(f"  {t:.1f} s, peak RSS {peak:.2f} GiB (after data generation {before:.2f} GiB; target < 8 GB), converged {conv}/{replicates}")
+
+
+def scipy_fit(w: np.ndarray, pseudo_count: float) -> np.ndarray:
+    """Independent BT fit: L-BFGS on the negative log-likelihood, centered θ (for a check, not speed)."""
+    from scipy.optimize import minimize
+
+    k = w.shape[0]
+    we = w + pseudo_count * (1 - np.eye(k))
+    np.fill_diagonal(we, 0)
+
+    def nll(th: np.ndarray) -> tuple[float, np.ndarray]:
+        d = th[:, None] - th[None, :]
+        log_p = -np.logaddexp(0.0, -d)  # log σ(θ_i − θ_j)
+        f = -(we * log_p).sum()
+        s = 1 / (1 + np.exp(d))  # 1 − σ
+        g = -((we * s).sum(axis=1) - (we.T * s.T).sum(axis=1))
+        return f, g
+
+    res = minimize(nll, np.zeros(k), jac=True, method="L-BFGS-B", options={"maxiter": 10_000, "gtol": 1e-11, "ftol": 1e-16})
+    return res.x - res.x.mean()
+
+
+def bench_case(n_cases: int, n_models: int, replicates: int, old_replicates: int) -> None:
+    from arena.stats import bootstrap_fits, encode_cases, fit_bt, win_matrix
+    from arena.stats.bootstrap import draw_case_counts
+    from arena.stats.bt import fit_bt_batch
+    from arena.stats.matrices import case_types, win_matrices_from_counts
+    from bench.synthetic import synthetic_cases
+
+    enc = encode_cases(synthetic_cases(n_cases // 6, n_models, seed=11).cases)
+    point = fit_bt(win_matrix(enc, "ordered"), pseudo_count=0.5)
+    init = {"ordered": point.theta}
+    t_new, boot = timed(
+        lambda: bootstrap_fits(enc, unit="case", kinds=("ordered",), replicates=replicates, seed=0, init=init)
+    )
+    # Same replicates for both fits: the first ``old_replicates`` win matrices of the same seed.
+    types = case_types(enc)
+    w = win_matrices_from_counts(types, draw_case_counts(types, old_replicates, np.random.default_rng(0)), "ordered")
+    t_fit_new, fit_new = timed(lambda: fit_bt_batch(w, pseudo_count=0.5, init=point.theta))
+    t_fit_old, theta_old = timed(lambda: fit_bt_batch_reference(w, pseudo_count=0.5, init=point.theta))
+    est_old = t_fit_old * replicates / old_replicates
+    diff = float(np.abs(fit_new.theta - theta_old).max())
+    same_as_boot = float(np.abs(boot.theta["ordered"][:old_replicates] - fit_new.theta).max())
+    sci = max(float(np.abs(scipy_fit(w[r], 0.5) - fit_new.theta[r]).max()) for r in range(min(3, len(w))))
+    print(f"case bootstrap, {replicates:,} replicates, ordered fit, {n_models} models x {len(enc.lo):,} cases:")
+    print(f"  new bootstrap_fits (Newman, warm start) {t_new:7.3f} s (target < 10 s)")
+    print(
+        f"  fits alone on {old_replicates} replicates: new {t_fit_new:.3f} s ({fit_new.iterations.mean():.1f} iterations),"
+        f" old MM {t_fit_old:.3f} s; old/new {t_fit_old / t_fit_new:.1f}x; old MM EXTRAPOLATED to {replicates:,}: {est_old:.1f} s"
+    )
+    print(
+        f"  max |θ new − θ old MM| {diff:.1e}; bootstrap_fits vs these fits {same_as_boot:.1e};"
+        f" max |θ new − scipy L-BFGS| on 3 replicates {sci:.1e}"
+    )
+
+
+def coverage(n_cases: int, n_models: int, replicates: int, datasets: int, pseudo_count: float) -> None:
+    from arena.stats import bootstrap_fits, encode_cases, fit_bt, percentile_ci, prior_weight, win_matrix
+    from bench.synthetic import synthetic_cases
+
+    covered, flags, slopes = [], [], []
+    for s in range(datasets):
+        data = synthetic_cases(n_cases // 6, n_models, seed=100 + s)
+        enc = encode_cases(data.cases)
+        w = win_matrix(enc, "ordered")
+        fit = fit_bt(w, pseudo_count=pseudo_count)
+        boot = bootstrap_fits(
+            enc, kinds=("ordered",), replicates=replicates, seed=s, pseudo_count=pseudo_count, init={"ordered": fit.theta}
+        )
+        ci = percentile_ci(boot.theta["ordered"])
+        covered.append((ci[:, 0] <= data.theta) & (data.theta <= ci[:, 1]))
+        slopes.append(float(np.polyfit(data.theta, fit.theta, 1)[0]))
+        flags.append(prior_weight(w, pseudo_count, theta=fit.theta, ci=ci))
+    cov = np.concatenate(covered).mean()
+    pw = flags[0]
+    print(
+        f"coverage of the 95% case CI (ordered fit, pseudo-count {pseudo_count}), {n_models} models x {n_cases:,} cases"
+        f" (~{2 * n_cases / (n_models * (n_models - 1)):.0f} cases per pair), {replicates} replicates, {datasets} data set(s):"
+    )
+    print(f"  coverage {cov:.3f} (nominal 0.95); slope of fit on truth {np.mean(slopes):.3f}")
+    print(
+        f"  prior_weight: prior_share {pw['prior_share']:.4f}, cell_share_max {pw['cell_share_max']:.3f},"
+        f" max_shift {pw['max_shift']:.3f}, median/max shift ratio {pw['median_shift_ratio']:.2f}/{pw['max_shift_ratio']:.2f}, large {[f['large'] for f in flags]}"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes (a smoke run; figures not comparable)")
+    parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--skip-coverage", action="store_true")
+    parser.add_argument("--child-memory", nargs=3, type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child_memory:
+        child_cluster_memory(*args.child_memory)
+        return
+    q = args.quick
+    print(f"python {sys.version.split()[0]}, numpy {np.__version__}, pandas {pd.__version__}{'  [--quick sizes]' if q else ''}")
+    print()
+    bench_encode(100_000 if q else 1_000_000)
+    print()
+    bench_cluster(5_000 if q else 50_000, 20, 200 if q else 1_000, old_replicates=5 if q else 10)
+    print()
+    if not args.skip_memory:
+        bench_memory(5_000 if q else 50_000, 50 if q else 200, 100 if q else 1_000)
+        print()
+    bench_case(50_000 if q else 500_000, 50 if q else 200, 200 if q else 1_000, old_replicates=20 if q else 100)
+    print()
+    if not args.skip_coverage:
+        coverage(50_000 if q else 500_000, 50 if q else 200, 200 if q else 1_000, 1, 0.5)
+
+
+if __name__ == "__main__":
+    main()
