@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from .caching import human_win_rate_report_cached
 from .models import Benchmark, JudgeRun
 from .permissions import IsResearcher
 from .release import ReleaseImportError
@@ -154,11 +155,9 @@ class LeaderboardApi(APIView):
             run = run_default(benchmark=benchmark)
             if run is None:
                 raise NotFound(f"{benchmark} has no judge run yet")
-        from annotation.selectors import human_win_rate_report  # human figures are passed in to the leaderboard
-
         document = run_leaderboard(
             run=run,
-            human=human_win_rate_report(benchmark=benchmark),
+            human=human_win_rate_report_cached(benchmark=benchmark),  # human figures are passed in to the leaderboard
             replicates=params.validated_data["replicates"],
             seed=params.validated_data["seed"],
             pseudo_count=params.validated_data["pseudo_count"],

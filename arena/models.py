@@ -290,3 +290,22 @@ class OrderedJudgment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.pair.public_id}/{self.order}"
+
+
+class JudgeRunVersion(models.Model):
+    """How many times the ordered judgments of a run have changed, kept by the database itself.
+
+    Triggers (migration 0003) count every INSERT, UPDATE and DELETE statement on ``OrderedJudgment`` in the
+    transaction that makes it, whoever writes (an import's COPY, a judge run's workers, the admin, a shell): a
+    cache of figures computed from a run's verdicts is keyed on this number instead of on its data, so a warm
+    read costs one indexed lookup however many verdicts the run has. Application code never writes it.
+
+    ``run_id`` is a plain column, not a foreign key: deleting a run deletes its judgments, whose trigger writes
+    here, and an orphaned counter (ids are never reused) is harmless. No row means version 0.
+    """
+
+    run_id = models.BigIntegerField(primary_key=True)
+    version = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} v{self.version}"

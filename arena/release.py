@@ -35,6 +35,7 @@ from django.db import models, transaction
 from django.db.backends.base.operations import BaseDatabaseOperations
 
 from .blindness import benchmark_redact
+from .bulk import rows_insert
 from .csvsafe import csv_safe
 from .models import (
     Batch,
@@ -149,13 +150,13 @@ class ImportSummary:
 # --------------------------------------------------------------------------- parsing
 
 
-@dataclass
+@dataclass(slots=True)
 class _Ref:
     file: str
     line: int | None
 
 
-@dataclass
+@dataclass(slots=True)
 class _Verdict:
     ref: _Ref
     pair_key: str
@@ -231,18 +232,31 @@ class _Loaded:
     non_finite: bool = False  # NaN, Infinity or a float too large somewhere in the value
 
 
-def _loads(text: str) -> _Loaded:
-    """One JSON document, noting on the way whether any number is not finite."""
-    loaded = _Loaded()
+class _Decoder(json.JSONDecoder):
+    """A JSON decoder that notes whether any number it read is not finite (NaN, Infinity, 1e400).
 
-    def number(literal: str) -> float:
+    Made once per file, not per line (building a decoder costs more than decoding a short line); one file
+    is read by one thread."""
+
+    def __init__(self) -> None:
+        super().__init__(parse_float=self._number, parse_constant=self._number)
+        self.non_finite = False
+
+    def _number(self, literal: str) -> float:
         value = float(literal)
         if not math.isfinite(value):
-            loaded.non_finite = True
+            self.non_finite = True
         return value
 
+
+def _loads(text: str, decoder: _Decoder | None = None) -> _Loaded:
+    """One JSON document, noting on the way whether any number is not finite."""
+    loaded = _Loaded()
+    decoder = decoder or _Decoder()
+    decoder.non_finite = False
     try:
-        loaded.value = json.loads(text, parse_float=number, parse_constant=number)
+        loaded.value = decoder.decode(text)
+        loaded.non_finite = decoder.non_finite
     except json.JSONDecodeError as exc:
         loaded.problem, loaded.line = f"invalid JSON ({exc.msg} at column {exc.colno}); truncated line?", exc.lineno
     except RecursionError:
@@ -306,6 +320,7 @@ def _read_jsonl(path: Path, parsed: _Parsed) -> Iterator[tuple[int, dict[str, An
     legal inside a JSON string (our own export writes them unescaped).
     """
     problems = parsed.problems
+    decoder = _Decoder()
     for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
         try:
             text = raw.decode("utf-8")
@@ -318,7 +333,7 @@ def _read_jsonl(path: Path, parsed: _Parsed) -> Iterator[tuple[int, dict[str, An
         if not text.strip():
             continue
         parsed.lines += 1
-        loaded = _loads(text)
+        loaded = _loads(text, decoder)
         record = loaded.value
         if loaded.problem:
             problems.append(Problem(path.name, number, None, loaded.problem))
@@ -908,7 +923,11 @@ class _Writer:
         self._proposals()
         self._pairs()
         self._judgments()
-        benchmark_redact(benchmark=self.benchmark)  # aliases of every participant and judge -> blind_content
+        if self.created["participants"] or self.created["proposals"] or self.created["runs"]:
+            # Aliases of every participant and judge -> blind_content. An import that adds no participant,
+            # proposal or run (hence no judge) leaves every alias and every proposal as the last redaction saw
+            # them: scanning them all again would change nothing (and was most of a re-import's time).
+            benchmark_redact(benchmark=self.benchmark)
         for key in ("contexts", "papers", "participants", "proposals", "pairs", "judgments", "runs"):
             self.summary.created[key] = self.created[key]
 
@@ -923,6 +942,7 @@ class _Writer:
     def _contexts(self) -> None:
         existing = {c.external_id: c for c in self.benchmark.contexts.all()}
         text_ids = set(self.parsed.contexts)
+        new_with_text: list[tuple[Context, list[dict[str, Any]]]] = []
         for context_id, (ref, values) in self.parsed.contexts.items():
             batch_name = values["batch"] or self.parsed.context_batches.get(context_id)
             fields = {k: values[k] for k in (*CONTEXT_TEXT_FIELDS, *CONTEXT_OPTIONAL_FIELDS)}
@@ -935,7 +955,8 @@ class _Writer:
                 elif self._stored_papers(context) != values["papers"]:
                     self.conflict(ref, "papers", f"context {context_id!r} is already stored with different papers")
                 continue
-            if context is None:
+            is_new = context is None
+            if is_new:
                 context = Context(benchmark=self.benchmark, external_id=context_id)
                 self.created["contexts"] += 1
             for key, value in fields.items():
@@ -944,29 +965,32 @@ class _Writer:
             context.has_text = True
             if batch_name and context.batch_id is None:
                 context.batch = self.batches[batch_name]
-            context.save()
+            if not is_new:
+                context.save()  # a verdict-only context gets its text (rare: one row per context)
             existing[context_id] = context
             self.summary.contexts_with_text += 1
-            papers = [Paper(context=context, position=i, **paper) for i, paper in enumerate(values["papers"])]
-            Paper.objects.bulk_create(papers)
-            self.created["papers"] += len(papers)
+            new_with_text.append((context, values["papers"]))
+        Context.objects.bulk_create([c for c, _ in new_with_text if c.pk is None])
+        papers = [Paper(context=c, position=i, **paper) for c, items in new_with_text for i, paper in enumerate(items)]
+        Paper.objects.bulk_create(papers, batch_size=2000)
+        self.created["papers"] += len(papers)
         for (context_id, _), (ref, _) in self.parsed.proposals.items():
             if context_id not in existing and context_id not in text_ids:
                 self.conflict(ref, "context_id", f"no context {context_id!r} in the contexts file or the benchmark")
-        missing = []
+        self.context_ids = {external_id: c.pk for external_id, c in existing.items()}
+        missing: dict[str, int | None] = {}
         for verdict in self.parsed.verdicts.values():
-            if verdict.context_id not in existing:
+            if verdict.context_id not in self.context_ids and verdict.context_id not in missing:
                 batch_name = self.parsed.context_batches.get(verdict.context_id)
-                context = Context(
-                    benchmark=self.benchmark,
-                    external_id=verdict.context_id,
-                    batch=self.batches.get(batch_name) if batch_name else None,
-                )
-                existing[verdict.context_id] = context
-                missing.append(context)
-        Context.objects.bulk_create(missing)
-        self.created["contexts"] += len(missing)
-        self.contexts = existing
+                missing[verdict.context_id] = self.batches[batch_name].pk if batch_name else None
+        if missing:
+            # Verdict-only contexts (most of a release's): written in one COPY, their ids read back by name.
+            self.created["contexts"] += rows_insert(
+                model=Context,
+                fields=("benchmark_id", "external_id", "batch_id"),
+                rows=((self.benchmark.pk, external_id, batch_id) for external_id, batch_id in missing.items()),
+            )
+            self.context_ids = dict(self.benchmark.contexts.values_list("external_id", "pk"))
 
     @staticmethod
     def _stored_papers(context: Context) -> list[dict[str, Any]]:
@@ -984,77 +1008,80 @@ class _Writer:
         self.participants = existing
 
     def _proposals(self) -> None:
-        existing = {
-            (p.context.external_id, p.participant.name): p
-            for p in Proposal.objects.filter(context__benchmark=self.benchmark).select_related("context", "participant")
-        }
+        stored = Proposal.objects.filter(context__benchmark=self.benchmark).values_list(
+            "context__external_id", "participant__name", "content", "release_metadata"
+        )
+        existing = {(c, p): (content, meta) for c, p, content, meta in stored}
         new = []
         for key, (ref, values) in self.parsed.proposals.items():
-            if key[0] not in self.contexts:
+            if key[0] not in self.context_ids:
                 continue  # reported in _contexts
-            stored = existing.get(key)
-            if stored is not None:
-                if (stored.content, stored.release_metadata) != (values["content"], values["release_metadata"]):
+            known = existing.get(key)
+            if known is not None:
+                if known != (values["content"], values["release_metadata"]):
                     self.conflict(ref, "content", f"proposal of {key[1]!r} on {key[0]!r} is already stored with different text")
                 continue
             schema = PROPOSAL_SCHEMAS[values["schema"]]
             problems = schema.validate(values["content"])
             new.append(
-                Proposal(
-                    context=self.contexts[key[0]],
-                    participant=self.participants[key[1]],
-                    schema=schema.name,
-                    content=values["content"],
-                    validation_status=Proposal.Status.INVALID if problems else Proposal.Status.VALID,
-                    validation_errors=problems,
-                    release_metadata=values["release_metadata"],
+                (
+                    self.context_ids[key[0]],
+                    self.participants[key[1]].pk,
+                    schema.name,
+                    values["content"],
+                    Proposal.Status.INVALID if problems else Proposal.Status.VALID,
+                    problems,
+                    values["release_metadata"],
                 )
             )
-        Proposal.objects.bulk_create(new)
-        self.created["proposals"] += len(new)
+        fields = ("context_id", "participant_id", "schema", "content", "validation_status", "validation_errors", "release_metadata")
+        self.created["proposals"] += rows_insert(model=Proposal, fields=fields, rows=new)
 
     def _pairs(self) -> None:
-        existing = {
-            p.internal_key: p
-            for p in self.benchmark.pairs.select_related("participant_a", "participant_b", "context")
-        }
-        new: dict[str, CanonicalPair] = {}
+        # Ids only, no joins: names come from the participants and contexts already read.
+        stored = self.benchmark.pairs.values_list("internal_key", "pk", "participant_a_id", "participant_b_id", "context_id")
+        names = {p.pk: p.name for p in self.participants.values()}
+        contexts = {pk: external_id for external_id, pk in self.context_ids.items()}
+        # key -> (id or None while new, sorted model names, context external id)
+        pairs: dict[str, tuple[int | None, tuple[str, str], str]] = {
+            key: (pk, tuple(sorted((names[a], names[b]))), contexts[context]) for key, pk, a, b, context in stored
+        }  # type: ignore[misc]
+        new: dict[str, tuple[Any, ...]] = {}
+        seed = self.benchmark.orientation_seed
         for verdict in self.parsed.verdicts.values():
-            pair = existing.get(verdict.pair_key) or new.get(verdict.pair_key)
-            if pair is not None:
-                stored_models = tuple(sorted((pair.participant_a.name, pair.participant_b.name)))
+            known = pairs.get(verdict.pair_key)
+            if known is not None:
+                _, stored_models, context = known
                 if stored_models != verdict.models:
                     self.conflict(
                         verdict.ref,
                         "model_pair" if verdict.shown_a is None else "system_a",
                         f"pair {verdict.pair_key!r} is between {list(stored_models)}, not {list(verdict.models)}",
                     )
-                elif pair.context.external_id != verdict.context_id:
+                elif context != verdict.context_id:
                     self.conflict(verdict.ref, "context_id", f"pair {verdict.pair_key!r} belongs to another context")
                 continue
             first, second = (self.participants[m] for m in verdict.models)
-            if orientation_flipped(self.benchmark.orientation_seed, verdict.pair_key):
+            if orientation_flipped(seed, verdict.pair_key):
                 first, second = second, first
-            pair = CanonicalPair(
-                benchmark=self.benchmark,
-                context=self.contexts[verdict.context_id],
-                participant_a=first,
-                participant_b=second,
-                internal_key=verdict.pair_key,
-            )
-            if verdict.pair_key in self.parsed.public_ids:  # any line of the pair may carry it
-                pair.public_id = self.parsed.public_ids[verdict.pair_key]
-            new[verdict.pair_key] = pair
-        # A public id is unique across the database: an export imported as another benchmark or version
-        # keeps ids only where they are free, and gets fresh random ones elsewhere.
-        wanted = [p.public_id for p in new.values()]
-        taken = set(CanonicalPair.objects.filter(public_id__in=wanted).values_list("public_id", flat=True))
-        for pair in new.values():
-            if pair.public_id in taken:
-                pair.public_id = new_public_id()
-        CanonicalPair.objects.bulk_create(new.values())
-        self.created["pairs"] += len(new)
-        self.pairs = existing | new
+            public_id = self.parsed.public_ids.get(verdict.pair_key) or new_public_id()  # any line of the pair may carry it
+            new[verdict.pair_key] = (self.benchmark.pk, self.context_ids[verdict.context_id], first.pk, second.pk, verdict.pair_key, public_id)
+            pairs[verdict.pair_key] = (None, verdict.models, verdict.context_id)
+        # A public id is unique across the database: an export imported as another benchmark or version keeps
+        # the release's ids only where they are free, and gets fresh random ones elsewhere. (Fresh ids are 64
+        # random bits: a collision among 10^5 pairs has a probability near 10^-9, and would roll back the import.)
+        wanted = [key for key in new if key in self.parsed.public_ids]
+        taken: set[str] = set()
+        for start in range(0, len(wanted), 10_000):  # bounds the IN list (SQLite allows 32,766 parameters)
+            ids = [new[key][5] for key in wanted[start : start + 10_000]]
+            taken.update(CanonicalPair.objects.filter(public_id__in=ids).values_list("public_id", flat=True))
+        rows = [row if row[5] not in taken else (*row[:5], new_public_id()) for row in new.values()]
+        if rows:
+            fields = ("benchmark_id", "context_id", "participant_a_id", "participant_b_id", "internal_key", "public_id")
+            self.created["pairs"] += rows_insert(model=CanonicalPair, fields=fields, rows=rows)
+            self.pair_ids = dict(self.benchmark.pairs.values_list("internal_key", "pk"))
+        else:
+            self.pair_ids = {key: pk for key, (pk, _, _) in pairs.items() if pk is not None}
 
     def _run(self, verdict: _Verdict, runs: dict[tuple[str, str], JudgeRun]) -> JudgeRun:
         key = (verdict.judge_model, verdict.run_label)
@@ -1087,29 +1114,45 @@ class _Writer:
                 parameters={"source": verdict.ref.file},
             )
             self.created["runs"] += 1
+            self.new_runs.add(run.pk)
         runs[key] = run
         return run
 
+    def _stored_judgments(self, run: JudgeRun) -> tuple[dict[tuple[int, str], tuple[int | None, bool]], set[tuple[int, str, int]]]:
+        """A run's stored verdicts as compact tuples (no model objects): accepted ones by (pair, order) with
+        (winner id, is_tie), and the (pair, order, attempt) of invalid ones. Nothing to read for a new run."""
+        if run.pk in self.new_runs:
+            return {}, set()
+        accepted: dict[tuple[int, str], tuple[int | None, bool]] = {}
+        invalid: set[tuple[int, str, int]] = set()
+        rows = OrderedJudgment.objects.filter(run=run).values_list("pair_id", "order", "status", "winner_id", "is_tie", "attempt")
+        for pair_id, order, status, winner_id, is_tie, attempt in rows:
+            if status == OrderedJudgment.Status.ACCEPTED:
+                accepted[(pair_id, order)] = (winner_id, is_tie)
+            else:
+                invalid.add((pair_id, order, attempt))
+        return accepted, invalid
+
     def _judgments(self) -> None:
+        self.new_runs: set[int] = set()
         runs: dict[tuple[str, str], JudgeRun] = {}
         for verdict in self.parsed.verdicts.values():
             self._run(verdict, runs)
-        stored = {
-            (j.run_id, j.pair_id, j.order): j
-            for j in OrderedJudgment.objects.filter(run__in=[r for r in runs.values() if r.pk], status="accepted")
-            .select_related("winner")
-        }
-        new = []
+        stored = {run.pk: self._stored_judgments(run) for run in runs.values() if run.pk}
+        names = {p.pk: p.name for p in self.participants.values()}
+        rows = []
         for verdict in self.parsed.verdicts.values():
             run = runs[(verdict.judge_model, verdict.run_label)]
-            pair = self.pairs[verdict.pair_key]
-            if pair.pk is None:
-                continue  # a conflicting pair, reported already
-            previous = stored.get((run.pk, pair.pk, verdict.order))
+            pair_id = self.pair_ids.get(verdict.pair_key)
+            if pair_id is None or run.pk is None:
+                continue  # a conflicting pair or run, reported already
+            accepted, invalid = stored[run.pk]
+            previous = accepted.get((pair_id, verdict.order))
             winner_name = None if verdict.winner in (None, TIE) else verdict.winner
+            values = verdict.values
             if previous is not None and verdict.status == OrderedJudgment.Status.ACCEPTED:
-                previous_name = previous.winner.name if previous.winner else None
-                if (previous_name, previous.is_tie) != (winner_name, verdict.winner == TIE):
+                previous_winner, previous_tie = previous
+                if (names.get(previous_winner) if previous_winner else None, previous_tie) != (winner_name, verdict.winner == TIE):
                     self.conflict(
                         verdict.ref,
                         "winner",
@@ -1117,9 +1160,7 @@ class _Writer:
                     )
                 continue
             if previous is None and verdict.status == OrderedJudgment.Status.INVALID:
-                if run.judgments.filter(
-                    pair=pair, order=verdict.order, status="invalid", attempt=verdict.values["attempt"]
-                ).exists():
+                if (pair_id, verdict.order, values.get("attempt", 1)) in invalid:
                     continue
             shown_a = self.participants[verdict.shown_a] if verdict.shown_a else None
             if verdict.winner == TIE:
@@ -1128,22 +1169,37 @@ class _Writer:
                 label = None
             else:
                 label = OrderedJudgment.Verdict.A if winner_name == shown_a.name else OrderedJudgment.Verdict.B
-            new.append(
-                OrderedJudgment(
-                    run=run,
-                    pair=pair,
-                    order=verdict.order,
-                    status=verdict.status,
-                    shown_a=shown_a,
-                    verdict=label,
-                    is_tie=verdict.winner == TIE,
-                    winner=self.participants[winner_name] if winner_name else None,
-                    **verdict.values,
+            rows.append(
+                (
+                    run.pk,
+                    pair_id,
+                    verdict.order,
+                    verdict.status,
+                    shown_a.pk if shown_a else None,
+                    label,
+                    verdict.winner == TIE,
+                    self.participants[winner_name].pk if winner_name else None,
+                    *(values.get(name, default) for name, default in _JUDGMENT_VALUES),
                 )
             )
-        OrderedJudgment.objects.bulk_create(new)
-        self.created["judgments"] += len(new)
+        fields = ("run_id", "pair_id", "order", "status", "shown_a_id", "verdict", "is_tie", "winner_id", *(n for n, _ in _JUDGMENT_VALUES))
+        self.created["judgments"] += rows_insert(model=OrderedJudgment, fields=fields, rows=rows)
 
+
+# Values a verdict line may carry, with what a line that does not (a folded release line) stores.
+_JUDGMENT_VALUES: tuple[tuple[str, Any], ...] = (
+    ("confidence", ""),
+    ("main_reason", ""),
+    ("weakness_a", ""),
+    ("weakness_b", ""),
+    ("raw_response", ""),
+    ("errors", []),
+    ("attempt", 1),
+    ("latency_seconds", None),
+    ("prompt_tokens", None),
+    ("completion_tokens", None),
+    ("metadata", {}),
+)
 
 # --------------------------------------------------------------------------- export
 

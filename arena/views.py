@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from .aliases import MODE_HELP, WORD, AliasError
 from .blindness import benchmark_blindness, benchmark_redact, participant_aliases, participant_aliases_update
+from .caching import human_win_rate_report_cached
 from .charts import forest_plot, heat_map
 from .forms import ParticipantAliasesForm, ReleaseUploadForm
 from .models import Benchmark, JudgeRun, Participant, Proposal
@@ -109,8 +110,6 @@ DIGITS = (2, 3)
 def leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     """Table 1 of a run (any of its three fits, two or three decimals), every other figure of the leaderboard
     document, and its plots; polls itself while the run is in progress."""
-    from annotation.selectors import human_win_rate_report
-
     benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
     runs = list(benchmark.runs.filter(run_type="holistic").order_by("-is_canonical", "created_at", "id"))
     canonical = run_default(benchmark=benchmark)
@@ -125,8 +124,7 @@ def leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
         return render(request, "arena/leaderboard_empty.html", {"benchmark": benchmark})
     fit = request.GET.get("fit") if request.GET.get("fit") in FITS else "ordered"
     digits = 3 if request.GET.get("digits") == "3" else 2
-    human = human_win_rate_report(benchmark=benchmark)
-    doc = run_leaderboard(run=run, human=human)
+    doc = run_leaderboard(run=run, human=human_win_rate_report_cached(benchmark=benchmark))
     context = {
         "benchmark": benchmark,
         "runs": runs,

@@ -46,3 +46,10 @@ def test_a_small_run_names_its_undecided_pair_and_separated_models(undecided) ->
     assert "  acyclic, not transitive (a chain of wins passes over an undecided pair)" in out.splitlines()
     assert "  complete separation: Alpha 1 won all 2 decided stable cases against Beta-2 (2–0)" in out.splitlines()
     assert "cycle:" not in out
+
+
+def test_the_pseudo_count_prior_line_gives_its_share_and_verdict(imported) -> None:  # noqa: ANN001
+    line = next(x for x in text("lit2test", "--replicates", "200").splitlines() if x.startswith("Pseudo-count prior"))
+    # 12 cells x 0.5 = 6 against 2,400 ordered verdicts (hand count): 0.25%, printed with one decimal.
+    assert line.startswith("Pseudo-count prior: 0.5 per cell, 0.2% of all counts; it moves the typical strength by ")
+    assert line.endswith("; small against the intervals")

@@ -173,3 +173,10 @@ def test_a_run_without_a_complete_case_says_so(tmp_path: Path, rita_client) -> N
     out = StringIO()
     call_command("leaderboard", str(benchmark.pk), "--run", str(run.pk), "--replicates", "10", stdout=out)
     assert "Not enough judged cases to fit yet" in out.getvalue() and "None" not in out.getvalue()
+
+
+def test_the_pseudo_count_prior_is_stated_with_its_share_of_the_data(imported, rita_client) -> None:  # noqa: ANN001
+    # Hand count: 4 models give 12 off-diagonal cells of 0.5 each (6) against 2,400 ordered verdicts: 0.25%.
+    prior = section(rita_client, imported, "prior-weight")
+    assert prior.startswith("Pseudo-count prior: 0.5 per cell, 0.2% of all counts; it moves the typical strength by ")
+    assert "Small against the intervals." in prior and "Large" not in prior

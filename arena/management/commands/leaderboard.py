@@ -221,4 +221,11 @@ def render_text(doc: dict) -> str:
                  f"{'yes' if diag.get('stable_graph_strongly_connected') else 'no'}; strengths diagnostic only "
                  f"{'yes' if diag.get('strengths_diagnostic_only') else 'no'}"
                  + (f"; models without a complete case: {', '.join(diag['models_without_cases'])}" if diag.get("models_without_cases") else ""))
+    if pw := diag.get("prior_weight"):
+        shift = ""
+        if pw.get("median_shift_ratio") is not None:
+            shift = (f"; it moves the typical strength by {f.number(pw['median_shift_ratio'], 2)} of its 95% CI half-width "
+                     f"(largest {f.number(pw['max_shift_ratio'], 2)})")
+        verdict = "LARGE: the intervals cover the truth less often than 95%" if pw.get("large") else "small against the intervals"
+        lines.append(f"Pseudo-count prior: {f.number(pw['pseudo_count'], 1)} per cell, {f.percent(pw['prior_share'])} of all counts{shift}; {verdict}")
     return "\n".join(lines)
