@@ -98,9 +98,12 @@ def run_default(*, benchmark: Benchmark) -> JudgeRun | None:
 
 
 def run_cases_frame(*, run: JudgeRun, pair_ids: Iterable[int] | None = None) -> pd.DataFrame:
-    """One row per canonical pair the run has judged, in the statistics package's ``cases`` shape.
+    """One row per canonical pair the run has judged, in the statistics package's ``cases`` shape, in pair-id order.
 
-    Verdicts are winner names, ``"TIE"``, or None when that order has no accepted judgment yet.
+    Verdicts are winner names, ``"TIE"``, or None when that order has no accepted judgment yet;
+    ``shown_a_original`` comes from the original order's record, else is derived from the reverse order's.
+    Three flat queries (verdicts as ids, the benchmark's pairs, its participants) joined in pandas: joining
+    names in SQL cost 0.9 s at 112,000 verdicts, most of it PostgreSQL building wide rows.
     """
     import pandas as pd
 
@@ -109,31 +112,41 @@ def run_cases_frame(*, run: JudgeRun, pair_ids: Iterable[int] | None = None) -> 
     judgments = OrderedJudgment.objects.filter(run=run, status=OrderedJudgment.Status.ACCEPTED)
     if pair_ids is not None:
         judgments = judgments.filter(pair_id__in=list(pair_ids))
-    rows: dict[int, dict[str, Any]] = {}
-    values = judgments.values_list(
-        "pair_id",
-        "order",
-        "is_tie",
-        "winner__name",
-        "shown_a__name",
-        "pair__internal_key",
-        "pair__context__external_id",
-        "pair__context__batch__name",
-        "pair__participant_a__name",
-        "pair__participant_b__name",
+    verdicts = pd.DataFrame.from_records(
+        list(judgments.values_list("pair_id", "order", "is_tie", "winner_id", "shown_a_id")),
+        columns=["pair", "order", "is_tie", "winner", "shown_a"],
     )
-    for pair_id, order, is_tie, winner, shown_a, key, context, batch, model_a, model_b in values.iterator(chunk_size=5000):
-        row = rows.setdefault(
-            pair_id,
-            {"case": key, "context": context, "batch": batch or "", "model_1": model_a, "model_2": model_b,
-             "original": None, "reverse": None, "shown_a_original": None},
-        )
-        row[order] = TIE if is_tie else winner
-        if order == "original" and shown_a:
-            row["shown_a_original"] = shown_a
-        elif order == "reverse" and shown_a and row["shown_a_original"] is None:
-            row["shown_a_original"] = model_b if shown_a == model_a else model_a
-    return pd.DataFrame(list(rows.values()), columns=CASE_COLUMNS)
+    if verdicts.empty:
+        return pd.DataFrame(columns=CASE_COLUMNS)
+    names = dict(Participant.objects.filter(benchmark_id=run.benchmark_id).values_list("id", "name"))
+    pair_rows = CanonicalPair.objects.filter(benchmark_id=run.benchmark_id)
+    if pair_ids is not None:
+        pair_rows = pair_rows.filter(pk__in=verdicts["pair"].unique().tolist())
+    pairs = pd.DataFrame.from_records(
+        list(pair_rows.values_list("id", "internal_key", "context__external_id", "context__batch__name",
+                                   "participant_a_id", "participant_b_id")),
+        columns=["pair", "case", "context", "batch", "a", "b"],
+    ).set_index("pair")
+    verdicts["verdict"] = verdicts["winner"].map(names).where(~verdicts["is_tie"].astype(bool), TIE)
+    by_order = verdicts.set_index(["pair", "order"])
+    wide = by_order["verdict"].unstack("order")
+    shown = by_order["shown_a"].unstack("order")
+    out = pairs.loc[wide.index.sort_values()].copy()
+    for order in ("original", "reverse"):
+        out[order] = wide[order] if order in wide else None
+    out = out.astype({"original": object, "reverse": object})
+    out[["original", "reverse"]] = out[["original", "reverse"]].where(out[["original", "reverse"]].notna(), None)
+    # The model shown as A in the original order: recorded there, else the one not shown as A in the reverse.
+    original_a = shown["original"] if "original" in shown else pd.Series(index=shown.index, dtype=float)
+    reverse_a = shown["reverse"] if "reverse" in shown else pd.Series(index=shown.index, dtype=float)
+    reverse_a = reverse_a.reindex(out.index)
+    from_reverse = reverse_a.where(reverse_a.isna(), out["b"].where(reverse_a == out["a"], out["a"]))
+    shown_id = original_a.reindex(out.index).combine_first(from_reverse)
+    out["shown_a_original"] = [None if pd.isna(x) else names.get(int(x)) for x in shown_id]
+    out["model_1"] = out["a"].map(names)
+    out["model_2"] = out["b"].map(names)
+    out["batch"] = out["batch"].fillna("")
+    return out.reset_index(drop=True)[CASE_COLUMNS]
 
 
 def run_data_version(*, run: JudgeRun) -> str:
