@@ -24,7 +24,7 @@ import json
 import math
 import re
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -1203,6 +1203,14 @@ _JUDGMENT_VALUES: tuple[tuple[str, Any], ...] = (
 
 # --------------------------------------------------------------------------- export
 
+#: More JSONL files of an export, by name, each from a function of the benchmark; registered by other apps
+#: (``controls`` adds ``controls.jsonl``) so that this module imports none of them. A file with no rows is not written.
+EXTRA_EXPORTS: dict[str, Callable[[Benchmark], list[dict[str, Any]]]] = {}
+
+
+def register_export(name: str, rows: Callable[[Benchmark], list[dict[str, Any]]]) -> None:
+    EXTRA_EXPORTS[name] = rows
+
 
 def _jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     with path.open("w", encoding="utf-8") as handle:
@@ -1335,4 +1343,9 @@ def release_export(*, benchmark: Benchmark, directory: Path) -> dict[str, int]:
             # which a reader would otherwise take for the end of the row.
             frame.to_csv(directory / f"{name}.csv", index=False, lineterminator="\r\n")
         counts[name] = len(table)
+    for name, make_rows in EXTRA_EXPORTS.items():
+        table = make_rows(benchmark)
+        if table:
+            _jsonl(directory / f"{name}.jsonl", table)
+            counts[name] = len(table)
     return counts

@@ -74,6 +74,7 @@ INSTALLED_APPS = [
     "arena",
     "jobs",
     "annotation",
+    "controls",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,510 @@
+"""Writes of diagnostic controls: import from JSONL, template generation, review, and the export's rows.
+
+Every write checks everything first and then writes in one transaction. A variant is checked against its
+clean source the same way wherever it comes from (:func:`variant_problems`): a targeted kind changes its target
+field and only that one, ``falsifier_off`` empties ``falsifying_result`` and changes nothing else, a rendering
+has prose instead of fields.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from arena.models import Benchmark, Context, Proposal
+from arena.release import (
+    EXTERNAL_ID,
+    MODEL_NAME,
+    Problem,
+    ReleaseImportError,
+    _Fields,
+    _json_type,
+    _Parsed,
+    _read_jsonl,
+    _Ref,
+    _show,
+)
+from arena.schemas import SIX_FIELD
+
+from . import variants
+from .models import TARGET_FIELD, ControlVariant
+
+KINDS: tuple[str, ...] = tuple(ControlVariant.Kind.values)
+TARGETS: tuple[str, ...] = tuple(ControlVariant.Target.values)
+STATUSES: tuple[str, ...] = tuple(ControlVariant.Status.values)
+TARGETED: tuple[str, ...] = tuple(str(k) for k in ControlVariant.TARGETED_KINDS)
+#: Kinds a model must write (naturalness matters); the others have deterministic templates.
+LLM_KINDS: tuple[str, ...] = ("subtle", "sham")
+TEMPLATE_KINDS: tuple[str, ...] = ("clear", "rendering", "falsifier_off", "naive")
+LINE_KEYS = ("control_id", "kind", "context_id", "source_model", "target", "proposal", "prose", "status", "provenance")
+# A rendering holds six fields' worth of text plus the connecting phrases.
+MAX_PROSE_CHARS = 6 * SIX_FIELD.max_chars + 2_000
+LISTED = 12  # valid values named in a message, at most
+
+
+class ControlError(Exception):
+    """A request about controls that cannot be carried out; nothing was written."""
+
+
+class ControlImportError(ReleaseImportError):
+    """The controls file cannot be imported; nothing was written. ``problems`` says where and why."""
+
+
+def _names(values: Sequence[str]) -> str:
+    shown = ", ".join(json.dumps(v, ensure_ascii=False) for v in list(values)[:LISTED])
+    return shown + (f" ... and {len(values) - LISTED} more" if len(values) > LISTED else "")
+
+
+# --------------------------------------------------------------------------- checks shared by every path
+
+
+def variant_problems(
+    *, kind: str, target: str | None, content: Mapping[str, Any] | None, prose: str | None, source: Mapping[str, Any] | None
+) -> list[tuple[str, str]]:
+    """What is wrong with a variant, as (field, message); empty when nothing is.
+
+    ``source`` is the clean proposal's content (None when unknown: the comparisons are skipped). Field names in
+    messages are the file's: ``proposal.<field>``, ``prose``, ``target``.
+    """
+    problems: list[tuple[str, str]] = []
+    if kind in TARGETED and target is None:
+        problems.append(("target", f"a {kind} variant needs a target: one of {_names(TARGETS)}"))
+    if kind not in TARGETED and target is not None:
+        problems.append(("target", f"must be null for a {kind} variant (only {', '.join(TARGETED)} have a target)"))
+    if kind == "rendering":
+        if content is not None:
+            problems.append(("proposal", 'a rendering variant has "prose" instead of "proposal"'))
+        if not isinstance(prose, str) or not prose.strip():
+            problems.append(("prose", "missing" if prose is None else ("must be text" if not isinstance(prose, str) else "empty")))
+        elif len(prose) > MAX_PROSE_CHARS:
+            problems.append(("prose", f"has {len(prose)} characters; the limit is {MAX_PROSE_CHARS}"))
+        return problems
+    if prose is not None:
+        problems.append(("prose", f'only a rendering variant has prose; a {kind} variant has "proposal"'))
+    if content is None:
+        problems.append(("proposal", "missing"))
+        return problems
+    if not isinstance(content, Mapping):
+        problems.append(("proposal", f"must be an object with the six fields, got {_json_type(content)}"))
+        return problems
+    for key in sorted(set(content) - set(variants.SIX)):
+        problems.append((f"proposal.{key}", f"is not one of the six fields ({', '.join(variants.SIX)})"))
+    for name in variants.SIX:
+        value = content.get(name)
+        empty_wanted = kind == "falsifier_off" and name == "falsifying_result"
+        if not isinstance(value, str):
+            problems.append((f"proposal.{name}", "missing" if value is None else f"must be text, got {_json_type(value)}"))
+        elif empty_wanted and value.strip():
+            problems.append((f"proposal.{name}", 'must be empty ("") in a falsifier_off variant'))
+        elif not empty_wanted and not value.strip():
+            problems.append((f"proposal.{name}", "empty"))
+        elif len(value) > SIX_FIELD.max_chars:
+            problems.append((f"proposal.{name}", f"has {len(value)} characters; the limit is {SIX_FIELD.max_chars}"))
+    if problems or source is None or kind == "naive":
+        return problems
+    changed = TARGET_FIELD.get(target or "") if kind in TARGETED else ("falsifying_result" if kind == "falsifier_off" else None)
+    for name in variants.SIX:
+        same = content.get(name) == source.get(name)
+        if name == changed and same and kind != "falsifier_off":
+            problems.append((f"proposal.{name}", f"is the source proposal's text unchanged; a {kind} variant must change its target field"))
+        elif name != changed and not same:
+            problems.append(
+                (
+                    f"proposal.{name}",
+                    f"differs from the source proposal; a {kind} variant changes only {changed}",
+                )
+            )
+    return problems
+
+
+# --------------------------------------------------------------------------- import
+
+
+@dataclass
+class _Line:
+    ref: _Ref
+    control_id: str
+    kind: str
+    target: str | None
+    context_id: str
+    source_model: str
+    content: dict[str, Any] | None
+    prose: str | None
+    status: str
+    provenance: dict[str, Any]
+
+    def comparable(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "target": self.target,
+            "context_id": self.context_id,
+            "source_model": self.source_model,
+            "proposal": self.content,
+            "prose": self.prose or "",
+        }
+
+
+@dataclass
+class ControlImportSummary:
+    benchmark: Benchmark
+    file: str
+    created: Counter = field(default_factory=Counter)  # by kind
+    unchanged: int = 0
+
+    def line(self) -> str:
+        if not self.created:
+            return f"nothing new: the {self.unchanged} control(s) of {self.file} are already in {self.benchmark}"
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.created.items()))
+        return f"created {sum(self.created.values())} control(s) in {self.benchmark} ({kinds}); {self.unchanged} already there"
+
+
+def _parse_line(record: dict[str, Any], ref: _Ref, problems: list[Problem]) -> _Line | None:
+    before = len(problems)
+    f = _Fields(record, ref, problems)
+    for key in sorted(set(record) - set(LINE_KEYS)):
+        f.problem(key, f"is not a field of a control line; the fields are {', '.join(LINE_KEYS)}")
+    control_id = f.text("control_id", (ControlVariant, "control_id"))
+    kind = f.text("kind")
+    if kind and kind not in KINDS:
+        f.problem("kind", f"unknown kind {_show(kind)}; the kinds are {_names(KINDS)}")
+    target = record.get("target")
+    if target is not None and (not isinstance(target, str) or target not in TARGETS):
+        f.problem("target", f"unknown target {_show(target)}; the targets are {_names(TARGETS)} (or null)")
+        target = None
+    context_id = f.text("context_id", EXTERNAL_ID)
+    source_model = f.text("source_model", MODEL_NAME)
+    status = f.choice("status", STATUSES, default=ControlVariant.Status.APPROVED)
+    provenance = f.mapping("provenance")
+    content = record.get("proposal")
+    prose = record.get("prose")
+    if kind in KINDS and len(problems) == before:
+        for name, message in variant_problems(kind=kind, target=target, content=content, prose=prose, source=None):
+            f.problem(name, message)
+    if len(problems) != before:
+        return None
+    return _Line(ref, control_id, kind, target, context_id, source_model, content, prose, status, provenance)
+
+
+def _check_against_benchmark(benchmark: Benchmark, lines: list[_Line], problems: list[Problem]) -> dict[str, Proposal]:
+    """Each line's context, source model and clean proposal, and how it relates to that proposal. Returns the
+    source proposal of each control id whose line has no problem."""
+    wanted = {line.context_id for line in lines}
+    contexts = {c.external_id: c for c in Context.objects.filter(benchmark=benchmark, external_id__in=wanted)}
+    participants = sorted(benchmark.participants.values_list("name", flat=True))
+    proposals: dict[tuple[str, str], Proposal] = {
+        (p.context.external_id, p.participant.name): p
+        for p in Proposal.objects.filter(context__benchmark=benchmark, context__external_id__in=wanted).select_related(
+            "context", "participant"
+        )
+    }
+    by_context: dict[str, list[str]] = {}
+    for context_id, model in proposals:
+        by_context.setdefault(context_id, []).append(model)
+    sources: dict[str, Proposal] = {}
+    for line in lines:
+        def problem(name: str, message: str, line: _Line = line) -> None:
+            problems.append(Problem(line.ref.file, line.ref.line, name, message))
+
+        if line.context_id not in contexts:
+            with_text = list(benchmark.contexts.filter(has_text=True).order_by("external_id").values_list("external_id", flat=True))
+            problem("context_id", f"unknown context {_show(line.context_id)} in {benchmark}; its contexts with text include {_names(with_text)}")
+            continue
+        if line.source_model not in participants:
+            problem("source_model", f"unknown model {_show(line.source_model)}; the models of {benchmark} are {_names(participants)}")
+            continue
+        source = proposals.get((line.context_id, line.source_model))
+        if source is None:
+            problem(
+                "source_model",
+                f"{_show(line.source_model)} has no proposal for context {_show(line.context_id)}; "
+                f"the models with one are {_names(sorted(by_context.get(line.context_id, [])))}",
+            )
+            continue
+        found = variant_problems(kind=line.kind, target=line.target, content=line.content, prose=line.prose, source=source.content)
+        for name, message in found:
+            problem(name, message)
+        if not found:
+            sources[line.control_id] = source
+    return sources
+
+
+def _stored_comparable(variant: ControlVariant) -> dict[str, Any]:
+    return {
+        "kind": variant.kind,
+        "target": variant.target,
+        "context_id": variant.context.external_id,
+        "source_model": variant.source.participant.name,
+        "proposal": variant.content,
+        "prose": variant.prose,
+    }
+
+
+def controls_import(*, benchmark: Benchmark, path: Path) -> ControlImportSummary:
+    """Import the control variants of a JSONL file into ``benchmark``, all or nothing.
+
+    One variant a line: ``{"control_id", "kind", "context_id", "source_model", "target", "proposal": {six
+    fields}}`` (a rendering has ``"prose"`` instead of ``"proposal"``; ``target`` is null where there is none;
+    optional ``"status"`` and ``"provenance"``, as the export writes them). A control id already stored with the
+    same content is left as it is (re-importing a file changes nothing, not even a researcher's review); one
+    stored with different content is a problem. Raises :class:`ControlImportError` naming each problem's line
+    and field; nothing is written then.
+    """
+    parsed = _Parsed()
+    problems = parsed.problems
+    lines: list[_Line] = []
+    first_line: dict[str, int | None] = {}
+    for number, record, clean in _read_jsonl(path, parsed):
+        ref = _Ref(path.name, number)
+        line = _parse_line(record, ref, problems)
+        if line is None or not clean:
+            continue
+        if line.control_id in first_line:
+            problems.append(
+                Problem(ref.file, ref.line, "control_id", f"{_show(line.control_id)} repeats line {first_line[line.control_id]}; each control appears once")
+            )
+            continue
+        first_line[line.control_id] = number
+        lines.append(line)
+    if not parsed.lines and not problems:
+        problems.append(Problem(path.name, None, None, "no control lines (the file is empty)"))
+    sources = _check_against_benchmark(benchmark, lines, problems) if lines else {}
+    stored = {
+        v.control_id: v
+        for v in ControlVariant.objects.filter(benchmark=benchmark, control_id__in=[line.control_id for line in lines]).select_related(
+            "context", "source__participant"
+        )
+    }
+    summary = ControlImportSummary(benchmark=benchmark, file=path.name)
+    new: list[ControlVariant] = []
+    for line in lines:
+        if line.control_id not in sources:
+            continue
+        existing = stored.get(line.control_id)
+        if existing is not None:
+            old, now = _stored_comparable(existing), line.comparable()
+            differing = [k for k in now if old[k] != now[k]]
+            if differing:
+                problems.append(
+                    Problem(
+                        line.ref.file,
+                        line.ref.line,
+                        ", ".join("proposal" if k == "proposal" else k for k in differing),
+                        f"control {_show(line.control_id)} is already in {benchmark} with a different {', '.join(differing)}; "
+                        "give the new variant its own control_id",
+                    )
+                )
+            else:
+                summary.unchanged += 1
+            continue
+        source = sources[line.control_id]
+        new.append(
+            ControlVariant(
+                benchmark=benchmark,
+                context=source.context,
+                source=source,
+                control_id=line.control_id,
+                kind=line.kind,
+                target=line.target,
+                content=line.content,
+                prose=line.prose or "",
+                origin=ControlVariant.Origin.IMPORTED,
+                generator=str(line.provenance.get("generator", ""))[:200],
+                generator_version=str(line.provenance.get("version", ""))[:100],
+                provenance={"file": path.name, "line": line.ref.line} | ({"declared": line.provenance} if line.provenance else {}),
+                status=line.status,
+            )
+        )
+        summary.created[line.kind] += 1
+    if problems:
+        raise ControlImportError(problems)
+    with transaction.atomic():
+        ControlVariant.objects.bulk_create(new)
+    return summary
+
+
+# --------------------------------------------------------------------------- template generation
+
+
+@dataclass
+class GenerateSummary:
+    benchmark: Benchmark
+    cases: list[tuple[str, str]]
+    created: Counter = field(default_factory=Counter)  # by kind
+    unchanged: int = 0
+    kept: list[str] = field(default_factory=list)  # stored with other content (a researcher's edit): left alone
+
+    def line(self) -> str:
+        kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.created.items())) or "none"
+        text = f"{len(self.cases)} case(s) in {self.benchmark}: created {sum(self.created.values())} control(s) ({kinds}), {self.unchanged} already there"
+        return text + (f", {len(self.kept)} kept as edited" if self.kept else "")
+
+
+def _naive_content(context: Context) -> dict[str, str]:
+    from annotation import naive  # the human study's naive baseline; a pure module (no models)
+
+    papers = list(context.papers.order_by("position"))
+    words = naive.ContextWords(
+        research_context=context.research_context,
+        open_problem=context.open_problem,
+        titles=[p.title for p in papers],
+        abstracts=[p.abstract for p in papers],
+        limitations=[p.limitation for p in papers],
+    )
+    return naive.naive_proposal(words)
+
+
+def _template_variants(kind: str, source: Proposal) -> list[tuple[str | None, dict[str, str] | None, str, str, str]]:
+    """(target, content, prose, generator, version) of each variant of ``kind`` made from ``source``."""
+    if kind == "falsifier_off":
+        g = variants.FALSIFIER_OFF
+        return [(None, variants.falsifier_off(source.content), "", g.name, g.version)]
+    if kind == "rendering":
+        g = variants.RENDERING
+        return [(None, None, variants.render_prose(source.content), g.name, g.version)]
+    if kind == "clear":
+        return [
+            (t, variants.clear_corruption(source.content, t), "", variants.CLEAR[t].name, variants.CLEAR[t].version)
+            for t in TARGETS
+        ]
+    if kind == "naive":
+        from annotation import naive
+
+        return [(None, _naive_content(source.context), "", "naive-keyword-template", naive.VERSION)]
+    raise ControlError(f"no template makes {kind!r} variants")
+
+
+def llm_kinds_error(kinds: Sequence[str]) -> str:
+    return (
+        f"{' and '.join(kinds)} variants are written by a language model: they need --model, --base-url and --api-key-env, "
+        "and the model path is not built yet; generate the template kinds "
+        f"({', '.join(TEMPLATE_KINDS)}) or import model-made variants with import_controls"
+    )
+
+
+def controls_generate(*, benchmark: Benchmark, kinds: Sequence[str], contexts: int, seed: int = 0) -> GenerateSummary:
+    """Make template variants for a seeded choice of ``contexts`` contexts, one source proposal each.
+
+    Only valid proposals whose six fields are all filled are sources (a corruption of an empty field would not be
+    one). The same benchmark, kinds, count and seed make the same variants: running it again creates nothing; a
+    variant a researcher has edited since is left as edited. Template variants are stored ``approved`` (their text
+    is fixed and tested; a researcher may still reject one). Raises :class:`ControlError` for kinds no template
+    makes (``subtle``, ``sham``) or unknown ones.
+    """
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        raise ControlError(f"unknown kind(s) {', '.join(map(repr, unknown))}; the kinds are {', '.join(KINDS)}")
+    needs_model = [k for k in kinds if k in LLM_KINDS]
+    if needs_model:
+        raise ControlError(llm_kinds_error(needs_model))
+    if contexts < 1:
+        raise ControlError("--contexts must be 1 or more")
+    sources = [
+        p
+        for p in Proposal.objects.filter(
+            context__benchmark=benchmark, context__has_text=True, validation_status=Proposal.Status.VALID
+        ).select_related("context", "participant")
+        if not SIX_FIELD.validate(p.content)
+    ]
+    if not sources:
+        raise ControlError(f"{benchmark} has no valid six-field proposal to make controls from")
+    by_key = {(p.context.external_id, p.participant.name): p for p in sources}
+    candidates: dict[str, list[str]] = {}
+    for context_id, model in by_key:
+        candidates.setdefault(context_id, []).append(model)
+    cases = variants.choose_cases(candidates, contexts=contexts, seed=seed)
+    summary = GenerateSummary(benchmark=benchmark, cases=cases)
+    planned: list[ControlVariant] = []
+    for context_id, model in cases:
+        source = by_key[(context_id, model)]
+        for kind in dict.fromkeys(kinds):
+            for target, content, prose, generator, version in _template_variants(kind, source):
+                planned.append(
+                    ControlVariant(
+                        benchmark=benchmark,
+                        context=source.context,
+                        source=source,
+                        control_id=variants.control_id(context_id, model, kind, target),
+                        kind=kind,
+                        target=target,
+                        content=content,
+                        prose=prose,
+                        origin=ControlVariant.Origin.TEMPLATE,
+                        generator=generator,
+                        generator_version=version,
+                        provenance={"seed": seed},
+                        status=ControlVariant.Status.APPROVED,
+                    )
+                )
+    with transaction.atomic():
+        stored = {
+            v.control_id: v
+            for v in ControlVariant.objects.select_for_update().filter(
+                benchmark=benchmark, control_id__in=[v.control_id for v in planned]
+            )
+        }
+        new = []
+        for variant in planned:
+            existing = stored.get(variant.control_id)
+            if existing is None:
+                new.append(variant)
+                summary.created[variant.kind] += 1
+            elif (existing.content, existing.prose) == (variant.content, variant.prose):
+                summary.unchanged += 1
+            else:
+                summary.kept.append(variant.control_id)
+        ControlVariant.objects.bulk_create(new)
+    return summary
+
+
+# --------------------------------------------------------------------------- review
+
+
+def control_variant_review(
+    *, variant: ControlVariant, status: str, content: Mapping[str, Any] | None = None, prose: str | None = None
+) -> ControlVariant:
+    """A researcher's decision on a variant, optionally with edited text (checked like an import).
+
+    Raises :class:`ControlError` when the status is unknown or the edit breaks the variant's rules (for example
+    a clear corruption whose edit touches a second field).
+    """
+    if status not in STATUSES:
+        raise ControlError(f"unknown status {status!r}; the statuses are {', '.join(STATUSES)}")
+    new_content = dict(content) if content is not None else variant.content
+    new_prose = prose if prose is not None else (variant.prose or None)
+    found = variant_problems(
+        kind=variant.kind, target=variant.target, content=new_content, prose=new_prose, source=variant.source.content
+    )
+    if found:
+        raise ControlError("; ".join(f"{name}: {message}" for name, message in found))
+    variant.content, variant.prose = new_content, new_prose or ""
+    variant.status, variant.reviewed_at = status, timezone.now()
+    variant.save(update_fields=["content", "prose", "status", "reviewed_at"])
+    return variant
+
+
+# --------------------------------------------------------------------------- export
+
+
+def control_export_rows(benchmark: Benchmark) -> list[dict[str, Any]]:
+    """The benchmark's controls as ``controls.jsonl`` lines, the format :func:`controls_import` reads."""
+    rows = []
+    for v in ControlVariant.objects.filter(benchmark=benchmark).select_related("context", "source__participant").order_by("control_id"):
+        row: dict[str, Any] = {
+            "control_id": v.control_id,
+            "kind": v.kind,
+            "context_id": v.context.external_id,
+            "source_model": v.source.participant.name,
+            "target": v.target,
+        }
+        row |= {"prose": v.prose} if v.kind == ControlVariant.Kind.RENDERING else {"proposal": v.content}
+        row["status"] = v.status
+        row["provenance"] = {"origin": v.origin, "generator": v.generator, "version": v.generator_version}
+        rows.append(row)
+    return rows
