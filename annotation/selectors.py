@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 import pandas as pd
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db.models import Count, Max, QuerySet
+from django.db.models import Case, Count, Max, QuerySet, Value, When
 from django.utils import timezone
 
-from arena.models import Benchmark, JudgeRun
+from arena.models import Benchmark, Context, JudgeRun, Paper
 from arena.selectors import run_cases_frame, run_data_version, run_default
 
 from . import stats
@@ -95,47 +97,92 @@ def annotator_overview(*, user: AbstractBaseUser) -> list[StudyOverview]:
 
 
 def assignment_next(*, assignment: Assignment) -> Assignment | None:
-    """The annotator's next unsubmitted item of the same study, after this one in their order, else before it."""
-    pending = list(
+    """The annotator's next unsubmitted item of the same study, after this one in their order, else before it.
+
+    One query for one row (token and position only): the pending items after this one sort first.
+    """
+    return (
         Assignment.objects.filter(study_id=assignment.study_id, annotator_id=assignment.annotator_id, label__isnull=True)
         .exclude(pk=assignment.pk)
-        .order_by("position")
+        .annotate(earlier=Case(When(position__lt=assignment.position, then=Value(1)), default=Value(0)))
+        .order_by("earlier", "position")
+        .only("id", "token", "position")
+        .first()
     )
-    return next((a for a in pending if a.position > assignment.position), pending[0] if pending else None)
+
+
+# Per study, what never changes while the study exists: the text of its contexts (a context with text is
+# never rewritten: a re-import that differs is refused, arena/release.py) with their papers, and each
+# annotator's number of items (assignments are written once, by study_create). Held per process and keyed
+# by the study's id *and* creation time, so a study that replaces a deleted one (an id used again, as SQLite
+# does after a rollback) never meets another's entries. The proposals are not held here: their blind text
+# changes when a researcher edits aliases (arena/blindness.py), so it is read with the item every time.
+StudyKey = tuple[int, datetime]
+
+
+def _study_key(study: Study) -> StudyKey:
+    return (study.pk, study.created_at)
+
+
+@functools.lru_cache(maxsize=2048)
+def _neighborhood(study_key: StudyKey, context_id: int) -> tuple[Mapping[str, str], tuple[Mapping[str, str], ...]]:
+    """The context's four text fields and its papers, as the screen shows them (read-only mappings: shared)."""
+    context = Context.objects.only(*NEIGHBORHOOD_FIELDS).get(pk=context_id)
+    papers = tuple(
+        MappingProxyType({"title": p.title, "url": p.url, "source_id": p.source_paper_id, "abstract": p.abstract, "limitation": p.limitation})
+        for p in Paper.objects.filter(context_id=context_id).only("title", "url", "source_paper_id", "abstract", "limitation").order_by("position")
+    )
+    return MappingProxyType({f: getattr(context, f) for f in NEIGHBORHOOD_FIELDS}), papers
+
+
+@functools.lru_cache(maxsize=8192)
+def _assignment_total(study_key: StudyKey, annotator_id: int) -> int:
+    return Assignment.objects.filter(study_id=study_key[0], annotator_id=annotator_id).count()
+
+
+NEIGHBORHOOD_FIELDS = ("research_context", "open_problem", "resource_constraint", "task_instruction")
+
+
+def assignment_total(*, assignment: Assignment) -> int:
+    """How many items the annotator has in the assignment's study (held per process once counted)."""
+    return _assignment_total(_study_key(assignment.study), assignment.annotator_id)
 
 
 def item_screen(*, assignment: Assignment, now: datetime | None = None) -> dict[str, Any]:
     """What the annotation screen shows: the neighborhood, the proposals as A and B, position and clock.
 
     Only text meant for the annotator goes in here: no model name (proposals are shown redacted, see
-    arena/blindness.py), pair id, proposal id or control flag.
+    arena/blindness.py), pair id, proposal id or control flag. Precondition: ``assignment.study`` is loaded
+    (``select_related``); the neighborhood and the item count come from the per-study memo above, so a warm
+    screen costs one query (the item with its proposals).
     """
     now = now or timezone.now()
-    item = Item.objects.select_related("context", "first_proposal", "second_proposal", "naive").get(pk=assignment.item_id)
+    item = (
+        Item.objects.select_related("first_proposal", "second_proposal", "naive")
+        .defer(*(f"{side}__{f}" for side in ("first_proposal", "second_proposal") for f in PROPOSAL_UNUSED_FIELDS))
+        .get(pk=assignment.item_id)
+    )
     first, second = item.first_content(), item.second_content()
     a, b = (first, second) if assignment.a_is_first else (second, first)
     deadline = assignment.deadline()
     remaining = None if deadline is None else int((deadline - now).total_seconds())
-    context = item.context
+    context, papers = _neighborhood(_study_key(assignment.study), item.context_id)
     return {
-        "context": {
-            "research_context": context.research_context,
-            "open_problem": context.open_problem,
-            "resource_constraint": context.resource_constraint,
-            "task_instruction": context.task_instruction,
-        },
-        "papers": [
-            {"title": p.title, "url": p.url, "source_id": p.source_paper_id, "abstract": p.abstract, "limitation": p.limitation}
-            for p in context.papers.order_by("position")
-        ],
+        "context": context,
+        "papers": papers,
         "rows": [{"key": key, "label": label, "a": a.get(key, ""), "b": b.get(key, "")} for key, label in SIX_FIELDS],
         "position": assignment.position,
-        "total": Assignment.objects.filter(study_id=assignment.study_id, annotator_id=assignment.annotator_id).count(),
+        "total": assignment_total(assignment=assignment),
         "remaining_seconds": remaining,
         "remaining_minutes": None if remaining is None else max(0, -(-remaining // 60)),
         "over_time": remaining is not None and remaining <= 0,
         "cap_minutes": assignment.study.cap_minutes,
     }
+
+
+# What the screen never reads of a proposal (arena.blindness.proposal_blind_content reads content, blind_content,
+# blind_digest, and context and participant only for a proposal whose blind text is stale).
+PROPOSAL_UNUSED_FIELDS = ("redactions", "release_metadata", "validation_errors")
 
 
 def label_as_values(label: Label) -> dict[str, str]:

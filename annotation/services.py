@@ -15,6 +15,7 @@ from django.contrib.auth.models import AbstractBaseUser, Group
 from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
@@ -366,11 +367,15 @@ def assignment_open(*, assignment: Assignment, now: datetime | None = None) -> A
 
     Called by the item's start page (the annotator presses Start) and by the first save of answers. Showing
     an item, its start page or the list never starts a clock.
-    The conditional update makes two simultaneous starts agree on one ``opened_at``.
+    The conditional update makes two simultaneous starts agree on one ``opened_at``: the one whose update
+    found the clock still unset knows the value it wrote; only the other reads the winner's back.
     """
     if assignment.opened_at is None:
-        Assignment.objects.filter(pk=assignment.pk, opened_at__isnull=True).update(opened_at=now or timezone.now())
-        assignment.refresh_from_db(fields=["opened_at"])
+        opened = now or timezone.now()
+        if Assignment.objects.filter(pk=assignment.pk, opened_at__isnull=True).update(opened_at=opened):
+            assignment.opened_at = opened
+        else:
+            assignment.refresh_from_db(fields=["opened_at"])
     return assignment
 
 
@@ -416,20 +421,39 @@ def assignment_save_draft(
     now = now or timezone.now()
     assignment_open(assignment=assignment, now=now)  # sending answers is choosing to work on the item
     with transaction.atomic():
-        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
-        if Label.objects.filter(assignment=locked).exists():
-            raise AlreadySubmitted
-        if base_version is not None and base_version != assignment_draft_version(locked):
-            raise StaleDraft
-        if errors := unstorable_value_errors(values):
-            raise UnstorableValues(errors)
-        locked.draft = draft_values(values)
-        # Every save gets a later version than the one before, even within one clock tick.
-        previous = locked.draft_saved_at
-        locked.draft_saved_at = now if previous is None or now > previous else previous + timedelta(microseconds=1)
-        locked.save(update_fields=["draft", "draft_saved_at"])
-    assignment.draft, assignment.draft_saved_at = locked.draft, locked.draft_saved_at
+        _write_draft(assignment=assignment, values=values, base_version=base_version, now=now)
     return assignment
+
+
+def _write_draft(*, assignment: Assignment, values: Mapping[str, object], base_version: str | None, now: datetime) -> None:
+    """The checks and the write of :func:`assignment_save_draft`; the caller holds a transaction open.
+
+    The assignment's row stays locked until that transaction ends, so a submission checked and written in
+    the same transaction cannot be overtaken by a draft or another submission of the same item.
+    """
+    locked = Assignment.objects.select_for_update().only("id", "draft_saved_at").get(pk=assignment.pk)
+    stale = base_version is not None and base_version != assignment_draft_version(locked)
+    errors = unstorable_value_errors(values)
+    if (stale or errors) and Label.objects.filter(assignment_id=locked.pk).exists():
+        raise AlreadySubmitted  # a submitted item says so first, whatever else is wrong with the values
+    if stale:
+        raise StaleDraft
+    if errors:
+        raise UnstorableValues(errors)
+    draft = draft_values(values)
+    # Every save gets a later version than the one before, even within one clock tick.
+    previous = locked.draft_saved_at
+    saved_at = now if previous is None or now > previous else previous + timedelta(microseconds=1)
+    # The label check is in the update: a statement of its own, after the lock, so it sees a label committed
+    # while this waited for the lock (a condition in the locking query would read the older snapshot).
+    written = (
+        Assignment.objects.filter(pk=locked.pk)
+        .exclude(Exists(Label.objects.filter(assignment_id=OuterRef("pk"))))
+        .update(draft=draft, draft_saved_at=saved_at)
+    )
+    if not written:
+        raise AlreadySubmitted
+    assignment.draft, assignment.draft_saved_at = draft, saved_at
 
 
 def assignment_submit(
@@ -439,19 +463,33 @@ def assignment_submit(
 
     The values are first stored as the draft (so a rejected submission loses nothing; ``base_version`` as in
     :func:`assignment_save_draft`), then the completeness validator runs. The cap is measured on the server
-    from ``opened_at``.
+    from ``opened_at``. Draft and label are written in one transaction, under the assignment's row lock.
 
     Raises:
         StaleDraft: the values were typed on an older draft than the stored one; nothing is written.
         UnstorableValues: a value holds a NUL character; the draft is not written (the previous one stays).
         AlreadySubmitted: the assignment already has a label.
-        SubmissionIncomplete: the validator found problems (``errors`` names each field).
+        SubmissionIncomplete: the validator found problems (``errors`` names each field); the draft is kept.
     """
     now = now or timezone.now()
-    assignment_save_draft(assignment=assignment, values=values, base_version=base_version, now=now)
+    assignment_open(assignment=assignment, now=now)
     errors = validate_submission(values)
-    if errors:
+    try:
+        with transaction.atomic():
+            _write_draft(assignment=assignment, values=values, base_version=base_version, now=now)
+            if errors:
+                label = None  # the draft is committed; the caller hears what is missing
+            else:
+                label = Label.objects.create(assignment=assignment, **_label_fields(assignment, values, now))
+    except IntegrityError as exc:  # a concurrent submission of the same assignment won (where rows are not locked)
+        raise AlreadySubmitted from exc
+    if label is None:
         raise SubmissionIncomplete(errors)
+    return label
+
+
+def _label_fields(assignment: Assignment, values: Mapping[str, object], now: datetime) -> dict[str, object]:
+    """A complete submission's label, sides as shown (A/B) and canonical (first/second). Precondition: valid values."""
     clean = clean_submission(values)
     deadline = assignment.deadline()
     first_is_a = assignment.a_is_first
@@ -459,26 +497,21 @@ def assignment_submit(
     if clean.choice in (CHOICE_A, CHOICE_B):
         chose_a = clean.choice == CHOICE_A
         winner_side = Label.Side.FIRST if chose_a == first_is_a else Label.Side.SECOND
-    try:
-        with transaction.atomic():
-            return Label.objects.create(
-                assignment=assignment,
-                screening=clean.screening,
-                choice=clean.choice,
-                winner_side=winner_side,
-                reason=clean.reason,
-                confidence=clean.confidence,
-                rationale=clean.rationale,
-                scores_a=clean.scores_a,
-                scores_b=clean.scores_b,
-                scores_first=clean.scores_a if first_is_a else clean.scores_b,
-                scores_second=clean.scores_b if first_is_a else clean.scores_a,
-                over_time=deadline is not None and now > deadline,
-                elapsed_seconds=(now - assignment.opened_at).total_seconds(),
-                submitted_at=now,
-            )
-    except IntegrityError as exc:  # a concurrent submission of the same assignment won
-        raise AlreadySubmitted from exc
+    return {
+        "screening": clean.screening,
+        "choice": clean.choice,
+        "winner_side": winner_side,
+        "reason": clean.reason,
+        "confidence": clean.confidence,
+        "rationale": clean.rationale,
+        "scores_a": clean.scores_a,
+        "scores_b": clean.scores_b,
+        "scores_first": clean.scores_a if first_is_a else clean.scores_b,
+        "scores_second": clean.scores_b if first_is_a else clean.scores_a,
+        "over_time": deadline is not None and now > deadline,
+        "elapsed_seconds": (now - assignment.opened_at).total_seconds(),
+        "submitted_at": now,
+    }
 
 
 # --------------------------------------------------------------------------- annotators

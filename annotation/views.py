@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import csv
+import functools
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -47,6 +50,7 @@ from .selectors import (
     STATUS_TODO,
     annotator_overview,
     assignment_next,
+    assignment_total,
     assignments_for_user,
     item_screen,
     label_as_values,
@@ -140,7 +144,6 @@ def _form_context(values: Mapping[str, str], errors: Mapping[str, str]) -> dict[
     return {
         "values": values,
         "errors": errors,
-        "error_list": [(name, field_label(name), errors[name]) for name in FIELD_NAMES if name in errors],
         "dims": dims,
         "screening": SCREENING,
         "choices": CHOICES,
@@ -150,6 +153,37 @@ def _form_context(values: Mapping[str, str], errors: Mapping[str, str]) -> dict[
         "rationale_min": RATIONALE_MIN,
         "rationale_max": RATIONALE_MAX,
     }
+
+
+QUESTION_FRAGMENTS = ("screening_question", "score_questions", "choice_questions")
+
+
+def _question_fragments(values: Mapping[str, object], errors: Mapping[str, str], *, submitted: bool) -> Mapping[str, str]:
+    """The item page's three blocks of questions (partials of annotation/item.html), rendered for these answers.
+
+    They are most of the page's rendering (about 40 radio buttons with their anchors, all translated) and
+    depend on nothing but the active language, the known fields' values and errors, and ``submitted``:
+    rendered once per such state in each process (:func:`_render_question_fragments`). Every item opens with
+    the same empty answers, so that case is rendered once per language.
+    """
+    key_values = tuple(values.get(name) for name in FIELD_NAMES)
+    key_errors = tuple(errors.get(name) for name in FIELD_NAMES)
+    if not all(v is None or isinstance(v, str) for v in (*key_values, *key_errors)):  # never from draft_values; kept honest
+        return _render_question_fragments.__wrapped__(get_language(), key_values, key_errors, submitted)
+    return _render_question_fragments(get_language(), key_values, key_errors, submitted)
+
+
+@functools.lru_cache(maxsize=256)
+def _render_question_fragments(
+    language: str, values: tuple[str | None, ...], errors: tuple[str | None, ...], submitted: bool
+) -> Mapping[str, str]:
+    """Pure in its arguments (``language`` is the active one): the partials get nothing else in their context.
+    The answer is shared by every later caller with the same arguments, hence read-only."""
+    given_values = {name: v for name, v in zip(FIELD_NAMES, values, strict=True) if v is not None}
+    given_errors = {name: e for name, e in zip(FIELD_NAMES, errors, strict=True) if e is not None}
+    context = {"submitted": submitted, **_form_context(given_values, given_errors)}
+    # render_to_string returns a SafeString, escaped by the template engine as every page is.
+    return MappingProxyType({name: render_to_string(f"annotation/item.html#{name}", context) for name in QUESTION_FRAGMENTS})
 
 
 def _render_item(
@@ -166,6 +200,7 @@ def _render_item(
         submitted = assignment.label
     except Label.DoesNotExist:
         pass
+    errors = errors or {}
     context = {
         "assignment": assignment,
         "token": assignment.token,
@@ -176,7 +211,8 @@ def _render_item(
         "saved_at": assignment.draft_saved_at,
         "draft_version": assignment_draft_version(assignment),
         "not_saved": not_saved,
-        **_form_context(values, errors or {}),
+        "error_list": [(name, field_label(name), errors[name]) for name in FIELD_NAMES if name in errors],
+        "fragments": _question_fragments(values, errors, submitted=submitted is not None),
     }
     return render(request, "annotation/item.html", context, status=status)
 
@@ -202,7 +238,7 @@ def item_start(request: HttpRequest, token: str) -> HttpResponse:
             "assignment": assignment,
             "study": assignment.study,
             "round_label": ROUND_LABELS.get(assignment.study.round, ""),
-            "total": assignments_for_user(user=request.user).filter(study_id=assignment.study_id).count(),
+            "total": assignment_total(assignment=assignment),
         },
     )
 
