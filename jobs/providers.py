@@ -6,7 +6,9 @@ rendered or logged.
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import os
 import re
 import time
@@ -16,6 +18,8 @@ from typing import Any, Protocol
 from django.conf import settings
 
 from arena.models import JudgeRun, OrderedJudgment
+
+CONNECTIONS_PER_POOL = 8
 
 
 class TransientError(Exception):
@@ -71,56 +75,100 @@ def api_key_from_env(variable: str | None) -> str:
 
 
 class OpenAICompatibleProvider:
+    """Chat completions over one keep-alive httpx client per driver.
+
+    Not the ``openai`` package: its request building and response models cost about a third of a driver's CPU
+    (issue 10), and a judge needs one POST and three fields of the answer. The error classes keep the client's
+    meaning: timeouts, dropped connections, 429 and 5xx are transient (with the server's Retry-After), other
+    4xx are permanent.
+    """
+
     replay = False
 
     def __init__(self, *, base_url: str, model: str, api_key_env: str | None, temperature: float | None,
-                 max_tokens: int | None, timeout: float) -> None:
+                 max_tokens: int | None, timeout: float, connections: int = 100) -> None:
+        import httpx
+
         self.model = model
         self.temperature = temperature
         self.max_tokens = max_tokens
-        import openai  # imported on use: the client library is slow to import for every page
-
-        # Our own retry loop backs off and counts attempts; the client's must not retry too.
-        self.client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key_from_env(api_key_env), max_retries=0, timeout=timeout)
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.headers = {
+            "Authorization": f"Bearer {api_key_from_env(api_key_env)}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": "lit2test-web",
+        }
+        # httpcore's pool looks at every connection it holds on every request (and polls each idle socket), so
+        # one pool of 128 connections cost 12 ms of CPU per call: calls are spread over pools of a few each.
+        # Redirects are not followed: a POST must not turn into a GET elsewhere.
+        shards = max(1, math.ceil(max(1, connections) / CONNECTIONS_PER_POOL))
+        self.clients = [
+            httpx.AsyncClient(
+                timeout=timeout, follow_redirects=False,
+                limits=httpx.Limits(max_connections=None, max_keepalive_connections=CONNECTIONS_PER_POOL * 2),
+            )
+            for _ in range(shards)
+        ]
+        self._next = itertools.cycle(self.clients)
 
     async def complete(self, *, messages: list[dict[str, str]], task: tuple[int, str] | None = None) -> Completion:
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages}
-        if self.temperature is not None:
-            kwargs["temperature"] = self.temperature
-        if self.max_tokens is not None:
-            kwargs["max_tokens"] = self.max_tokens
-        import openai
+        import httpx
 
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            body["max_tokens"] = self.max_tokens
         started = time.perf_counter()
         try:
-            response = await self.client.chat.completions.create(**kwargs)
-        except openai.APITimeoutError:
+            response = await next(self._next).post(self.url, content=json.dumps(body).encode(), headers=self.headers)
+        except httpx.TimeoutException:
             raise TransientError("the endpoint timed out") from None
-        except openai.APIConnectionError as exc:
+        except httpx.TransportError as exc:
             raise TransientError(f"connection failed: {type(exc).__name__}") from None
-        except openai.APIStatusError as exc:
-            status = exc.status_code
-            if status == 429 or status >= 500:
-                header = exc.response.headers.get("retry-after")
-                try:
-                    retry_after = float(header) if header is not None else None
-                except ValueError:
-                    retry_after = None
-                raise TransientError(f"HTTP {status}", retry_after=retry_after) from None
-            raise PermanentError(f"HTTP {status}: {_short(exc.message)}") from None
+        status = response.status_code
+        if status == 429 or status >= 500:
+            header = response.headers.get("retry-after")
+            try:
+                retry_after = float(header) if header is not None else None
+            except ValueError:
+                retry_after = None
+            raise TransientError(f"HTTP {status}", retry_after=retry_after)
+        if status >= 300:
+            raise PermanentError(f"HTTP {status}: {_short(_error_message(response.content))}")
         latency = time.perf_counter() - started
-        choice = response.choices[0] if response.choices else None
-        text = (choice.message.content if choice and choice.message else None) or ""
-        usage = response.usage
+        try:
+            data = json.loads(response.content)
+            choices = data.get("choices") or []
+            message = ((choices[0] or {}).get("message") if choices else None) or {}
+            text = message.get("content") or ""
+            usage = data.get("usage") or {}
+        except (ValueError, AttributeError, TypeError) as exc:
+            raise PermanentError(f"the endpoint's answer is not a chat completion ({type(exc).__name__}): "
+                                 f"{_short(response.text)}") from None
         return Completion(
-            text=text,
+            text=text if isinstance(text, str) else json.dumps(text),
             latency_seconds=latency,
-            prompt_tokens=usage.prompt_tokens if usage else None,
-            completion_tokens=usage.completion_tokens if usage else None,
+            prompt_tokens=usage.get("prompt_tokens"),
+            completion_tokens=usage.get("completion_tokens"),
         )
 
     async def close(self) -> None:
-        await self.client.close()
+        for client in self.clients:
+            await client.aclose()
+
+
+def _error_message(content: bytes) -> str:
+    """The message of an OpenAI-style error body (``{"error": {"message": ...}}``), else the body itself."""
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return content.decode(errors="replace")
+    error = data.get("error", data) if isinstance(data, dict) else data
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return error["message"]
+    return json.dumps(error)
 
 
 def _short(text: str, limit: int = 300) -> str:
