@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 #: Bump when the templates or the keyword rule change: stored controls record the version that wrote them.
 VERSION = "naive-keyword-template-v1"
@@ -52,6 +53,18 @@ class ContextWords:
     titles: Sequence[str]
     abstracts: Sequence[str] = ()
     limitations: Sequence[str] = ()
+
+
+def context_words(context: Any) -> ContextWords:  # noqa: ANN401 - an arena Context (this module imports no models)
+    """The :class:`ContextWords` of an ``arena.models.Context``: its texts and its papers' in position order."""
+    papers = list(context.papers.order_by("position"))
+    return ContextWords(
+        research_context=context.research_context,
+        open_problem=context.open_problem,
+        titles=[p.title for p in papers],
+        abstracts=[p.abstract for p in papers],
+        limitations=[p.limitation for p in papers],
+    )
 
 
 def keywords(words: ContextWords, *, k: int = 6) -> list[str]:

@@ -346,14 +346,7 @@ def naive_for_context(*, context: Context) -> NaiveProposal:
     found = NaiveProposal.objects.filter(context=context, generator_version=naive.VERSION).first()
     if found:
         return found
-    papers = list(context.papers.order_by("position"))
-    words = naive.ContextWords(
-        research_context=context.research_context,
-        open_problem=context.open_problem,
-        titles=[p.title for p in papers],
-        abstracts=[p.abstract for p in papers],
-        limitations=[p.limitation for p in papers],
-    )
+    words = naive.context_words(context)
     return NaiveProposal.objects.get_or_create(
         context=context, generator_version=naive.VERSION, defaults={"content": naive.naive_proposal(words)}
     )[0]

@@ -13,7 +13,7 @@ Prints, on synthetic data with known strengths (bench/synthetic.py, 4 models per
    extrapolated and flagged;
 3. peak RSS of a 200-model cluster bootstrap in a child process (target < 8 GB);
 4. case bootstrap, 1,000 replicates at 200 models × 500,000 cases: the new fit (Newman's iteration) against
-   the old MM (``mm_batch_reference`` below, on fewer replicates, extrapolated and flagged), their largest
+   the old MM (``arena.stats.bt._mm_batch`` for every fit, on fewer replicates, extrapolated and flagged), their largest
    difference, and a scipy L-BFGS fit of the BT log-likelihood on a few replicates (independent check);
 5. coverage of the 95% case-bootstrap CI of the ordered fit against the known truth at 200 models
    (~25 cases per pair), with the pseudo-count 0.5 and the prior-weight diagnostic.
@@ -147,99 +147,17 @@ def encode_cases_reference(cases: pd.DataFrame, models: Sequence[str] | None = N
     )
 
 
-def mm_batch_reference(
-    w_eff: np.ndarray,
-    theta0: np.ndarray | None,
-    diverged: np.ndarray,
-    tol: float,
-    max_iter: int,
-    diverged_iter: int,
-    cap: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Hunter's MM on a (R, K, K) stack of win matrices (pseudo-count already added, zero diagonal).
-
-    Works on π (not log π) normalised to sum 1 after every step, so an iteration needs no log/exp; the
-    stopping rule is max_i |π_i(new)/π_i − 1| < tol (≈ max |Δθ|). Every replicate is updated until its own
-    rule fires (or its iteration limit, which is ``diverged_iter`` for replicates flagged ``diverged``) and
-    is then frozen, so a replicate gets exactly the values a single fit of it would get, whatever else is
-    in the batch.
-
-    Internally the replicate axis is last, (K, R): every elementwise step then runs over long contiguous
-    rows, which is several times faster than (R, K) for many replicates of a few models.
-    """
-    r, k, _ = w_eff.shape
-    wins = np.ascontiguousarray(w_eff.sum(axis=2).T)  # (K, R)
-    n_full = w_eff + np.swapaxes(w_eff, 1, 2)
-    use_pairs = k <= 8
-    if use_pairs:
-        # Few models: iterate over the K(K-1)/2 pairs with a (K, P) incidence matrix, which needs far fewer
-        # operations than the dense (K, K) form (the release's 4 models: 6 pairs vs 16 cells).
-        ii, jj = np.triu_indices(k, 1)
-        n_pair = np.ascontiguousarray(n_full[:, ii, jj].T)  # (P, R)
-        incidence = np.zeros((k, len(ii)))
-        incidence[ii, np.arange(len(ii))] = 1.0
-        incidence[jj, np.arange(len(ii))] = 1.0
-    else:
-        n_dense = np.ascontiguousarray(np.moveaxis(n_full, 0, -1))  # (K, K, R)
-    logp0 = np.zeros((k, r)) if theta0 is None else np.array(np.asarray(theta0, dtype=np.float64).T, copy=True)
-    p = np.exp(logp0 - logp0.max(axis=0, keepdims=True))
-    p /= p.sum(axis=0, keepdims=True)
-    limit = np.where(diverged, min(diverged_iter, max_iter), max_iter)
-    active = limit > 0
-    converged = np.zeros(r, dtype=bool)
-    iterations = np.zeros(r, dtype=np.int64)
-    # Floor for π (sum 1): a model without wins would reach 0; the floor keeps every quotient finite
-    # (N / 2e-200 cannot overflow for any real count). It only binds when the MLE does not exist.
-    floor = 1e-200
-    need_floor = bool((wins <= 0).any())
-    # A model without any comparison has denominator 0: it keeps its value (it is flagged diverged anyway).
-    no_games = n_full.sum(axis=2).T <= 0
-    any_no_games = bool(no_games.any())
-    safe_wins = np.where(no_games, 1.0, wins)
-    it = 0
-    while active.any():
-        it += 1
-        if use_pairs:
-            denom = incidence @ (n_pair / (p[ii] + p[jj]))
-        else:
-            denom = (n_dense / (p[:, None, :] + p[None, :, :])).sum(axis=1)
-        if any_no_games:
-            denom[no_games] = 1.0
-            new = safe_wins / denom
-            new[no_games] = p[no_games]
-        else:
-            new = wins / denom
-        if need_floor:
-            np.maximum(new, floor, out=new)
-        new /= new.sum(axis=0, keepdims=True)
-        ratio = new / p
-        ratio -= 1.0
-        np.abs(ratio, out=ratio)
-        delta = ratio.max(axis=0)
-        if active.all():
-            p = new
-        else:
-            np.copyto(p, new, where=active[None, :])
-        iterations[active] = it
-        newly = active & (delta < tol)
-        converged |= newly
-        active &= ~newly & (it < limit)
-    logp = np.log(p.T)
-    theta = logp - logp.mean(axis=1, keepdims=True)
-    np.clip(theta, -cap, cap, out=theta)
-    return theta, converged, iterations
-
-
 def fit_bt_batch_reference(
     w: np.ndarray, *, pseudo_count: float, init: np.ndarray | None = None, tol: float = 1e-10
 ) -> np.ndarray:
-    """Old ``fit_bt_batch`` for data whose MLE exists (pseudo-count > 0): θ (R, K) by MM."""
-    from arena.stats.bt import add_pseudo_count
+    """Old ``fit_bt_batch`` for data whose MLE exists (pseudo-count > 0): θ (R, K) by MM (``_mm_batch``, which the
+    package still uses for fits whose MLE does not exist)."""
+    from arena.stats.bt import _mm_batch, add_pseudo_count
 
     w_eff = add_pseudo_count(w, pseudo_count)
     r, k, _ = w_eff.shape
     theta0 = None if init is None else np.broadcast_to(np.asarray(init, dtype=np.float64), (r, k))
-    theta, _, _ = mm_batch_reference(w_eff, theta0, np.zeros(r, dtype=bool), tol, 20_000, 300, 30.0)
+    theta, _, _ = _mm_batch(w_eff, theta0, np.zeros(r, dtype=bool), tol, 20_000, 300, 30.0)
     return theta
 
 

@@ -349,14 +349,7 @@ class GenerateSummary:
 def _naive_content(context: Context) -> dict[str, str]:
     from annotation import naive  # the human study's naive baseline; a pure module (no models)
 
-    papers = list(context.papers.order_by("position"))
-    words = naive.ContextWords(
-        research_context=context.research_context,
-        open_problem=context.open_problem,
-        titles=[p.title for p in papers],
-        abstracts=[p.abstract for p in papers],
-        limitations=[p.limitation for p in papers],
-    )
+    words = naive.context_words(context)
     return naive.naive_proposal(words)
 
 
