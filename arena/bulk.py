@@ -93,3 +93,33 @@ def rows_insert(
             cursor.executemany(sql, batch)
             written += len(batch)
     return written
+
+
+def rows_update(*, model: type[models.Model], fields: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
+    """Set ``fields`` of many rows, each given as ``(pk, value, ...)``: one ``UPDATE … WHERE pk = %s`` per row
+    through ``executemany`` (pipelined by psycopg on PostgreSQL). Returns the number of rows given.
+
+    ``bulk_update`` builds one ``CASE WHEN pk = … THEN …`` per column and batch, which PostgreSQL evaluates
+    branch by branch for every row it touches: 1.1 s for 1,040 proposals' three JSON columns, against a
+    tenth of that here. Same preconditions as :func:`rows_insert` (checked values, no ``save()`` or signal).
+    """
+    meta = model._meta
+    given = [meta.get_field(name) for name in fields]
+    conversions = [_converter(f) for f in given]
+    json_cast = "::jsonb" if connection.vendor == "postgresql" else ""
+    assignments = ", ".join(
+        f"{connection.ops.quote_name(f.column)} = %s{json_cast if isinstance(f, models.JSONField) else ''}" for f in given
+    )
+    sql = f"UPDATE {connection.ops.quote_name(meta.db_table)} SET {assignments} WHERE {connection.ops.quote_name(meta.pk.column)} = %s"
+
+    def params(row: Sequence[Any]) -> tuple[Any, ...]:
+        pk, *values = row
+        return (*(convert(v) if convert else v for convert, v in zip(conversions, values, strict=True)), pk)
+
+    written = 0
+    iterator = iter(rows)
+    with connection.cursor() as cursor:
+        while batch := [params(row) for row in islice(iterator, GENERIC_BATCH)]:
+            cursor.executemany(sql, batch)
+            written += len(batch)
+    return written

@@ -57,3 +57,24 @@ def test_copy_writes_inside_the_import_transaction(tmp_path: Path) -> None:
     with pytest.raises(ReleaseImportError, match="already holds a different original verdict"):
         release_import(directory=b.write(tmp_path / "second", {"corrected_folded_pairs.jsonl": changed}))
     assert (Context.objects.count(), CanonicalPair.objects.count(), OrderedJudgment.objects.count()) == before
+
+
+def test_rows_update_sets_only_the_given_rows_and_columns(tmp_path: Path) -> None:
+    from arena.bulk import rows_update
+    from arena.models import Proposal
+
+    benchmark = release_import(directory=b.write(tmp_path, b.small_release())).benchmark
+    first, second, untouched = Proposal.objects.filter(context__benchmark=benchmark).order_by("pk")[:3]
+    before = Proposal.objects.values().get(pk=untouched.pk)
+    nested = {"hypothesis": "Übersetzung «x» — 模型 [REDACTED]", "numbers": [1, 2.5, None], "empty": {}}
+    written = rows_update(
+        model=Proposal,
+        fields=["blind_content", "blind_digest", "redactions"],
+        rows=[(first.pk, nested, "d" * 64, [{"field": "hypothesis", "start": 3}]), (second.pk, None, "", [])],
+    )
+    assert written == 2
+    one, two = Proposal.objects.get(pk=first.pk), Proposal.objects.get(pk=second.pk)
+    assert (one.blind_content, one.blind_digest, one.redactions) == (nested, "d" * 64, [{"field": "hypothesis", "start": 3}])
+    assert (two.blind_content, two.blind_digest, two.redactions) == (None, "", [])
+    assert one.content == first.content  # a column not given is left alone
+    assert Proposal.objects.values().get(pk=untouched.pk) == before
