@@ -34,4 +34,5 @@ urlpatterns = [
     path("", include("arena.urls")),
     path("", include("annotation.urls")),
     path("", include("jobs.urls")),
+    path("", include("controls.urls")),
 ]

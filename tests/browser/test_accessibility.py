@@ -13,6 +13,8 @@ from annotation.models import Assignment
 from annotation.services import study_create
 from arena.models import JudgeRun
 from arena.release import release_import
+from controls.models import ControlVariant
+from controls.services import controls_generate
 
 from .conftest import log_in
 
@@ -47,6 +49,9 @@ def test_the_main_pages_have_no_moderate_or_worse_axe_violations(page, researche
     study = study_create(benchmark=benchmark, n_contexts=1, annotators=[annotator], n_naive_controls=1, seed=3)
     run = JudgeRun.objects.filter(benchmark=benchmark).first()
     assert run is not None
+    controls_generate(benchmark=benchmark, kinds=["clear", "rendering"], contexts=1, seed=0)
+    variant = ControlVariant.objects.filter(benchmark=benchmark, kind="clear").first()
+    assert variant is not None
 
     log_in(page, "ann", "pw-ann")
     first = Assignment.objects.filter(annotator=annotator).order_by("position").first()
@@ -69,6 +74,8 @@ def test_the_main_pages_have_no_moderate_or_worse_axe_violations(page, researche
         ("run page", f"/dashboard/runs/{run.pk}/"),
         ("study page", f"/dashboard/studies/{study.pk}/"),
         ("dashboard", "/dashboard/"),
+        ("control variants", f"/dashboard/benchmarks/{benchmark.pk}/controls/"),
+        ("control review", f"/dashboard/controls/{variant.pk}/"),
     ]:
         page.goto(url)
         page.wait_for_load_state("networkidle")
