@@ -47,6 +47,8 @@ $PY manage.py migrate --no-input -v0
 $PY manage.py collectstatic --no-input -v0
 $PY manage.py demo_setup
 $PY manage.py demo_study || true
+# Template-made diagnostic controls (no language model needed) for the review page; a second start adds nothing.
+$PY manage.py generate_controls lit2test --kinds clear,rendering,falsifier_off,naive --contexts 4 --seed 0 || true
 
 .venv/bin/celery -A lit2test_web worker --loglevel=INFO --concurrency=2 --pool=threads >"$VAR/celery-worker.log" 2>&1 &
 WORKER=$!
