@@ -50,7 +50,6 @@ import re
 import resource
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import tarfile
@@ -70,6 +69,7 @@ DATA = Path(os.environ.get("LIT2TEST_DATA", ROOT.parent / "shared" / "data" / "l
 PY = sys.executable
 sys.path.insert(0, str(ROOT))
 from annotation.rubric import DIMENSION_KEYS as DIMENSIONS  # noqa: E402 - plain data, no settings needed
+from bench.bench_connections import serving  # noqa: E402
 from tests.pgcluster import Postgres, free_port, postgres_bin  # noqa: E402
 
 SECRET_KEY = secrets.token_urlsafe(50)
@@ -206,29 +206,8 @@ def gunicorn(tree: Path, env: dict[str, str], workers: int, threads: int, log: P
         PY, "-m", "gunicorn", "lit2test_web.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
         "--threads", str(threads), "--worker-class", "gthread", "--timeout", "120", "--log-level", "warning",
     ]
-    with log.open("w") as out:
-        proc = subprocess.Popen(command, cwd=tree, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                raise SystemExit(f"gunicorn exited with {proc.returncode}; see {log}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{base}/accounts/login/", timeout=5).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise SystemExit(f"gunicorn did not answer within 60 s; see {log}")
-            time.sleep(0.2)
-        yield base, proc
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    with serving(command, name="gunicorn", port=port, cwd=tree, env=env, log=log) as served:
+        yield served
 
 
 # --------------------------------------------------------------------------- the annotators

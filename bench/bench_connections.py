@@ -130,30 +130,39 @@ def server_command(server: str, port: int) -> list[str]:
 
 
 @contextlib.contextmanager
-def running_server(server: str, env: dict[str, str], log: Path) -> Iterator[str]:
-    port = free_port()
+def serving(command: list[str], *, name: str, port: int, cwd: Path, env: dict[str, str], log: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+    """Start ``command`` (a web server listening on ``port``) in its own process group, wait until its login
+    page answers, yield ``(base URL, process)``; stop the whole group on exit (SIGTERM, then SIGKILL)."""
     with log.open("w") as out:
-        proc = subprocess.Popen(server_command(server, port), cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
         while True:
             if proc.poll() is not None:
-                raise SystemExit(f"{server} exited with {proc.returncode}; see {log}")
+                raise SystemExit(f"{name} exited with {proc.returncode}; see {log}")
             with contextlib.suppress(httpx.HTTPError):
                 if httpx.get(f"{base}/accounts/login/", timeout=5).status_code == 200:
                     break
             if time.monotonic() > deadline:
-                raise SystemExit(f"{server} did not answer within 60 s; see {log}")
+                raise SystemExit(f"{name} did not answer within 60 s; see {log}")
             time.sleep(0.2)
-        yield base
+        yield base, proc
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
         try:
-            proc.wait(timeout=15)
+            proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+@contextlib.contextmanager
+def running_server(server: str, env: dict[str, str], log: Path) -> Iterator[str]:
+    port = free_port()
+    with serving(server_command(server, port), name=server, port=port, cwd=ROOT, env=env, log=log) as (base, _proc):
+        yield base
 
 
 def login(base: str) -> dict[str, str]:

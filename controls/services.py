@@ -339,11 +339,15 @@ class GenerateSummary:
     created: Counter = field(default_factory=Counter)  # by kind
     unchanged: int = 0
     kept: list[str] = field(default_factory=list)  # stored with other content (a researcher's edit): left alone
+    asked: int = 0  # the contexts asked for; fewer cases when fewer contexts have a usable source
 
     def line(self) -> str:
         kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.created.items())) or "none"
         text = f"{len(self.cases)} case(s) in {self.benchmark}: created {sum(self.created.values())} control(s) ({kinds}), {self.unchanged} already there"
-        return text + (f", {len(self.kept)} kept as edited" if self.kept else "")
+        text += f", {len(self.kept)} kept as edited" if self.kept else ""
+        if self.asked > len(self.cases):
+            text += f" (asked for {self.asked} contexts; only {len(self.cases)} have a valid six-field proposal, all used)"
+        return text
 
 
 def _naive_content(context: Context) -> dict[str, str]:
@@ -412,7 +416,7 @@ def controls_generate(*, benchmark: Benchmark, kinds: Sequence[str], contexts: i
     for context_id, model in by_key:
         candidates.setdefault(context_id, []).append(model)
     cases = variants.choose_cases(candidates, contexts=contexts, seed=seed)
-    summary = GenerateSummary(benchmark=benchmark, cases=cases)
+    summary = GenerateSummary(benchmark=benchmark, cases=cases, asked=contexts)
     planned: list[ControlVariant] = []
     for context_id, model in cases:
         source = by_key[(context_id, model)]

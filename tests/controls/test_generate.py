@@ -106,3 +106,11 @@ def test_unknown_kinds_and_benchmarks_are_named(imported) -> None:  # noqa: ANN0
         generate("nope", "--kinds", "clear", "--contexts", "2")
     with pytest.raises(CommandError, match="--contexts must be 1 or more"):
         generate("lit2test", "--kinds", "clear", "--contexts", "0")
+
+
+def test_asking_for_more_contexts_than_there_are_says_how_many_were_used(imported) -> None:  # noqa: ANN001
+    # The sample has 13 contexts with text, each with valid six-field proposals.
+    line = generate("lit2test", "--kinds", "falsifier_off", "--contexts", "50").strip().splitlines()[-1]
+    assert line.startswith("13 case(s) in lit2test")
+    assert line.endswith("(asked for 50 contexts; only 13 have a valid six-field proposal, all used)")
+    assert ControlVariant.objects.filter(kind="falsifier_off").count() == 13
