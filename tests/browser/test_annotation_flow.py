@@ -243,7 +243,11 @@ def test_a_reload_after_a_failed_submit_keeps_the_newer_autosaved_score(page, an
     page.wait_for_function("() => document.getElementById('save-status').textContent.includes('Draft saved')")
     page.wait_for_load_state("networkidle")
     choose_score(older, "a_grounding", 1)
-    older.wait_for_function("() => document.getElementById('save-status').textContent.includes('another window')")
+    # htmx settles a swapped element with the old one's classes for a moment: wait until the swap has settled.
+    older.wait_for_function(
+        "() => { const s = document.getElementById('save-status');"
+        " return s.textContent.includes('another window') && !s.classList.contains('htmx-settling'); }"
+    )
     assert "is-error" in older.locator("#save-status").get_attribute("class")
     older.check("input[name=choice][value=A]")
     older.check("input[name=confidence][value=high]")
