@@ -150,7 +150,10 @@ class LeaderboardApi(APIView):
         benchmark = get_or_not_found(Benchmark.objects, f"no benchmark {benchmark_id}", pk=benchmark_id)
         if "run" in params.validated_data:
             run_id = params.validated_data["run"]
-            run = get_or_not_found(JudgeRun.objects, f"run {run_id} is not a run of benchmark {benchmark_id}", pk=run_id, benchmark=benchmark)
+            run = get_or_not_found(
+                JudgeRun.objects.filter(subjects=JudgeRun.Subjects.PAIRS), f"run {run_id} is not a leaderboard run of benchmark {benchmark_id}",
+                pk=run_id, benchmark=benchmark,
+            )
         else:
             run = run_default(benchmark=benchmark)
             if run is None:

@@ -198,6 +198,14 @@ class JudgeRun(models.Model):
         RECORDED = "recorded", "recorded (replay of stored judgments)"
         OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible endpoint"
 
+    class Subjects(models.TextChoices):
+        """What a run judges: the benchmark's canonical pairs (the leaderboard's input), or its diagnostic
+        control pairs (each approved control variant against its clean source; ``controls`` app). A controls
+        run never feeds a leaderboard: its verdicts live in their own table."""
+
+        PAIRS = "pairs", "canonical pairs"
+        CONTROLS = "controls", "diagnostic controls"
+
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="runs")
     label = models.CharField(max_length=200, help_text="Distinguishes runs of one judge, e.g. the source file.")
     run_type = models.CharField(max_length=50, default="holistic")
@@ -207,13 +215,15 @@ class JudgeRun(models.Model):
     parameters = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     is_canonical = models.BooleanField(default=False)
+    subjects = models.CharField(max_length=10, choices=Subjects.choices, default=Subjects.PAIRS)
     launched_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["benchmark", "judge_model", "label"], name="run_judge_label_unique")
+            models.UniqueConstraint(fields=["benchmark", "judge_model", "label"], name="run_judge_label_unique"),
+            models.CheckConstraint(condition=~models.Q(subjects="controls", is_canonical=True), name="run_controls_not_canonical"),
         ]
         ordering = ["benchmark_id", "created_at", "id"]
 

@@ -93,7 +93,7 @@ def benchmark_resolve(*, reference: str) -> Benchmark:
 
 def run_default(*, benchmark: Benchmark) -> JudgeRun | None:
     """The canonical run of the benchmark, else its newest holistic run."""
-    runs = benchmark.runs.filter(run_type="holistic")
+    runs = benchmark.runs.filter(run_type="holistic", subjects=JudgeRun.Subjects.PAIRS)
     return runs.filter(is_canonical=True).order_by("-created_at", "-id").first() or runs.order_by("-created_at", "-id").first()
 
 

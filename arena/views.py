@@ -111,7 +111,7 @@ def leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     """Table 1 of a run (any of its three fits, two or three decimals), every other figure of the leaderboard
     document, and its plots; polls itself while the run is in progress."""
     benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
-    runs = list(benchmark.runs.filter(run_type="holistic").order_by("-is_canonical", "created_at", "id"))
+    runs = list(benchmark.runs.filter(run_type="holistic", subjects=JudgeRun.Subjects.PAIRS).order_by("-is_canonical", "created_at", "id"))
     canonical = run_default(benchmark=benchmark)
     run_id = request.GET.get("run")
     if run_id:

@@ -14,6 +14,7 @@ class ControlsConfig(AppConfig):
         # The release export writes controls.jsonl through a hook, so that arena/ never imports this app.
         from arena.release import register_export
 
+        from . import judging  # noqa: F401  (registers the "controls" judging task kind with the run engine)
         from .services import control_export_rows
 
         register_export("controls", control_export_rows)

@@ -18,11 +18,12 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from arena.models import Benchmark, Context, Proposal
+from arena.models import Benchmark, Context, JudgeRun, Proposal
+from jobs.models import TaskCost, TaskStatus
 
 from .variants import TARGET_FIELD  # the field each target dimension corrupts
 
-__all__ = ["TARGET_FIELD", "ControlAttempt", "ControlVariant"]
+__all__ = ["TARGET_FIELD", "ControlAttempt", "ControlJudgeTask", "ControlJudgment", "ControlVariant"]
 
 
 class ControlVariant(models.Model):
@@ -141,3 +142,72 @@ class ControlAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.control_id} round {self.round} {self.step}: {self.outcome}"
+
+
+class ControlJudgeTask(TaskCost):
+    """One ordered comparison of a controls judge run (``JudgeRun.subjects == "controls"``): a variant against its
+    clean source, in one presentation order. The run engine (``jobs``) claims, leases and retries these exactly as
+    it does canonical-pair tasks; only what is asked and where the verdict goes differ (``controls.judging``)."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="control_tasks")
+    variant = models.ForeignKey(ControlVariant, on_delete=models.CASCADE, related_name="+")
+    order = models.CharField(max_length=10)
+    status = models.CharField(max_length=10, choices=TaskStatus.choices, default=TaskStatus.PENDING)
+    claimed_by = models.CharField(max_length=64, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "variant", "order"], name="control_task_unique")]
+        indexes = [models.Index(fields=["run", "status"])]
+
+
+class ControlJudgment(models.Model):
+    """A judge's verdict on one ordered control comparison, translated to which proposal won.
+
+    ``clean_shown`` says which label the clean source had in the prompt ("A" or "B"); ``verdict`` is the judge's
+    own answer (A, B or TIE) and ``winner`` what it means (clean, variant, tie). A structured run's 0-4 scores are
+    kept per label in ``metadata["scores"]``. At most one accepted verdict per (run, variant, order), enforced by
+    the database.
+    """
+
+    class Winner(models.TextChoices):
+        CLEAN = "clean", "clean source"
+        VARIANT = "variant", "variant"
+        TIE = "tie", "tie"
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="control_judgments")
+    variant = models.ForeignKey(ControlVariant, on_delete=models.CASCADE, related_name="judgments")
+    order = models.CharField(max_length=10)
+    status = models.CharField(max_length=10, default="accepted", help_text="accepted | invalid")
+    clean_shown = models.CharField(max_length=1, help_text="the label the clean source had: A or B")
+    verdict = models.CharField(max_length=5, null=True, blank=True)
+    winner = models.CharField(max_length=10, choices=Winner.choices, blank=True)
+    confidence = models.CharField(max_length=10, blank=True)
+    main_reason = models.TextField(blank=True)
+    weakness_a = models.TextField(blank=True)
+    weakness_b = models.TextField(blank=True)
+    raw_response = models.TextField(blank=True)
+    errors = models.JSONField(default=list, blank=True)
+    attempt = models.PositiveSmallIntegerField(default=1)
+    latency_seconds = models.FloatField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "variant", "order"], condition=Q(status="accepted"), name="one_accepted_control_judgment"
+            ),
+            models.CheckConstraint(
+                condition=Q(status="invalid") | Q(winner__in=["clean", "variant", "tie"]), name="accepted_control_has_winner"
+            ),
+        ]
+        indexes = [models.Index(fields=["run", "status"])]
+        ordering = ["variant_id", "order"]
+
+    def __str__(self) -> str:
+        return f"control {self.variant_id}/{self.order}: {self.winner or self.status}"

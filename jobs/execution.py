@@ -68,7 +68,7 @@ def db_patience_seconds() -> float:
 class RunKindSpec:
     kind: str
     run_model: type[models.Model]
-    task_model: type[models.Model]
+    task_model_of: Callable[[int], type[models.Model]]  # the task model of a run (a judge run's depends on what it judges)
     launch: Callable[[int], None]  # enqueue one driver for the run (after commit)
     finish: Callable[[int], str]  # close the run if nothing is left to do; returns its status
 
@@ -247,7 +247,11 @@ def runs_watchdog() -> list[str]:
             now = timezone.now()
             if _live_tokens(kind, run_id, now).exists():
                 continue
-            if not spec.task_model.objects.filter(run_id=run_id, status__in=OPEN).exists():
+            try:
+                task_model = spec.task_model_of(run_id)
+            except (spec.run_model.DoesNotExist, LookupError):  # deleted meanwhile, or its task kind's app is not installed
+                continue
+            if not task_model.objects.filter(run_id=run_id, status__in=OPEN).exists():
                 status = spec.finish(run_id)  # its last driver died between its last answer and closing the run
                 if status != RUNNING:
                     did.append(f"{kind} run {run_id}: closed as {status}")

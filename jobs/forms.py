@@ -24,7 +24,11 @@ class JudgeRunForm(forms.Form):
     )
     run_type = forms.ChoiceField(choices=[("holistic", "holistic (A / B / tie)"), ("structured", "structured (0–4 per dimension)")])
     prompt_version = forms.ChoiceField(choices=[("", "default for the run type")] + [(v, v) for v, t in PROMPTS.items() if t.kind != "generation"], required=False)
-    pairs = forms.CharField(initial="all", help_text="all · batch:NAME · sample:N")
+    pairs = forms.CharField(
+        initial="all",
+        help_text="all · batch:NAME · sample:N · controls (the approved diagnostic control variants against their clean sources; "
+        "never in a leaderboard) · controls:KIND,KIND (e.g. controls:clear,naive)",
+    )
     orders = forms.MultipleChoiceField(
         choices=[("original", "original"), ("reverse", "reverse")], initial=["original", "reverse"], widget=forms.CheckboxSelectMultiple
     )

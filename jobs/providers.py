@@ -17,8 +17,6 @@ from typing import Any, Protocol
 
 from django.conf import settings
 
-from arena.models import JudgeRun, OrderedJudgment
-
 CONNECTIONS_PER_POOL = 8
 
 
@@ -180,18 +178,10 @@ class RecordedProvider:
 
     replay = True
 
-    def __init__(self, *, source_run: JudgeRun) -> None:
-        self.answers: dict[tuple[int, str], dict[str, Any]] = {}
-        for j in OrderedJudgment.objects.filter(run=source_run, status="accepted").select_related("pair"):
-            shown_a_id = j.pair.participant_a_id if j.order == "original" else j.pair.participant_b_id
-            winner = "tie" if j.is_tie else ("A" if j.winner_id == shown_a_id else "B")
-            self.answers[(j.pair_id, j.order)] = {
-                "winner": winner,
-                "confidence": j.confidence or "medium",
-                "main_reason": j.main_reason or f"replayed from run {source_run.pk}",
-                "weakness_a": j.weakness_a,
-                "weakness_b": j.weakness_b,
-            }
+    def __init__(self, *, answers: dict[tuple[int, str], dict[str, Any]]) -> None:
+        """``answers``: the stored run's answer to each ordered task, keyed by (subject id, order); its task kind
+        builds them (``jobs.subjects.JudgeSubjects.recorded``)."""
+        self.answers = answers
 
     async def complete(self, *, messages: list[dict[str, str]], task: tuple[int, str] | None = None) -> Completion:
         if task is None or task not in self.answers:

@@ -12,6 +12,7 @@ from arena.models import JudgeRun, OrderedJudgment
 
 from .execution import drivers_alive, run_events, stale_seconds
 from .models import GenerationRun, GenerationTask, JudgeTask, RunEvent, RunKind, TaskStatus
+from .subjects import subjects_of
 
 
 @dataclass
@@ -85,15 +86,19 @@ def _task_counts(tasks: QuerySet, **extra: Any) -> dict[str, Any]:
 def run_progress(*, run: JudgeRun) -> Progress:
     # Accepted and invalid are counted over the done tasks in the same query as the task states (one snapshot):
     # counted in a second query, a batch stored between the two showed "8 done (9 accepted, ...)".
+    kind = subjects_of(run)
+    subject = f"{kind.subject_field}_id"
     has_accepted = Exists(
-        OrderedJudgment.objects.filter(run_id=OuterRef("run_id"), pair_id=OuterRef("pair_id"), order=OuterRef("order"), status="accepted")
+        kind.judgment_model.objects.filter(
+            run_id=OuterRef("run_id"), order=OuterRef("order"), status="accepted", **{subject: OuterRef(subject)}
+        )
     )
     tasks = _task_counts(
-        JudgeTask.objects.filter(run=run).annotate(has_accepted=has_accepted),
+        kind.task_model.objects.filter(run=run).annotate(has_accepted=has_accepted),
         accepted=Count("id", filter=Q(status=TaskStatus.DONE, has_accepted=True)),
     )
     tasks["invalid"] = tasks["done"] - tasks["accepted"]
-    judgments = OrderedJudgment.objects.filter(run=run).aggregate(
+    judgments = kind.judgment_model.objects.filter(run=run).aggregate(
         accepted=Count("id", filter=Q(status="accepted")),
         invalid=Count("id", filter=Q(status="invalid")),
         prompt=Sum("prompt_tokens"),
@@ -113,7 +118,7 @@ def run_progress(*, run: JudgeRun) -> Progress:
         paid_in, paid_out = prompt + (tasks["discarded_prompt"] or 0), completion + (tasks["discarded_completion"] or 0)
         cost = paid_in / 1000 * float(p.get("price_per_1k_prompt") or 0) + paid_out / 1000 * float(p.get("price_per_1k_completion") or 0)
     errors = list(
-        JudgeTask.objects.filter(run=run).exclude(last_error="").order_by("-updated_at").values_list("last_error", flat=True)[:5]
+        kind.task_model.objects.filter(run=run).exclude(last_error="").order_by("-updated_at").values_list("last_error", flat=True)[:5]
     )
     # Only a running run has an ETA: a paused one waits for the researcher, an ended one for nothing.
     eta = _eta(tasks["done"], tasks["remaining"], judgments["first"], judgments["last"]) if run.status == JudgeRun.Status.RUNNING else None

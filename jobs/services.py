@@ -9,6 +9,7 @@ never produces a second verdict, and resuming does only what is missing.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import random
 import uuid
@@ -30,8 +31,9 @@ from .execution import RunKindSpec, run_event_add, run_fail, run_kind_register
 from .limits import DEFAULT_SLOT_TTL, EndpointLimiter
 from .models import GenerationRun, GenerationTask, JudgeTask, RunEvent, RunKind, TaskStatus
 from .parsing import ParseError, parse_judge_answer, parse_proposal_answer
-from .prompts import DEFAULT_PROMPT, PROMPTS, RenderedTask, render_generation_task, render_judge_task
+from .prompts import DEFAULT_PROMPT, PROMPTS, PromptTemplate, RenderedTask, render_generation_task, render_judge_task
 from .providers import ApiKeyMissing, OpenAICompatibleProvider, PermanentError, Provider, RecordedProvider, api_key_from_env
+from .subjects import SUBJECTS, JudgeSpec, JudgeSubjects, subjects_of, subjects_register
 
 MAX_PARSE_ATTEMPTS = 3  # the first answer plus at most two retries on a malformed one
 ORDERS = ("original", "reverse")
@@ -51,7 +53,7 @@ class JudgeRunRequest:
     api_key_env: str | None = None
     run_type: str = "holistic"
     prompt_version: str | None = None
-    pairs: str = "all"  # all | batch:NAME | sample:N
+    pairs: str = "all"  # all | batch:NAME | sample:N | controls | controls:KIND,KIND
     orders: tuple[str, ...] = ORDERS
     concurrency: int = 8
     rate_per_second: float | None = None
@@ -64,6 +66,11 @@ class JudgeRunRequest:
     price_per_1k_prompt: float | None = None
     price_per_1k_completion: float | None = None
     label: str | None = None
+
+    @property
+    def subjects(self) -> str:
+        """What the run judges: the canonical pairs, or (``--pairs controls``) the diagnostic control pairs."""
+        return JudgeRun.Subjects.CONTROLS if self.pairs.partition(":")[0] == "controls" else JudgeRun.Subjects.PAIRS
 
 
 def _select_pairs(benchmark: Benchmark, spec: str, seed: int) -> list[CanonicalPair]:
@@ -111,7 +118,7 @@ def _squash(text: str) -> str:
     return text.lower().encode("ascii", "ignore").translate(None, _NOT_ALNUM).decode("ascii")
 
 
-def _blindness_problem(rendered: RenderedTask, pair: CanonicalPair, names: list[str], hits: Callable[[str], list[Any]]) -> str | None:
+def blindness_problem(rendered: RenderedTask, internal_key: str, names: list[str], hits: Callable[[str], list[Any]]) -> str | None:
     """The second line of defence after redaction (arena/blindness.py): a prompt that still names a
     participant (in any spelling), the internal pair id, or any alias of the benchmark's participants and
     judges inside a proposal is refused. (Contexts may cite models: the literature names them for both sides.)"""
@@ -119,8 +126,8 @@ def _blindness_problem(rendered: RenderedTask, pair: CanonicalPair, names: list[
     for name in names:
         if _squash(name) and _squash(name) in text:
             return "blindness gate: the prompt contains a participant's name"
-    if _squash(pair.internal_key) in text:
-        return "blindness gate: the prompt contains the internal pair id"
+    if _squash(internal_key) in text:
+        return "blindness gate: the prompt contains the internal id of what is judged"
     leaks = [(i, hit) for i, block in enumerate((rendered.block_a, rendered.block_b)) for hit in hits(block)]
     if leaks:
         index, hit = leaks[0]
@@ -131,7 +138,7 @@ def _blindness_problem(rendered: RenderedTask, pair: CanonicalPair, names: list[
     return None
 
 
-class _AliasCheck:
+class AliasCheck:
     """The gate's alias check for one driver: the benchmark's matcher is read once per claimed batch (an alias
     edit applies from the next batch on), and a proposal block shown in several tasks is checked once per matcher."""
 
@@ -202,21 +209,17 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
     orders = tuple(o for o in ORDERS if o in request.orders)
     if not orders:
         raise RunError("choose at least one order")
-
-    selected = _select_pairs(benchmark, request.pairs, request.seed)
-    judgeable = _with_text(selected)
-    proposals = _proposal_map(judgeable)
-    by_participant = {
-        pair.pk: {pid: proposals[(pair.context_id, pid)] for pid in (pair.participant_a_id, pair.participant_b_id)}
-        for pair in judgeable
-    }
-    contexts = {c.pk: c for c in Context.objects.filter(pk__in={p.context_id for p in judgeable}).prefetch_related("papers")}
-    for pair in judgeable:
-        pair.context = contexts[pair.context_id]
-        original = render_judge_task(pair=pair, order="original", template=template, proposals=by_participant[pair.pk])
-        reverse = render_judge_task(pair=pair, order="reverse", template=template, proposals=by_participant[pair.pk])
-        if not orientation_gate(original, reverse):
-            raise RunError(f"orientation gate: the reverse task of pair {pair.public_id} does not swap A and B; nothing was launched")
+    kind = SUBJECTS.get(request.subjects)
+    if kind is None:
+        raise RunError(f"this installation cannot judge {request.subjects}: the app that provides them is not installed")
+    if request.subjects != JudgeRun.Subjects.PAIRS:
+        if request.canonical:
+            raise RunError("a controls run is never canonical: canonical runs judge the leaderboard's pairs")
+        if request.replay_of is not None and request.replay_of.subjects != request.subjects:
+            raise RunError(f"run {request.replay_of.pk} judged {request.replay_of.subjects}, not {request.subjects}: a replay needs a run of the same kind")
+    elif request.replay_of is not None and request.replay_of.subjects != JudgeRun.Subjects.PAIRS:
+        raise RunError(f"run {request.replay_of.pk} judged diagnostic controls; replay it with --pairs controls")
+    make_tasks, skipped = kind.plan(benchmark, dataclasses.replace(request, orders=orders), template)
 
     parameters = {
         "base_url": request.base_url,
@@ -233,7 +236,7 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
         "price_per_1k_prompt": request.price_per_1k_prompt,
         "price_per_1k_completion": request.price_per_1k_completion,
         "replay_of": request.replay_of.pk if request.replay_of else None,
-        "skipped_without_text": len(selected) - len(judgeable),
+        "skipped_without_text": skipped,
     }
     with transaction.atomic():
         run = JudgeRun.objects.create(
@@ -245,15 +248,37 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
             prompt_version=prompt_version,
             parameters=parameters,
             is_canonical=request.canonical,
+            subjects=request.subjects,
             launched_by=launched_by,
         )
         if request.canonical and not benchmark.canonical_judge:
             benchmark.canonical_judge = judge
             benchmark.save(update_fields=["canonical_judge"])
-        JudgeTask.objects.bulk_create(
-            [JudgeTask(run=run, pair=pair, order=order) for pair in judgeable for order in orders], batch_size=2000
-        )
-    return run, len(selected) - len(judgeable)
+        kind.task_model.objects.bulk_create(make_tasks(run), batch_size=2000)
+    return run, skipped
+
+
+def _pairs_plan(benchmark: Benchmark, request: JudgeRunRequest, template: PromptTemplate) -> tuple[Callable[[JudgeRun], list[JudgeTask]], int]:
+    """The canonical pairs a run judges (those with text), each through the orientation gate in both orders."""
+    selected = _select_pairs(benchmark, request.pairs, request.seed)
+    judgeable = _with_text(selected)
+    proposals = _proposal_map(judgeable)
+    by_participant = {
+        pair.pk: {pid: proposals[(pair.context_id, pid)] for pid in (pair.participant_a_id, pair.participant_b_id)}
+        for pair in judgeable
+    }
+    contexts = {c.pk: c for c in Context.objects.filter(pk__in={p.context_id for p in judgeable}).prefetch_related("papers")}
+    for pair in judgeable:
+        pair.context = contexts[pair.context_id]
+        original = render_judge_task(pair=pair, order="original", template=template, proposals=by_participant[pair.pk])
+        reverse = render_judge_task(pair=pair, order="reverse", template=template, proposals=by_participant[pair.pk])
+        if not orientation_gate(original, reverse):
+            raise RunError(f"orientation gate: the reverse task of pair {pair.public_id} does not swap A and B; nothing was launched")
+
+    def make(run: JudgeRun) -> list[JudgeTask]:
+        return [JudgeTask(run=run, pair=pair, order=order) for pair in judgeable for order in request.orders]
+
+    return make, len(selected) - len(judgeable)
 
 
 def _next_version(benchmark: Benchmark) -> str:
@@ -334,7 +359,7 @@ def judge_run_cancel(*, run: JudgeRun) -> None:
         status=JudgeRun.Status.CANCELLED, finished_at=timezone.now()
     ):
         raise RunError(f"run {run.pk} has already ended")
-    JudgeTask.objects.filter(run=run, status=TaskStatus.PENDING).update(status=TaskStatus.SKIPPED, last_error="cancelled")
+    subjects_of(run).task_model.objects.filter(run=run, status=TaskStatus.PENDING).update(status=TaskStatus.SKIPPED, last_error="cancelled")
     run.refresh_from_db()
 
 
@@ -348,8 +373,9 @@ def judge_run_resume(*, run: JudgeRun, drivers: int = 1) -> int:
             raise RunError(f"run {run.pk} is completed; there is nothing to resume")
         # Claims of drivers that died (lease run out, or no heartbeat) are taken back at once;
         # failed tasks get another chance.
-        execution.tasks_reclaim(kind=RunKind.JUDGE, task_model=JudgeTask, run_id=run.pk)
-        todo = JudgeTask.objects.filter(run=run, status__in=[TaskStatus.PENDING, TaskStatus.CLAIMED]).count()
+        task_model = subjects_of(run).task_model
+        execution.tasks_reclaim(kind=RunKind.JUDGE, task_model=task_model, run_id=run.pk)
+        todo = task_model.objects.filter(run=run, status__in=[TaskStatus.PENDING, TaskStatus.CLAIMED]).count()
         JudgeRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.PAUSED)
     run.refresh_from_db()
     judge_run_launch(run=run, drivers=drivers, event="resumed")
@@ -357,17 +383,6 @@ def judge_run_resume(*, run: JudgeRun, drivers: int = 1) -> int:
 
 
 # --------------------------------------------------------------------------- execution
-
-
-@dataclass
-class _JudgeSpec:
-    task_id: int
-    pair_id: int
-    order: str
-    shown_a_id: int
-    shown_b_id: int
-    rendered: RenderedTask | None
-    problem: str | None
 
 
 @dataclass
@@ -388,7 +403,8 @@ class _JudgeResult:
 def _provider_for(run: JudgeRun | GenerationRun, model: str) -> Provider:
     p = run.parameters
     if run.provider == JudgeRun.Provider.RECORDED:
-        return RecordedProvider(source_run=JudgeRun.objects.get(pk=p["replay_of"]))
+        source = JudgeRun.objects.get(pk=p["replay_of"])
+        return RecordedProvider(answers=subjects_of(source).recorded(source))
     return OpenAICompatibleProvider(
         base_url=p["base_url"], model=model, api_key_env=p.get("api_key_env") or None,
         temperature=p.get("temperature"), max_tokens=p.get("max_tokens"), timeout=float(p.get("timeout") or 120),
@@ -445,42 +461,24 @@ def judge_run_execute(*, run_id: int) -> str:
         return _start_problem(RunKind.JUDGE, run.pk, exc)
     limiter = _limiter_for(run)
     lease = _lease(run)
-    aliases = _AliasCheck(run.benchmark_id)
+    aliases = AliasCheck(run.benchmark_id)
+    kind = subjects_of(run)
+    task_model = kind.task_model
 
-    def claim(n: int, held: frozenset[int]) -> list[_JudgeSpec]:
-        ids = execution.tasks_claim(kind=RunKind.JUDGE, task_model=JudgeTask, run_id=run.pk, token=token, lease=lease, n=n, held=held)
+    def claim(n: int, held: frozenset[int]) -> list[JudgeSpec]:
+        ids = execution.tasks_claim(kind=RunKind.JUDGE, task_model=task_model, run_id=run.pk, token=token, lease=lease, n=n, held=held)
         if not ids:
             return []
         aliases.refresh()
-        tasks = list(
-            JudgeTask.objects.filter(id__in=ids).select_related("pair__context", "pair__participant_a", "pair__participant_b")
-        )
-        pairs = [t.pair for t in tasks]
-        proposals = _proposal_map(pairs)
-        contexts = {c.pk: c for c in Context.objects.filter(pk__in={p.context_id for p in pairs}).prefetch_related("papers")}
-        specs = []
-        for t in tasks:
-            pair = t.pair
-            pair.context = contexts[pair.context_id]
-            try:
-                by_participant = {pid: proposals[(pair.context_id, pid)] for pid in (pair.participant_a_id, pair.participant_b_id)}
-            except KeyError:
-                specs.append(_JudgeSpec(t.pk, pair.pk, t.order, 0, 0, None, "a proposal of this pair has no text"))
-                continue
-            rendered = render_judge_task(pair=pair, order=t.order, template=template, proposals=by_participant, matcher=aliases.matcher)
-            shown_a, shown_b = (
-                (pair.participant_a_id, pair.participant_b_id) if t.order == "original" else (pair.participant_b_id, pair.participant_a_id)
-            )
-            specs.append(_JudgeSpec(t.pk, pair.pk, t.order, shown_a, shown_b, rendered, _blindness_problem(rendered, pair, names, aliases)))
-        return specs
+        return kind.specs(run, ids, template, aliases, names)
 
-    async def work(spec: _JudgeSpec, before_call: BeforeCall) -> _JudgeResult:
+    async def work(spec: JudgeSpec, before_call: BeforeCall) -> _JudgeResult:
         if spec.problem:
             return _JudgeResult(status="failed", errors=[spec.problem])
         assert spec.rendered is not None
         result = _JudgeResult(status="invalid", errors=[], transcripts=[])
         for attempt in range(1, MAX_PARSE_ATTEMPTS + 1):
-            outcome = await call_with_backoff(provider, limiter, spec.rendered.messages(), (spec.pair_id, spec.order), before_call)
+            outcome = await call_with_backoff(provider, limiter, spec.rendered.messages(), (spec.subject_id, spec.order), before_call)
             result.calls += outcome.calls
             if outcome.completion is None:
                 result.status, result.errors = "failed", [*result.errors, outcome.error or "no answer"]
@@ -500,30 +498,30 @@ def judge_run_execute(*, run_id: int) -> str:
             return result
         return result
 
-    def store(batch: list[tuple[_JudgeSpec, _JudgeResult]]) -> None:
+    def store(batch: list[tuple[JudgeSpec, _JudgeResult]]) -> None:
         with transaction.atomic():
-            owned, finished = _owned(JudgeTask, token, [spec.task_id for spec, _ in batch])
+            owned, finished = _owned(task_model, token, [spec.task_id for spec, _ in batch])
             judgments, updates = [], {}
             for spec, result in batch:
                 if spec.task_id not in owned:
                     if spec.task_id not in finished and result.answered:
-                        execution.answer_discard(task_model=JudgeTask, task_id=spec.task_id,
+                        execution.answer_discard(task_model=task_model, task_id=spec.task_id,
                                                  prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens)
                     continue
                 if result.status == "failed":
                     updates[spec.task_id] = (TaskStatus.FAILED, "; ".join(result.errors or []))
                     continue
-                judgments.append(_judgment(run.pk, spec, result))
+                judgments.append(kind.judgment(run.pk, spec, result))
                 error = "" if result.status == "accepted" else "; ".join(result.errors or [])
                 updates[spec.task_id] = (TaskStatus.DONE, error)
-            _create_judgments(judgments)
+            _create_judgments(kind.judgment_model, judgments)
             groups: dict[tuple[str, str], list[int]] = {}
             for task_id, key in updates.items():
                 groups.setdefault(key, []).append(task_id)
             for (status, error), ids in groups.items():
-                JudgeTask.objects.filter(id__in=ids).update(status=status, last_error=error, updated_at=timezone.now())
+                task_model.objects.filter(id__in=ids).update(status=status, last_error=error, updated_at=timezone.now())
 
-    _drive(run=run, kind=RunKind.JUDGE, task_model=JudgeTask, token=token, claim=claim, work=work, store=store,
+    _drive(run=run, kind=RunKind.JUDGE, task_model=task_model, token=token, claim=claim, work=work, store=store,
            task_id=lambda spec: spec.task_id, providers=[provider], limiter=limiter,
            on_error=lambda exc: _JudgeResult(status="failed", errors=[f"internal error: {type(exc).__name__}: {exc}"]))
     return _finish(RunKind.JUDGE, run.pk)
@@ -533,7 +531,7 @@ def _lease(run: JudgeRun | GenerationRun) -> float:
     return float(run.parameters.get("lease_seconds") or execution.lease_seconds())
 
 
-def _owned(task_model: type[JudgeTask] | type[GenerationTask], token: str, ids: list[int]) -> tuple[set[int], set[int]]:
+def _owned(task_model: type[Any], token: str, ids: list[int]) -> tuple[set[int], set[int]]:
     """Of these tasks, (the ones this driver still holds, the ones it already finished).
 
     Locks the held ones for the caller's transaction. A task whose lease ran out may belong to another
@@ -548,7 +546,7 @@ def _drive(
     *,
     run: JudgeRun | GenerationRun,
     kind: str,
-    task_model: type[JudgeTask] | type[GenerationTask],
+    task_model: type[Any],
     token: str,
     claim: Callable[[int, frozenset[int]], list[Any]],
     work: Callable[[Any, BeforeCall], Awaitable[Any]],
@@ -635,29 +633,74 @@ def _drive(
             pass
 
 
-def _judgment(run_id: int, spec: _JudgeSpec, result: _JudgeResult) -> OrderedJudgment:
+def judgment_fields(result: _JudgeResult) -> dict[str, Any]:
+    """What every judging task kind stores of a parsed answer, whatever its subject: the verdict as the judge gave
+    it (A, B or TIE), its reasons, the raw answer, rejected attempts, a structured run's scores, calls and tokens."""
     answer = result.answer
-    verdict = answer.verdict if answer else None
     metadata: dict[str, Any] = {"rejected_attempts": result.transcripts} if result.transcripts else {}
     if answer and answer.scores:
         metadata["scores"] = answer.scores
+    return {
+        "status": result.status, "verdict": answer.verdict if answer else None,
+        "confidence": answer.confidence if answer else "", "main_reason": answer.main_reason if answer else "",
+        "weakness_a": answer.weakness_a if answer else "", "weakness_b": answer.weakness_b if answer else "",
+        "raw_response": result.raw, "errors": result.errors or [], "attempt": result.attempt, "latency_seconds": result.latency,
+        "prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens, "metadata": metadata,
+    }
+
+
+def _pairs_judgment(run_id: int, spec: JudgeSpec, result: _JudgeResult) -> OrderedJudgment:
+    fields = judgment_fields(result)
+    verdict = fields["verdict"]
+    shown_a, shown_b = spec.meaning["shown_a_id"], spec.meaning["shown_b_id"]
     return OrderedJudgment(
-        run_id=run_id, pair_id=spec.pair_id, order=spec.order, status=result.status,
-        shown_a_id=spec.shown_a_id, verdict=verdict, is_tie=verdict == "TIE",
-        winner_id={"A": spec.shown_a_id, "B": spec.shown_b_id}.get(verdict or ""),
-        confidence=answer.confidence if answer else "", main_reason=answer.main_reason if answer else "",
-        weakness_a=answer.weakness_a if answer else "", weakness_b=answer.weakness_b if answer else "",
-        raw_response=result.raw, errors=result.errors or [], attempt=result.attempt, latency_seconds=result.latency,
-        prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens, metadata=metadata,
+        run_id=run_id, pair_id=spec.subject_id, order=spec.order, shown_a_id=shown_a, is_tie=verdict == "TIE",
+        winner_id={"A": shown_a, "B": shown_b}.get(verdict or ""), **fields,
     )
 
 
-def _create_judgments(judgments: list[OrderedJudgment]) -> None:
+def _pairs_specs(run: JudgeRun, ids: list[int], template: PromptTemplate, aliases: AliasCheck, names: list[str]) -> list[JudgeSpec]:
+    tasks = list(JudgeTask.objects.filter(id__in=ids).select_related("pair__context", "pair__participant_a", "pair__participant_b"))
+    pairs = [t.pair for t in tasks]
+    proposals = _proposal_map(pairs)
+    contexts = {c.pk: c for c in Context.objects.filter(pk__in={p.context_id for p in pairs}).prefetch_related("papers")}
+    specs = []
+    for t in tasks:
+        pair = t.pair
+        pair.context = contexts[pair.context_id]
+        try:
+            by_participant = {pid: proposals[(pair.context_id, pid)] for pid in (pair.participant_a_id, pair.participant_b_id)}
+        except KeyError:
+            specs.append(JudgeSpec(t.pk, pair.pk, t.order, None, "a proposal of this pair has no text"))
+            continue
+        rendered = render_judge_task(pair=pair, order=t.order, template=template, proposals=by_participant, matcher=aliases.matcher)
+        shown_a, shown_b = (
+            (pair.participant_a_id, pair.participant_b_id) if t.order == "original" else (pair.participant_b_id, pair.participant_a_id)
+        )
+        specs.append(JudgeSpec(t.pk, pair.pk, t.order, rendered, blindness_problem(rendered, pair.internal_key, names, aliases),
+                               {"shown_a_id": shown_a, "shown_b_id": shown_b}))
+    return specs
+
+
+def _pairs_recorded(source: JudgeRun) -> dict[tuple[int, str], dict[str, Any]]:
+    """The verdicts a stored run gave its pairs, as the judge's A/B answers of each ordered task."""
+    answers = {}
+    for j in OrderedJudgment.objects.filter(run=source, status="accepted").select_related("pair"):
+        shown_a_id = j.pair.participant_a_id if j.order == "original" else j.pair.participant_b_id
+        winner = "tie" if j.is_tie else ("A" if j.winner_id == shown_a_id else "B")
+        answers[(j.pair_id, j.order)] = {
+            "winner": winner, "confidence": j.confidence or "medium",
+            "main_reason": j.main_reason or f"replayed from run {source.pk}", "weakness_a": j.weakness_a, "weakness_b": j.weakness_b,
+        }
+    return answers
+
+
+def _create_judgments(model: type[Any], judgments: list[Any]) -> None:
     """Insert in one statement; if the database refuses a second accepted verdict for a task,
     insert one by one so the first verdict stays and the others still land."""
     try:
         with transaction.atomic():
-            OrderedJudgment.objects.bulk_create(judgments)
+            model.objects.bulk_create(judgments)
     except IntegrityError:
         for judgment in judgments:
             try:
@@ -673,7 +716,7 @@ def _finish(kind: str, run_id: int) -> str:
 
     A run closed as failed says on its page how many tasks failed, the latest reason, and what to do.
     """
-    run_model, task_model = execution.KINDS[kind].run_model, execution.KINDS[kind].task_model
+    run_model, task_model = execution.KINDS[kind].run_model, execution.KINDS[kind].task_model_of(run_id)
     with transaction.atomic():
         run = run_model.objects.select_for_update().get(pk=run_id)
         if run.status != JudgeRun.Status.RUNNING:
@@ -881,7 +924,15 @@ def generation_run_execute(*, run_id: int) -> str:
     return _generation_finish(run.pk)
 
 
-run_kind_register(RunKindSpec(kind=RunKind.JUDGE, run_model=JudgeRun, task_model=JudgeTask, launch=_judge_driver_enqueue,
+def _judge_task_model(run_id: int) -> type[Any]:
+    return subjects_of(JudgeRun.objects.only("id", "subjects").get(pk=run_id)).task_model
+
+
+run_kind_register(RunKindSpec(kind=RunKind.JUDGE, run_model=JudgeRun, task_model_of=_judge_task_model, launch=_judge_driver_enqueue,
                               finish=functools.partial(_finish, RunKind.JUDGE)))
-run_kind_register(RunKindSpec(kind=RunKind.GENERATION, run_model=GenerationRun, task_model=GenerationTask,
+run_kind_register(RunKindSpec(kind=RunKind.GENERATION, run_model=GenerationRun, task_model_of=lambda run_id: GenerationTask,
                               launch=_generation_driver_enqueue, finish=_generation_finish))
+subjects_register(JudgeSubjects(
+    name=JudgeRun.Subjects.PAIRS, task_model=JudgeTask, judgment_model=OrderedJudgment, subject_field="pair",
+    plan=_pairs_plan, specs=_pairs_specs, judgment=_pairs_judgment, recorded=_pairs_recorded,
+))

@@ -140,13 +140,13 @@ def test_a_judge_added_after_the_scan_is_caught_by_the_gate_until_a_rescan(impor
 def test_the_gate_refuses_a_prompt_that_still_names_an_alias(imported: Benchmark) -> None:
     from arena.blindness import benchmark_matcher
     from jobs.prompts import RenderedTask
-    from jobs.services import _blindness_problem
+    from jobs.services import blindness_problem
 
     pair = imported.pairs.first()
     hits = benchmark_matcher(benchmark_id=imported.pk).hits
     clean = RenderedTask(system="s", user="u", block_a="=== PROPOSAL A ===\n[hypothesis]\nA plan.", block_b="=== PROPOSAL B ===\n[hypothesis]\nB plan.")
-    assert _blindness_problem(clean, pair, [], hits) is None
+    assert blindness_problem(clean, pair.internal_key, [], hits) is None
     leaking = RenderedTask(system="s", user="u", block_a=clean.block_a, block_b="=== PROPOSAL B ===\n[hypothesis]\nAs Zhipu AI's GLM, I plan.")
-    assert _blindness_problem(leaking, pair, [], hits) == (
+    assert blindness_problem(leaking, pair.internal_key, [], hits) == (
         "blindness gate: proposal B still names 'zhipu' (an alias of GLM-5) after redaction; re-scan the benchmark's blindness page, then resume"
     )

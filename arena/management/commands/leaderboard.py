@@ -38,6 +38,8 @@ class Command(BaseCommand):
             run = JudgeRun.objects.filter(benchmark=benchmark, pk=options["run"]).first()
             if run is None:
                 raise CommandError(f"{benchmark} has no run {options['run']}")
+            if run.subjects != JudgeRun.Subjects.PAIRS:
+                raise CommandError(f"run {run.pk} judged diagnostic controls, which never enter a leaderboard; see controls_report")
         else:
             run = run_default(benchmark=benchmark)
             if run is None:

@@ -32,7 +32,11 @@ class Command(BaseCommand):
         parser.add_argument("--base-url", default="", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8001/v1")
         parser.add_argument("--api-key-env", default=None, help="environment variable holding the API key")
         parser.add_argument("--replay-of", type=int, default=None, help="replay a stored run instead of calling an endpoint")
-        parser.add_argument("--pairs", default="all", help="all | batch:NAME | sample:N")
+        parser.add_argument(
+            "--pairs", default="all",
+            help="all | batch:NAME | sample:N | controls | controls:KIND,KIND (the approved diagnostic control variants, each "
+            "against its clean source; their verdicts go to controls_report, never to a leaderboard)",
+        )
         parser.add_argument(
             "--orders", type=_orders, default=ORDERS, metavar="{original,reverse}[,...]",
             help="the presentation orders to judge each pair in: original (A as the benchmark orients it), reverse "
