@@ -188,6 +188,8 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
         raise RunError("a judge model is required")
     if _squash(judge) in {_squash(p) for p in participants}:
         raise RunError(f"{judge!r} is a participant of {benchmark}; a judge may never judge its own proposals")
+    if request.canonical and request.subjects != JudgeRun.Subjects.PAIRS:
+        raise RunError("a controls run is never canonical: canonical runs judge the leaderboard's pairs")
     if request.canonical and benchmark.canonical_judge and benchmark.canonical_judge != judge:
         raise RunError(
             f"{benchmark} has canonical judge {benchmark.canonical_judge!r}; replacing it needs a new benchmark version "
@@ -213,8 +215,6 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
     if kind is None:
         raise RunError(f"this installation cannot judge {request.subjects}: the app that provides them is not installed")
     if request.subjects != JudgeRun.Subjects.PAIRS:
-        if request.canonical:
-            raise RunError("a controls run is never canonical: canonical runs judge the leaderboard's pairs")
         if request.replay_of is not None and request.replay_of.subjects != request.subjects:
             raise RunError(f"run {request.replay_of.pk} judged {request.replay_of.subjects}, not {request.subjects}: a replay needs a run of the same kind")
     elif request.replay_of is not None and request.replay_of.subjects != JudgeRun.Subjects.PAIRS:
