@@ -28,6 +28,7 @@ from .services import (
     judge_run_pause,
     judge_run_resume,
 )
+from .subjects import subjects_of
 
 
 def _get_run(run_id: int) -> JudgeRun:
@@ -130,6 +131,8 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     run = _get_run(run_id)
     if request.htmx and request.GET.get("part") == "progress":
         return render(request, "jobs/run_detail.html#progress", _progress_context(run))
+    if run.subjects != JudgeRun.Subjects.PAIRS:
+        return _subject_run_detail(request, run)
     filters = JudgmentFilterForm(request.GET, run=run)
     judgments = run_judgments(run=run, **filters.values()).select_related(
         "pair__context__batch", "pair__participant_a", "pair__participant_b", "shown_a", "winner"
@@ -152,11 +155,24 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         if template is not None and j.pair.participant_a_id in by_participant and j.pair.participant_b_id in by_participant:
             prompt = render_judge_task(pair=j.pair, order=j.order, template=template, proposals=by_participant)
         items.append((j, prompt, tasks.get((j.pair_id, j.order))))
-    others = run.benchmark.runs.exclude(pk=run.pk).order_by("-is_canonical", "-created_at")
+    others = run.benchmark.runs.filter(subjects=run.subjects).exclude(pk=run.pk).order_by("-is_canonical", "-created_at")
     filtered = any(filters.values().values())
     return render(
         request, "jobs/run_detail.html",
         _progress_context(run) | {"page": page, "items": items, "others": others, "filters": filters, "filtered": filtered},
+    )
+
+
+def _subject_run_detail(request: HttpRequest, run: JudgeRun) -> HttpResponse:
+    """The page of a run that judged something other than the leaderboard's pairs (diagnostic controls): progress,
+    controls and its verdicts, each with what was compared; the figures are on that subject's own report page."""
+    kind = subjects_of(run)
+    verdicts = kind.judgment_model.objects.filter(run=run).select_related(kind.subject_field).order_by(f"{kind.subject_field}_id", "order")
+    page = Paginator(verdicts, 50).get_page(request.GET.get("page"))
+    others = run.benchmark.runs.filter(subjects=run.subjects).exclude(pk=run.pk).order_by("-created_at")
+    return render(
+        request, "jobs/run_detail.html",
+        _progress_context(run) | {"subject_page": page, "subjects": run.get_subjects_display(), "others": others},
     )
 
 

@@ -160,3 +160,22 @@ def test_the_leaderboard_never_offers_a_controls_run(imported, fake_llm, tmp_pat
     assert client.get(f"/dashboard/benchmarks/{imported.pk}/leaderboard/?run={run.pk}").status_code == 404
     page = client.get(f"/dashboard/benchmarks/{imported.pk}/leaderboard/")
     assert page.status_code == 200 and f'value="{run.pk}"' not in page.content.decode()
+
+
+def test_a_controls_run_page_lists_its_verdicts_and_points_to_the_controls_page(imported, fake_llm, tmp_path, client, researcher) -> None:  # noqa: ANN001
+    source = h.sources(imported, 1)[0]
+    load(imported, tmp_path, [h.line(source, "naive"), h.line(source, "falsifier_off")])
+    fake_llm.script(judge={"policy": "always_b"})
+    run = start(imported, fake_llm)
+    assert judge_run_execute(run_id=run.pk) == "completed"
+    client.force_login(researcher)
+    page = client.get(f"/dashboard/runs/{run.pk}/")
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert html.count('<tr data-status="accepted">') == 4
+    assert f"/dashboard/benchmarks/{imported.pk}/controls/report/?run={run.pk}" in html
+    assert "Leaderboard of this run" not in html
+    # always_b: the clean side won exactly the orders where it was B.
+    winners = sorted(j.winner for j in ControlJudgment.objects.filter(run=run))
+    assert winners == sorted("clean" if j.clean_shown == "B" else "variant" for j in ControlJudgment.objects.filter(run=run))
+    assert html.count('<td class="winner">clean</td>') == winners.count("clean")
