@@ -19,7 +19,7 @@ from django.db import models
 from django.db.models import Q
 
 from arena.models import Benchmark, Context, JudgeRun, Proposal
-from jobs.models import TaskCost, TaskStatus
+from jobs.models import ClaimableTask
 
 from .variants import TARGET_FIELD  # the field each target dimension corrupts
 
@@ -144,7 +144,7 @@ class ControlAttempt(models.Model):
         return f"{self.control_id} round {self.round} {self.step}: {self.outcome}"
 
 
-class ControlJudgeTask(TaskCost):
+class ControlJudgeTask(ClaimableTask):
     """One ordered comparison of a controls judge run (``JudgeRun.subjects == "controls"``): a variant against its
     clean source, in one presentation order. The run engine (``jobs``) claims, leases and retries these exactly as
     it does canonical-pair tasks; only what is asked and where the verdict goes differ (``controls.judging``)."""
@@ -152,11 +152,6 @@ class ControlJudgeTask(TaskCost):
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="control_tasks")
     variant = models.ForeignKey(ControlVariant, on_delete=models.CASCADE, related_name="+")
     order = models.CharField(max_length=10)
-    status = models.CharField(max_length=10, choices=TaskStatus.choices, default=TaskStatus.PENDING)
-    claimed_by = models.CharField(max_length=64, blank=True)
-    lease_until = models.DateTimeField(null=True, blank=True)
-    last_error = models.TextField(blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "variant", "order"], name="control_task_unique")]

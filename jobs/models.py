@@ -54,15 +54,24 @@ class TaskCost(models.Model):
         abstract = True
 
 
-class JudgeTask(TaskCost):
-    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="tasks")
-    pair = models.ForeignKey(CanonicalPair, on_delete=models.CASCADE, related_name="+")
-    order = models.CharField(max_length=10)
+class ClaimableTask(TaskCost):
+    """What the engine needs of any task model (``jobs.execution``): a ``run`` foreign key (declared by the
+    subclass), a status, who claimed it until when, the latest error, and its cost (``TaskCost``)."""
+
     status = models.CharField(max_length=10, choices=TaskStatus.choices, default=TaskStatus.PENDING)
     claimed_by = models.CharField(max_length=64, blank=True)
     lease_until = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+
+
+class JudgeTask(ClaimableTask):
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="tasks")
+    pair = models.ForeignKey(CanonicalPair, on_delete=models.CASCADE, related_name="+")
+    order = models.CharField(max_length=10)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "pair", "order"], name="judge_task_unique")]
@@ -88,18 +97,13 @@ class GenerationRun(models.Model):
         return f"generation run {self.pk} ({self.prompt_version})"
 
 
-class GenerationTask(TaskCost):
+class GenerationTask(ClaimableTask):
     run = models.ForeignKey(GenerationRun, on_delete=models.CASCADE, related_name="tasks")
     context = models.ForeignKey(Context, on_delete=models.CASCADE, related_name="+")
     participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="+")
-    status = models.CharField(max_length=10, choices=TaskStatus.choices, default=TaskStatus.PENDING)
-    claimed_by = models.CharField(max_length=64, blank=True)
-    lease_until = models.DateTimeField(null=True, blank=True)
     attempts = models.JSONField(default=list, blank=True, help_text="raw answers and schema problems of each attempt")
-    last_error = models.TextField(blank=True)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "context", "participant"], name="generation_task_unique")]
