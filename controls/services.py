@@ -1,4 +1,5 @@
-"""Writes of diagnostic controls: import from JSONL, template generation, review, and the export's rows.
+"""Writes of diagnostic controls: import from JSONL, generation (templates, and the model path of ``controls.llm``),
+review, and the export's rows.
 
 Every write checks everything first and then writes in one transaction. A variant is checked against its
 clean source the same way wherever it comes from (:func:`variant_problems`): a targeted kind changes its target
@@ -18,6 +19,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from arena.blindness import benchmark_matcher, proposal_blind_content
 from arena.models import Benchmark, Context, Proposal
 from arena.release import (
     EXTERNAL_ID,
@@ -32,9 +34,11 @@ from arena.release import (
     _show,
 )
 from arena.schemas import SIX_FIELD
+from jobs.prompts import render_context
+from jobs.providers import PermanentError, api_key_from_env
 
-from . import variants
-from .models import TARGET_FIELD, ControlVariant
+from . import llm, prompts, variants
+from .models import TARGET_FIELD, ControlAttempt, ControlVariant
 
 KINDS: tuple[str, ...] = tuple(ControlVariant.Kind.values)
 TARGETS: tuple[str, ...] = tuple(ControlVariant.Target.values)
@@ -47,6 +51,9 @@ LINE_KEYS = ("control_id", "kind", "context_id", "source_model", "target", "prop
 # A rendering holds six fields' worth of text plus the connecting phrases.
 MAX_PROSE_CHARS = 6 * SIX_FIELD.max_chars + 2_000
 LISTED = 12  # valid values named in a message, at most
+# How the model path shows a context: with each paper's source id, as the v2 judge prompts do, so that a grounding
+# edit can keep (or misuse) the citations proposals make by source id.
+CONTEXT_FORMAT = 2
 
 
 class ControlError(Exception):
@@ -333,6 +340,25 @@ def controls_import(*, benchmark: Benchmark, path: Path) -> ControlImportSummary
 
 
 @dataclass
+class ModelTally:
+    """What the model path did for one kind and target."""
+
+    by_model: int = 0
+    by_reserve: int = 0
+    stopped: int = 0  # ended by a call error or the blindness gate: no variant (running again retries them)
+    existing: int = 0
+    rounds: int = 0  # model rounds used, over all variants
+    outcomes: Counter = field(default_factory=Counter)  # attempts by outcome, every step
+
+    def line(self, kind: str, target: str) -> str:
+        outcomes = ", ".join(f"{n} {o}" for o, n in sorted(self.outcomes.items())) or "none"
+        text = f"{kind} {target}: {self.by_model} made by model, {self.by_reserve} made by reserve"
+        text += f", {self.stopped} not made (see below)" if self.stopped else ""
+        text += f", {self.existing} already there; {self.rounds} round(s) used; attempts: {outcomes}"
+        return text
+
+
+@dataclass
 class GenerateSummary:
     benchmark: Benchmark
     cases: list[tuple[str, str]]
@@ -340,6 +366,8 @@ class GenerateSummary:
     unchanged: int = 0
     kept: list[str] = field(default_factory=list)  # stored with other content (a researcher's edit): left alone
     asked: int = 0  # the contexts asked for; fewer cases when fewer contexts have a usable source
+    model: dict[tuple[str, str], ModelTally] = field(default_factory=dict)  # (kind, target) of the model path
+    stopped: list[tuple[str, str]] = field(default_factory=list)  # (control_id, why) of model variants not made
 
     def line(self) -> str:
         kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.created.items())) or "none"
@@ -347,7 +375,12 @@ class GenerateSummary:
         text += f", {len(self.kept)} kept as edited" if self.kept else ""
         if self.asked > len(self.cases):
             text += f" (asked for {self.asked} contexts; only {len(self.cases)} have a valid six-field proposal, all used)"
-        return text
+        lines = [text] + [tally.line(kind, target) for (kind, target), tally in self.model.items()]
+        for control_id, why in self.stopped[:LISTED]:
+            lines.append(f"not made: {control_id}: {why}")
+        if len(self.stopped) > LISTED:
+            lines.append(f"... and {len(self.stopped) - LISTED} more not made; run the command again to retry them")
+        return "\n".join(lines)
 
 
 def _naive_content(context: Context) -> dict[str, str]:
@@ -377,29 +410,53 @@ def _template_variants(kind: str, source: Proposal) -> list[tuple[str | None, di
     raise ControlError(f"no template makes {kind!r} variants")
 
 
-def llm_kinds_error(kinds: Sequence[str]) -> str:
+def llm_kinds_error(kinds: Sequence[str], missing: Sequence[str] = ("--model", "--base-url")) -> str:
     return (
-        f"{' and '.join(kinds)} variants are written by a language model: they need --model, --base-url and --api-key-env, "
-        "and the model path is not built yet; generate the template kinds "
-        f"({', '.join(TEMPLATE_KINDS)}) or import model-made variants with import_controls"
+        f"{' and '.join(kinds)} variants are written by a language model: they need --model (the model that writes them), "
+        "--base-url (its OpenAI-compatible endpoint) and, unless the endpoint takes no key, --api-key-env (the environment "
+        f"variable holding the key); missing: {' and '.join(missing)}. Or generate only the template kinds "
+        f"({', '.join(TEMPLATE_KINDS)}), or import model-made variants with import_controls"
     )
 
 
-def controls_generate(*, benchmark: Benchmark, kinds: Sequence[str], contexts: int, seed: int = 0) -> GenerateSummary:
-    """Make template variants for a seeded choice of ``contexts`` contexts, one source proposal each.
+def _model_settings_problem(kinds: Sequence[str], settings: llm.LlmSettings | None) -> str | None:
+    """Why the model path cannot start (checked before anything is written), or None."""
+    missing = [option for option, value in (("--model", settings and settings.model), ("--base-url", settings and settings.base_url)) if not value]
+    if missing:
+        return llm_kinds_error(kinds, missing)
+    assert settings is not None
+    if settings.concurrency < 1:
+        return f"--concurrency must be 1 or more, got {settings.concurrency}"
+    try:
+        api_key_from_env(settings.api_key_env)  # read again by the providers; never kept
+    except PermanentError as exc:
+        return f"--api-key-env: {exc}; export it in the environment that runs generate_controls"
+    return None
+
+
+def controls_generate(
+    *, benchmark: Benchmark, kinds: Sequence[str], contexts: int, seed: int = 0, llm_settings: llm.LlmSettings | None = None
+) -> GenerateSummary:
+    """Make variants for a seeded choice of ``contexts`` contexts, one source proposal each.
 
     Only valid proposals whose six fields are all filled are sources (a corruption of an empty field would not be
-    one). The same benchmark, kinds, count and seed make the same variants: running it again creates nothing; a
+    one). The same benchmark, kinds, count and seed make the same cases: running it again creates nothing; a
     variant a researcher has edited since is left as edited. Template variants are stored ``approved`` (their text
-    is fixed and tested; a researcher may still reject one). Raises :class:`ControlError` for kinds no template
-    makes (``subtle``, ``sham``) or unknown ones.
+    is fixed and tested; a researcher may still reject one).
+
+    ``subtle`` and ``sham`` are written by the model ``llm_settings`` names (:mod:`controls.llm`), one per case and
+    target, and stored as ``draft`` for a researcher's review; see :func:`_model_variants`. Raises
+    :class:`ControlError` for unknown kinds, or model kinds without a model and base URL or with an API-key variable
+    that is not set; nothing is written then.
     """
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
         raise ControlError(f"unknown kind(s) {', '.join(map(repr, unknown))}; the kinds are {', '.join(KINDS)}")
-    needs_model = [k for k in kinds if k in LLM_KINDS]
+    needs_model = [k for k in dict.fromkeys(kinds) if k in LLM_KINDS]
     if needs_model:
-        raise ControlError(llm_kinds_error(needs_model))
+        problem = _model_settings_problem(needs_model, llm_settings)
+        if problem:
+            raise ControlError(problem)
     if contexts < 1:
         raise ControlError("--contexts must be 1 or more")
     sources = [
@@ -418,16 +475,18 @@ def controls_generate(*, benchmark: Benchmark, kinds: Sequence[str], contexts: i
     cases = variants.choose_cases(candidates, contexts=contexts, seed=seed)
     summary = GenerateSummary(benchmark=benchmark, cases=cases, asked=contexts)
     planned: list[ControlVariant] = []
-    for context_id, model in cases:
-        source = by_key[(context_id, model)]
+    for context_id, source_model in cases:
+        source = by_key[(context_id, source_model)]
         for kind in dict.fromkeys(kinds):
+            if kind in LLM_KINDS:
+                continue
             for target, content, prose, generator, version in _template_variants(kind, source):
                 planned.append(
                     ControlVariant(
                         benchmark=benchmark,
                         context=source.context,
                         source=source,
-                        control_id=variants.control_id(context_id, model, kind, target),
+                        control_id=variants.control_id(context_id, source_model, kind, target),
                         kind=kind,
                         target=target,
                         content=content,
@@ -457,7 +516,177 @@ def controls_generate(*, benchmark: Benchmark, kinds: Sequence[str], contexts: i
             else:
                 summary.kept.append(variant.control_id)
         ControlVariant.objects.bulk_create(new)
+    if needs_model:
+        assert llm_settings is not None
+        _model_variants(
+            benchmark=benchmark, sources=[by_key[case] for case in cases], kinds=needs_model, seed=seed, settings=llm_settings, summary=summary
+        )
     return summary
+
+
+# --------------------------------------------------------------------------- model-made variants (subtle, sham)
+
+# Variants run together, then stored in one transaction. Four per call slot keeps every slot busy while some
+# variants are between their steps; a bounded batch keeps each transaction small and limits what an interrupted
+# run loses to one batch (what was stored stays: running again skips it).
+BATCH_PER_SLOT = 4
+
+
+def _model_variants(
+    *, benchmark: Benchmark, sources: Sequence[Proposal], kinds: Sequence[str], seed: int, settings: llm.LlmSettings, summary: GenerateSummary
+) -> None:
+    """The model path of :func:`controls_generate`: one variant per source, kind and target, each generated and
+    validated in up to ``llm.MAX_ROUNDS`` rounds, else the kind's reserve template; every attempt stored.
+
+    A control id that is already stored is skipped (a second run adds nothing; a researcher's edit stays). The
+    model sees each source as blind readers do (``proposal_blind_content``); the variant is the stored source with
+    the target field replaced, so its other five fields are the source's. Model-made variants are stored with
+    ``origin=model`` (generator: the model, version: the prompt version), reserves with ``origin=template`` and
+    ``provenance["reserve"]``; both as ``draft``.
+
+    A variant that ended without one (a call error, the blindness gate) keeps its attempts until the next run
+    retries it: the next run replaces them.
+    """
+    matcher = benchmark_matcher(benchmark_id=benchmark.pk)
+    forbidden = list(benchmark.participants.values_list("name", flat=True))
+    planned: list[tuple[str, str, Proposal]] = [
+        (kind, target, source) for source in sources for kind in kinds for target in TARGETS
+    ]
+    ids = [variants.control_id(s.context.external_id, s.participant.name, kind, target) for kind, target, s in planned]
+    stored = set(ControlVariant.objects.filter(benchmark=benchmark, control_id__in=ids).values_list("control_id", flat=True))
+    for kind in kinds:
+        for target in TARGETS:
+            summary.model[(kind, target)] = ModelTally()
+    context_texts: dict[int, str] = {}
+    work: list[tuple[llm.Job, Proposal]] = []
+    for (kind, target, source), control_id in zip(planned, ids, strict=True):
+        if control_id in stored:
+            summary.model[(kind, target)].existing += 1
+            summary.unchanged += 1
+            continue
+        if source.context_id not in context_texts:
+            context_texts[source.context_id] = render_context(source.context, context_format=CONTEXT_FORMAT)
+        blind = proposal_blind_content(source, matcher=matcher)
+        job = llm.Job(
+            control_id=control_id,
+            kind=kind,
+            target=target,
+            field=TARGET_FIELD[target],
+            context_text=context_texts[source.context_id],
+            blind_source={name: str(blind.get(name, "")) for name in variants.SIX},
+            source={name: str(source.content[name]) for name in variants.SIX},
+            forbidden=[*forbidden, control_id],
+        )
+        work.append((job, source))
+    size = BATCH_PER_SLOT * settings.concurrency
+    for start in range(0, len(work), size):
+        batch = work[start : start + size]
+        results = llm.jobs_run([job for job, _ in batch], settings=settings, matcher=matcher)
+        _model_results_store(benchmark=benchmark, batch=batch, results=results, seed=seed, settings=settings, summary=summary)
+        if all(r.call_failed for r in results):
+            # Every call of the batch failed (a wrong model name, a bad key, an endpoint down): so would the rest.
+            summary.stopped += [(job.control_id, "not tried: every call of the previous batch failed") for job, _ in work[start + size :]]
+            break
+
+
+def _model_results_store(
+    *,
+    benchmark: Benchmark,
+    batch: Sequence[tuple[llm.Job, Proposal]],
+    results: Sequence[llm.JobResult],
+    seed: int,
+    settings: llm.LlmSettings,
+    summary: GenerateSummary,
+) -> None:
+    """Store one batch: each variant made (by the model or a reserve) with its attempts, and the attempts of the
+    variants not made; in one transaction."""
+    ids = [job.control_id for job, _ in batch]
+    with transaction.atomic():
+        taken = set(
+            ControlVariant.objects.select_for_update().filter(benchmark=benchmark, control_id__in=ids).values_list("control_id", flat=True)
+        )
+        # Attempts of an earlier run that ended without a variant: this run's attempts replace them.
+        ControlAttempt.objects.filter(benchmark=benchmark, control_id__in=ids, variant__isnull=True).delete()
+        attempt_rows: list[ControlAttempt] = []
+        for (job, source), result in zip(batch, results, strict=True):
+            tally = summary.model[(job.kind, job.target)]
+            if job.control_id in taken:  # made by a concurrent run meanwhile: it stands
+                tally.existing += 1
+                summary.unchanged += 1
+                continue
+            attempts = list(result.attempts)
+            variant = None
+            common = {
+                "benchmark": benchmark,
+                "context": source.context,
+                "source": source,
+                "control_id": job.control_id,
+                "kind": job.kind,
+                "target": job.target,
+                "status": ControlVariant.Status.DRAFT,
+            }
+            if result.text is not None:
+                variant = ControlVariant.objects.create(
+                    **common,
+                    content=dict(job.source) | {job.field: result.text},
+                    origin=ControlVariant.Origin.MODEL,
+                    generator=settings.model or "",
+                    generator_version=prompts.GENERATE_PROMPT[job.kind].version,
+                    provenance={
+                        "seed": seed,
+                        "rounds": result.rounds,
+                        "validator": settings.validator,
+                        "validator_prompt": prompts.VALIDATE_PROMPT.version,
+                    },
+                )
+                tally.by_model += 1
+            elif result.needs_reserve:
+                reserve = variants.RESERVE_SUBTLE[job.target] if job.kind == "subtle" else variants.RESERVE_SHAM
+                make = variants.reserve_subtle if job.kind == "subtle" else variants.reserve_sham
+                why = f"reserve template {reserve.name} {reserve.version} after {result.rounds} failed model rounds"
+                variant = ControlVariant.objects.create(
+                    **common,
+                    content=make(source.content, job.target),
+                    origin=ControlVariant.Origin.TEMPLATE,
+                    generator=reserve.name,
+                    generator_version=reserve.version,
+                    provenance={
+                        "seed": seed,
+                        "reserve": True,
+                        "failed_rounds": result.rounds,
+                        "model": settings.model,
+                        "prompt": prompts.GENERATE_PROMPT[job.kind].version,
+                        "note": why,
+                    },
+                )
+                attempts.append(llm.Attempt(round=result.rounds + 1, step=ControlAttempt.Step.RESERVE, outcome=ControlAttempt.Outcome.ACCEPTED, reason=why))
+                tally.by_reserve += 1
+            else:
+                tally.stopped += 1
+                summary.stopped.append((job.control_id, result.stopped or "stopped"))
+            if variant is not None:
+                summary.created[job.kind] += 1
+            tally.rounds += result.rounds
+            tally.outcomes.update(a.outcome for a in attempts)
+            attempt_rows += [
+                ControlAttempt(
+                    benchmark=benchmark,
+                    control_id=job.control_id,
+                    variant=variant,
+                    source=source,
+                    kind=job.kind,
+                    target=job.target,
+                    round=a.round,
+                    step=a.step,
+                    model=a.model,
+                    prompt_version=a.prompt_version,
+                    outcome=a.outcome,
+                    reason=a.reason,
+                    raw_text=a.raw_text,
+                )
+                for a in attempts
+            ]
+        ControlAttempt.objects.bulk_create(attempt_rows)
 
 
 # --------------------------------------------------------------------------- review

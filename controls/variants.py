@@ -22,6 +22,21 @@ which text made them.
 
   The defect texts are fixed and do not depend on the proposal: an obvious defect needs no naturalness (that
   is what the LLM-made ``subtle`` kind is for).
+* reserve templates, used by the model path (``controls.llm``) for a ``subtle`` or ``sham`` variant whose 4
+  model rounds all failed (the release needed them for 8 of 20 cases):
+
+  - reserve subtle: the original field kept verbatim, followed by one fixed sentence that quietly undoes it —
+    milder than ``clear``, which throws the field away: grounding keeps its citations but then claims the
+    supplied papers already settle the question (a misstated gap); the decisive metric keeps its measurement
+    but then lets one overall average decide (a convenient aggregate); the falsifying result keeps its
+    observation but then explains a negative result away as noise (near-unfalsifiable);
+  - reserve sham: a fixed lead-in phrase before the original text, which is otherwise verbatim. It is a weaker
+    sham than a model's style-matched rewrite: it changes almost nothing, so a sham-equivalence gate passed on
+    reserve shams says less, and it does not match the length of the reserve subtle edit. Reports can tell
+    reserves apart by ``origin == "template"`` and ``provenance["reserve"]``.
+
+  When the original field is so long that the addition would pass the schema's limit, the original's end is
+  cut to make room (deterministically), so a reserve always validates.
 """
 
 from __future__ import annotations
@@ -50,6 +65,9 @@ FALSIFIER_OFF = Generator("falsifier-off", "v1")
 RENDERING = Generator("schema-to-prose", "v1")
 CLEAR = {target: Generator(f"clear-{target.replace('_', '-')}", "v1") for target in TARGET_FIELD}
 
+RESERVE_SUBTLE = {target: Generator(f"reserve-subtle-{target.replace('_', '-')}", "v1") for target in TARGET_FIELD}
+RESERVE_SHAM = Generator("reserve-sham", "v1")
+
 CLEAR_DEFECT: dict[str, str] = {
     "grounding": (
         "This question has never been studied: no prior work addresses it, and the existing literature offers "
@@ -63,6 +81,24 @@ CLEAR_DEFECT: dict[str, str] = {
         "the baseline's in the same run on the same data."
     ),
 }
+
+# Appended to the original field by the reserve subtle template (a space is put between).
+RESERVE_SUBTLE_DEFECT: dict[str, str] = {
+    "grounding": (
+        "Taken together, the supplied papers already settle this question in favour of the hypothesis, so the "
+        "remaining gap is mainly one of confirming their findings in a new setting."
+    ),
+    "decisive_metric": (
+        "For the final decision, however, only the overall average score across all tasks, seeds and "
+        "configurations will be compared, as a single number."
+    ),
+    "falsifiability": (
+        "A result short of this would more likely reflect implementation noise or tuning than a problem with the "
+        "hypothesis, and would call for further runs rather than a rejection."
+    ),
+}
+# Put before the original field by the reserve sham template.
+RESERVE_SHAM_LEAD_IN = "Stated precisely: "
 
 # Connecting phrases of the prose rendering, one before each field (contract order). No field names.
 PROSE_LEADS: tuple[tuple[str, str], ...] = (
@@ -100,6 +136,32 @@ def clear_corruption(content: Mapping[str, object], target: str) -> dict[str, st
     if target not in TARGET_FIELD:
         raise ValueError(f"unknown target {target!r}; the targets are {', '.join(TARGET_FIELD)}")
     return _six(content) | {TARGET_FIELD[target]: CLEAR_DEFECT[target]}
+
+
+def _fit(text: str, room: int) -> str:
+    """``text`` cut at the end to at most ``room`` characters (a reserve must stay within the schema's limit)."""
+    return text if len(text) <= room else text[: max(0, room)].rstrip()
+
+
+def reserve_subtle(content: Mapping[str, object], target: str) -> dict[str, str]:
+    """The reserve for a subtle variant: the target field verbatim plus a fixed defect sentence; the other five
+    verbatim. Milder than :func:`clear_corruption` (the field's own content stays)."""
+    if target not in TARGET_FIELD:
+        raise ValueError(f"unknown target {target!r}; the targets are {', '.join(TARGET_FIELD)}")
+    fields = _six(content)
+    name, defect = TARGET_FIELD[target], RESERVE_SUBTLE_DEFECT[target]
+    original = _fit(fields[name].rstrip(), SIX_FIELD.max_chars - len(defect) - 1)
+    return fields | {name: f"{original} {defect}" if original else defect}
+
+
+def reserve_sham(content: Mapping[str, object], target: str) -> dict[str, str]:
+    """The reserve for a sham variant: a fixed lead-in before the target field's text; the other five verbatim.
+    Weaker than a model-made sham (see the module docstring)."""
+    if target not in TARGET_FIELD:
+        raise ValueError(f"unknown target {target!r}; the targets are {', '.join(TARGET_FIELD)}")
+    fields = _six(content)
+    name = TARGET_FIELD[target]
+    return fields | {name: RESERVE_SHAM_LEAD_IN + _fit(fields[name], SIX_FIELD.max_chars - len(RESERVE_SHAM_LEAD_IN))}
 
 
 def choose_cases(candidates: Mapping[str, Sequence[str]], *, contexts: int, seed: int) -> list[tuple[str, str]]:

@@ -94,8 +94,8 @@ def test_only_valid_filled_proposals_are_sources(imported) -> None:  # noqa: ANN
 def test_model_made_kinds_are_refused_with_what_they_need(imported) -> None:  # noqa: ANN001
     with pytest.raises(CommandError) as caught:
         generate("lit2test", "--kinds", "clear,subtle,sham", "--contexts", "2")
-    assert "subtle and sham variants are written by a language model: they need --model, --base-url and --api-key-env" in str(caught.value)
-    assert "not built yet" in str(caught.value)
+    assert "subtle and sham variants are written by a language model: they need --model" in str(caught.value)
+    assert "missing: --model and --base-url" in str(caught.value)  # the model path: tests/controls/test_generate_llm.py
     assert not ControlVariant.objects.exists()
 
 

@@ -10,6 +10,13 @@ Endpoints
 
 See ``DEFAULT_SCRIPT`` and ``validate_script`` for the script schema, and ``parse_proposals`` for
 how a judge prompt is read (``=== PROPOSAL A ===`` / ``=== PROPOSAL B ===`` blocks, ``[field]`` lines).
+
+Canned answers (``"replies"``, optional): a list of rules ``{"contains": str | [str, ...], "model": str
+(optional), "answers": [str | object, ...]}``. A chat request whose messages contain every ``contains`` text
+(and, if given, whose model is ``model``) is answered by the first matching rule with its next answer, in order
+(an object is sent as its JSON text); once a rule's answers are used up its last one repeats. Counters restart
+with each ``/_script``. Failure rules still come first; requests no rule matches get the ``mode`` answer. The log
+entry of a canned answer says which: ``"reply": [rule index, answer index]``.
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ DEFAULT_SCRIPT: dict[str, Any] = {
     "judge": {"policy": "prefer_field", "field": "hypothesis", "text": "", "seed": 0, "confidence": "high"},
     "failures": [],
     "generate": {"fields": list(GENERATE_FIELDS), "words": 30},
+    "replies": [],
 }
 
 MARKER_RE = re.compile(r"^===\s*(.*?)\s*===$")
@@ -97,7 +105,38 @@ def validate_script(raw: Any) -> dict[str, Any]:
         if not {"status", "malformed", "missing_key", "sleep"} & set(rule):
             raise ScriptError("a failure needs one of status, malformed, missing_key, sleep")
     script["failures"] = failures
+    replies = raw.get("replies") or []
+    if not isinstance(replies, list) or not all(isinstance(rule, dict) for rule in replies):
+        raise ScriptError("replies must be a list of objects")
+    for index, rule in enumerate(replies):
+        unknown_keys = set(rule) - {"contains", "model", "answers"}
+        if unknown_keys:
+            raise ScriptError(f"replies[{index}]: unknown keys {sorted(unknown_keys)}")
+        contains = rule.get("contains", [])
+        contains = [contains] if isinstance(contains, str) else contains
+        if not isinstance(contains, list) or not all(isinstance(c, str) for c in contains):
+            raise ScriptError(f'replies[{index}]: "contains" must be a string or a list of strings')
+        answers = rule.get("answers")
+        if not isinstance(answers, list) or not answers:
+            raise ScriptError(f'replies[{index}]: "answers" must be a non-empty list')
+        rule["contains"] = contains
+    script["replies"] = replies
     return script
+
+
+def reply_for(script: dict[str, Any], model: Any, messages: list[dict[str, Any]], counters: dict[int, int]) -> tuple[str, list[int]] | None:
+    """The canned answer of the first matching ``replies`` rule (advancing its counter), or None."""
+    text = "\n".join(content_text(m.get("content")) for m in messages if isinstance(m, dict))
+    for index, rule in enumerate(script["replies"]):
+        if "model" in rule and rule["model"] != model:
+            continue
+        if all(needle in text for needle in rule["contains"]):
+            used = counters.get(index, 0)
+            counters[index] = used + 1
+            position = min(used, len(rule["answers"]) - 1)
+            answer = rule["answers"][position]
+            return (answer if isinstance(answer, str) else json.dumps(answer)), [index, position]
+    return None
 
 
 def rule_matches(rule: dict[str, Any], task: str, attempt: int) -> bool:
@@ -259,12 +298,18 @@ class State:
         self.script = validate_script({})
         self.attempts: dict[str, int] = {}
         self.log: list[dict[str, Any]] = []
+        self.replies: dict[int, int] = {}  # answers used per replies rule
 
     def replace(self, script: dict[str, Any]) -> None:
         with self.lock:
             self.script = script
             self.attempts = {}
             self.log = []
+            self.replies = {}
+
+    def reply(self, model: Any, messages: list[dict[str, Any]]) -> tuple[str, list[int]] | None:
+        with self.lock:
+            return reply_for(self.script, model, messages, self.replies)
 
     def register(self, model: Any, messages: Any, task: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
         with self.lock:
@@ -418,9 +463,12 @@ class Handler(BaseHTTPRequestHandler):
 
         content: str
         mode = script["mode"]
+        canned = None if rule and "malformed" in rule else state.reply(model, messages)
         if rule and "malformed" in rule:
             entry["fault"] = "malformed"
             content = str(rule["malformed"])
+        elif canned is not None:
+            content, entry["reply"] = canned
         elif mode == "echo":
             content = last_user_text(messages)
         else:

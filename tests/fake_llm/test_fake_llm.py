@@ -223,3 +223,25 @@ def test_parse_proposals() -> None:
     assert parsed["B"]["fields"]["minimal_test"] == "Test B"
     assert "Answer with JSON" not in parsed["B"]["raw"]
     assert parse_proposals("=== PROPOSAL A ===\n[hypothesis]\nonly A") is None
+
+
+def test_replies_answer_matching_requests_in_order_then_repeat_the_last(fake_llm: FakeLLM) -> None:
+    fake_llm.script(
+        replies=[
+            {"contains": ["REWRITE", "alpha"], "answers": ["I can't help with that.", {"field": "x", "text": "y"}]},
+            {"contains": "REWRITE", "model": "other", "answers": ["for other"]},
+        ]
+    )
+    assert ask(fake_llm, "REWRITE alpha") == "I can't help with that."
+    assert json.loads(ask(fake_llm, "REWRITE alpha")) == {"field": "x", "text": "y"}
+    assert json.loads(ask(fake_llm, "REWRITE alpha")) == {"field": "x", "text": "y"}  # the last answer repeats
+    assert ask(fake_llm, "REWRITE beta", model="other") == "for other"
+    assert json.loads(ask(fake_llm, judge_prompt()))["winner"] == "B"  # no rule matches: the mode answers
+    assert [e.get("reply") for e in fake_llm.log()] == [[0, 0], [0, 1], [0, 1], [1, 0], None]
+    fake_llm.script(replies=[{"contains": "alpha", "answers": ["first"]}], failures=[{"attempts": [1], "status": 500}])
+    with pytest.raises(openai.InternalServerError):
+        ask(fake_llm, "alpha")  # failure rules come first
+    assert ask(fake_llm, "alpha") == "first"
+    with httpx.Client(trust_env=False, timeout=5) as http:
+        assert http.post(f"{fake_llm.root_url}/_script", json={"replies": [{"contains": "x"}]}).status_code == 400
+        assert http.post(f"{fake_llm.root_url}/_script", json={"replies": [{"answers": ["a"], "when": 1}]}).status_code == 400

@@ -6,7 +6,8 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena.selectors import benchmark_resolve
-from controls.services import KINDS, LLM_KINDS, ControlError, controls_generate, llm_kinds_error
+from controls.llm import LlmSettings
+from controls.services import KINDS, ControlError, controls_generate
 
 
 def _kinds(raw: str) -> tuple[str, ...]:
@@ -19,10 +20,21 @@ def _kinds(raw: str) -> tuple[str, ...]:
     return chosen
 
 
+def _positive(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
 class Command(BaseCommand):
     help = (
         "Make diagnostic control variants of a seeded choice of contexts. Template kinds (clear, rendering, "
-        "falsifier_off, naive) need no model; subtle and sham are written by a model."
+        "falsifier_off, naive) need no model; subtle and sham are written by a model (--model, --base-url, "
+        "--api-key-env), validated by a second call, with up to 4 rounds and then a reserve template."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -32,19 +44,30 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0, help="seed of the choice of contexts and sources (default: 0)")
         parser.add_argument("--model", default=None, help="(subtle, sham) the model that writes the variants")
         parser.add_argument("--base-url", default=None, help="(subtle, sham) OpenAI-compatible endpoint")
-        parser.add_argument("--api-key-env", default=None, help="(subtle, sham) environment variable holding the API key")
+        parser.add_argument(
+            "--api-key-env", default=None,
+            help="(subtle, sham) environment variable holding the API key, e.g. X_API_KEY (omit for a local endpoint that takes none)",
+        )
+        parser.add_argument("--validator-model", default=None, help="(subtle, sham) the model that validates each edit (default: --model)")
+        parser.add_argument("--concurrency", type=_positive, default=8, help="(subtle, sham) calls in flight at most (default: 8)")
 
     def handle(self, *args: object, **o: object) -> None:
         kinds: tuple[str, ...] = o["kinds"]  # type: ignore[assignment]
-        needs_model = [k for k in kinds if k in LLM_KINDS]
-        if needs_model:
-            raise CommandError(llm_kinds_error(needs_model))
+        settings = LlmSettings(
+            model=o["model"] or None,  # type: ignore[arg-type]
+            base_url=o["base_url"] or None,  # type: ignore[arg-type]
+            api_key_env=o["api_key_env"] or None,  # type: ignore[arg-type]
+            validator_model=o["validator_model"] or None,  # type: ignore[arg-type]
+            concurrency=int(o["concurrency"]),  # type: ignore[call-overload]
+        )
         try:
             benchmark = benchmark_resolve(reference=str(o["benchmark"]))
         except ObjectDoesNotExist as exc:
             raise CommandError(str(exc)) from None
         try:
-            summary = controls_generate(benchmark=benchmark, kinds=kinds, contexts=int(o["contexts"]), seed=int(o["seed"]))  # type: ignore[call-overload]
+            summary = controls_generate(
+                benchmark=benchmark, kinds=kinds, contexts=int(o["contexts"]), seed=int(o["seed"]), llm_settings=settings  # type: ignore[call-overload]
+            )
         except ControlError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(summary.line())
