@@ -74,7 +74,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
                 offer_version = d["benchmark"]
         else:
             note = f" {skipped} pairs were skipped because their proposals have no text." if skipped else ""
-            messages.success(request, f"Run {run.pk} launched: {run.tasks.count()} ordered tasks.{note}")
+            messages.success(request, f"Run {run.pk} launched: {subjects_of(run).task_model.objects.filter(run=run).count()} ordered tasks.{note}")
             return redirect("jobs:run", run_id=run.pk)
     return render(request, "jobs/run_new.html", {"form": form, "offer_version": offer_version})
 

@@ -179,3 +179,19 @@ def test_a_controls_run_page_lists_its_verdicts_and_points_to_the_controls_page(
     winners = sorted(j.winner for j in ControlJudgment.objects.filter(run=run))
     assert winners == sorted("clean" if j.clean_shown == "B" else "variant" for j in ControlJudgment.objects.filter(run=run))
     assert html.count('<td class="winner">clean</td>') == winners.count("clean")
+
+
+def test_run_judge_pairs_controls_judges_the_controls_and_says_how_many(imported, fake_llm, tmp_path) -> None:  # noqa: ANN001
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    source = h.sources(imported, 1)[0]
+    load(imported, tmp_path, [h.line(source, "naive"), h.line(source, "falsifier_off"), h.line(source, "clear", "grounding")])
+    fake_llm.script(judge={"policy": "always_a"})
+    out = StringIO()
+    call_command("run_judge", "lit2test", "--model", "Judge-Local", "--base-url", fake_llm.base_url, "--pairs", "controls", stdout=out)
+    assert "6 ordered tasks" in out.getvalue()
+    run = JudgeRun.objects.get(subjects="controls")
+    assert run.status == "completed"  # Celery runs eagerly in these tests: the driver ran inside the command
+    assert ControlJudgment.objects.filter(run=run, status="accepted").count() == 6

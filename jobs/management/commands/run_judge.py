@@ -10,6 +10,7 @@ from arena.selectors import benchmark_resolve
 from jobs.forms import JudgeRunForm, argument_type
 from jobs.selectors import run_progress
 from jobs.services import ORDERS, JudgeRunRequest, RunError, judge_run_create, judge_run_launch
+from jobs.subjects import subjects_of
 
 from ._progress import wait_with_bar
 
@@ -91,7 +92,7 @@ class Command(BaseCommand):
         except RunError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"run: {run.pk}")
-        total = run.tasks.count()
+        total = subjects_of(run).task_model.objects.filter(run=run).count()
         self.stdout.write(
             f"{total} ordered tasks" + (f"; {skipped} pairs skipped: their proposals have no text" if skipped else "")
             + (" (replay of stored judgments)" if replay else "")
