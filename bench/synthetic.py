@@ -146,3 +146,114 @@ def synthetic_cases(
         "seed": seed,
     }
     return SyntheticData(cases=cases, models=tuple(names[:n_models].tolist()), theta=true, params=params)
+
+
+# ---------------------------------------------------------------- HypoArena (PROTOCOL.md §2)
+
+HYPOARENA_VERDICTS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
+
+
+@dataclass(frozen=True)
+class SyntheticHypoArena:
+    """Synthetic HypoArena ordered verdicts and the truth they were drawn from.
+
+    Attributes:
+        verdicts: frame with ``arena.stats.hypoarena.VERDICT_COLUMNS`` (one row per judged order).
+        models, domains: names, sorted (model index order = ``theta`` columns).
+        theta: true centered log-strengths per domain, shape (n_domains, n_models).
+        nu: the Davidson tie parameter every order was drawn with.
+        params: the arguments.
+    """
+
+    verdicts: pd.DataFrame
+    models: tuple[str, ...]
+    domains: tuple[str, ...]
+    theta: np.ndarray
+    nu: float
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+def synthetic_hypoarena(
+    n_domains: int,
+    n_models: int,
+    n_cases: int,
+    *,
+    theta_sd: float = 0.5,
+    domain_sd: float = 0.2,
+    nu: float = 0.6,
+    strong_prob: float = 0.5,
+    order_bias: float = 0.0,
+    pairs_per_case: int | None = None,
+    missing_prob: float = 0.0,
+    seed: int = 0,
+) -> SyntheticHypoArena:
+    """Draw HypoArena verdicts from a Davidson model with known strengths.
+
+    Every case of every domain judges ``pairs_per_case`` (default: all) pairs of models in both orders. An
+    order's outcome for the shown A against B is drawn from Davidson with strengths θ_A + ``order_bias`` and θ_B
+    and tie parameter ``nu``; a win is reported as ≫ with probability ``strong_prob`` (else >), a tie as A=B.
+    Each order is dropped with probability ``missing_prob``. Domain strengths are a common θ ~ N(0, theta_sd)
+    plus N(0, domain_sd) per domain, centered. Vectorised and seeded.
+    """
+    rng = np.random.default_rng(seed)
+    base = rng.normal(0.0, theta_sd, n_models)
+    theta = base[None, :] + rng.normal(0.0, domain_sd, (n_domains, n_models))
+    theta -= theta.mean(axis=1, keepdims=True)
+    ii, jj = np.triu_indices(n_models, 1)
+    all_pairs = len(ii)
+    p_case = all_pairs if pairs_per_case is None else int(pairs_per_case)
+    n_match = n_domains * n_cases * p_case
+    dom = np.repeat(np.arange(n_domains), n_cases * p_case)
+    case = np.repeat(np.arange(n_domains * n_cases), p_case)
+    if p_case < all_pairs:
+        pick = np.argsort(rng.random((n_domains * n_cases, all_pairs)), axis=1)[:, :p_case].ravel()
+    else:
+        pick = np.tile(np.arange(all_pairs), n_domains * n_cases)
+    a, b = ii[pick], jj[pick]
+    flip = rng.random(n_match) < 0.5
+    first, second = np.where(flip, b, a), np.where(flip, a, b)
+
+    def order(shown_a: np.ndarray, shown_b: np.ndarray) -> np.ndarray:
+        ta = theta[dom, shown_a] + order_bias
+        tb = theta[dom, shown_b]
+        pa, pb, pt = np.exp(ta), np.exp(tb), nu * np.exp((ta + tb) / 2)
+        d = pa + pb + pt
+        u = rng.random(n_match)
+        strong = rng.random(n_match) < strong_prob
+        return np.where(u < pa / d, np.where(strong, 0, 1), np.where(u < (pa + pt) / d, 2, np.where(strong, 4, 3)))
+
+    v_orig = order(first, second)
+    v_rev = order(second, first)
+    keep_o = rng.random(n_match) >= missing_prob
+    keep_r = rng.random(n_match) >= missing_prob
+    width = max(2, len(str(n_models - 1)))
+    models = np.array([f"model{k:0{width}d}" for k in range(n_models)], dtype=object)
+    domains = np.array([f"domain{k}" for k in range(n_domains)], dtype=object)
+    labels = np.array(HYPOARENA_VERDICTS, dtype=object)
+    case_names = pd.Series(np.arange(n_domains * n_cases)).astype(str).radd("case").to_numpy(dtype=object)
+    idx = np.concatenate([np.flatnonzero(keep_o), np.flatnonzero(keep_r)])
+    n_o = int(keep_o.sum())
+    verdicts = pd.DataFrame(
+        {
+            "domain": domains[dom[idx]],
+            "case": case_names[case[idx]],
+            "first": models[first[idx]],
+            "second": models[second[idx]],
+            "order": np.where(np.arange(len(idx)) < n_o, "original", "reverse").astype(object),
+            "verdict": labels[np.concatenate([v_orig[keep_o], v_rev[keep_r]])],
+        }
+    )
+    params = {
+        "n_domains": n_domains,
+        "n_models": n_models,
+        "n_cases": n_cases,
+        "theta_sd": theta_sd,
+        "domain_sd": domain_sd,
+        "nu": nu,
+        "strong_prob": strong_prob,
+        "order_bias": order_bias,
+        "pairs_per_case": p_case,
+        "missing_prob": missing_prob,
+        "seed": seed,
+    }
+    return SyntheticHypoArena(verdicts, tuple(models.tolist()), tuple(domains.tolist()), theta, nu, params)
