@@ -133,3 +133,102 @@ def _diverging(share: float | None) -> str:
     base = (36, 86, 201) if share >= 0.5 else (179, 38, 30)
     r, g, b = (round(255 + (ch - 255) * t * 0.85) for ch in base)
     return f"#{r:02x}{g:02x}{b:02x}"
+
+
+# --------------------------------------------------------------------------- estimates with intervals (controls page)
+
+
+@dataclass(frozen=True)
+class IntervalPoint:
+    """One estimate of an interval plot: a row (``label``) of one ``series``, with its 95% CI as whiskers."""
+
+    label: str
+    series: str
+    y: float
+    x: float
+    lo: float
+    hi: float
+    value: float
+    ci: tuple[float, float] | None
+    text: str
+    shape: str  # "circle" or "square": the series are told apart by shape as well as colour
+    colour: str
+
+
+@dataclass(frozen=True)
+class IntervalPlot:
+    width: int
+    height: int
+    left: int
+    top: int
+    bottom: float
+    zero_x: float
+    ticks: list[tuple[float, str]]
+    points: list[IntervalPoint]
+    legend: list[tuple[str, str, str, int]]  # (series, shape, colour, x of its marker) in the order first met
+
+
+#: Colours and shapes per series, in order of appearance; dark enough for text contrast on white (WCAG AA).
+SERIES_STYLES = (("circle", "#2456c9"), ("square", "#b3261e"), ("circle", "#1f7a3d"))
+
+
+def interval_plot(
+    rows: list[tuple[str, str, float | None, Any]],
+    *,
+    domain: tuple[float, float] | None = None,
+    digits: int = 2,
+    width: int = FULL_WIDTH,
+    left: int = 260,
+    row: int = 30,
+    top: int = 34,
+) -> IntervalPlot | None:
+    """Points with 95% CI whiskers on one horizontal axis, one line per ``(label, series, value, ci)`` row, in the
+    order given; rows whose value is None are not drawn. The axis always includes 0 (the plots read against it);
+    ``domain`` fixes it (values outside are clipped to its ends), otherwise it spans the values and intervals with a
+    margin. None when no row has a value."""
+    drawn = [(label, series, float(value), _pair(ci)) for label, series, value, ci in rows if value is not None]
+    if not drawn:
+        return None
+    if domain is None:
+        values = [v for _, _, value, ci in drawn for v in (value, *(ci or ()))] + [0.0]
+        lo, hi = min(values), max(values)
+        pad = (hi - lo) * 0.08 or 0.5
+        lo, hi = lo - pad, hi + pad
+    else:
+        lo, hi = domain
+    plot = width - left - 30
+
+    def sx(v: float) -> float:
+        return round(left + (min(max(v, lo), hi) - lo) / (hi - lo) * plot, 1)
+
+    step = _nice_step((hi - lo) / 6)
+    first = int(lo / step) - 1
+    ticks = [
+        (sx(k * step), formatting.number(k * step, 2 if step < 0.1 else 1))
+        for k in range(first, first + 60)
+        if lo - 1e-9 <= k * step <= hi + 1e-9
+    ]
+    styles: dict[str, tuple[str, str]] = {}
+    points = []
+    for i, (label, series, value, ci) in enumerate(drawn):
+        shape, colour = styles.setdefault(series, SERIES_STYLES[len(styles) % len(SERIES_STYLES)])
+        points.append(
+            IntervalPoint(
+                label=label, series=series, y=top + 10 + i * row, x=sx(value),
+                lo=sx(ci[0]) if ci else sx(value), hi=sx(ci[1]) if ci else sx(value), value=value, ci=ci,
+                text=formatting.number(value, digits) + (f" {formatting.interval(list(ci), digits)}" if ci else " (no CI)"),
+                shape=shape, colour=colour,
+            )
+        )
+    bottom = top + 10 + len(drawn) * row
+    return IntervalPlot(
+        width=width, height=int(bottom) + 44, left=left, top=top, bottom=bottom, zero_x=sx(0.0), ticks=ticks, points=points,
+        legend=[(series, shape, colour, left + i * 180) for i, (series, (shape, colour)) in enumerate(styles.items())],
+    )
+
+
+def _pair(ci: Any) -> tuple[float, float] | None:  # noqa: ANN401
+    """A CI as two floats, or None when it is missing or has a missing end."""
+    if not ci or len(ci) != 2 or ci[0] is None or ci[1] is None:
+        return None
+    return float(ci[0]), float(ci[1])

@@ -403,6 +403,12 @@ def _template_variants(kind: str, source: Proposal) -> list[tuple[str | None, di
             (t, variants.clear_corruption(source.content, t), "", variants.CLEAR[t].name, variants.CLEAR[t].version)
             for t in TARGETS
         ]
+    if kind == "subtle":  # only with templates_only: the model path is the default for subtle and sham
+        return [(t, variants.reserve_subtle(source.content, t), "", variants.RESERVE_SUBTLE[t].name, variants.RESERVE_SUBTLE[t].version)
+                for t in TARGETS]
+    if kind == "sham":
+        g = variants.RESERVE_SHAM
+        return [(t, variants.reserve_sham(source.content, t), "", g.name, g.version) for t in TARGETS]
     if kind == "naive":
         from annotation import naive
 
@@ -435,7 +441,8 @@ def _model_settings_problem(kinds: Sequence[str], settings: llm.LlmSettings | No
 
 
 def controls_generate(
-    *, benchmark: Benchmark, kinds: Sequence[str], contexts: int, seed: int = 0, llm_settings: llm.LlmSettings | None = None
+    *, benchmark: Benchmark, kinds: Sequence[str], contexts: int, seed: int = 0, llm_settings: llm.LlmSettings | None = None,
+    templates_only: bool = False,
 ) -> GenerateSummary:
     """Make variants for a seeded choice of ``contexts`` contexts, one source proposal each.
 
@@ -445,14 +452,16 @@ def controls_generate(
     is fixed and tested; a researcher may still reject one).
 
     ``subtle`` and ``sham`` are written by the model ``llm_settings`` names (:mod:`controls.llm`), one per case and
-    target, and stored as ``draft`` for a researcher's review; see :func:`_model_variants`. Raises
+    target, and stored as ``draft`` for a researcher's review; see :func:`_model_variants`. With ``templates_only`` they
+    are made by the reserve templates instead (``controls.variants.reserve_subtle`` / ``reserve_sham``: no model, weaker
+    and less natural edits, stored ``approved`` like the other templates): for offline use and the demo. Raises
     :class:`ControlError` for unknown kinds, or model kinds without a model and base URL or with an API-key variable
     that is not set; nothing is written then.
     """
     unknown = [k for k in kinds if k not in KINDS]
     if unknown:
         raise ControlError(f"unknown kind(s) {', '.join(map(repr, unknown))}; the kinds are {', '.join(KINDS)}")
-    needs_model = [k for k in dict.fromkeys(kinds) if k in LLM_KINDS]
+    needs_model = [] if templates_only else [k for k in dict.fromkeys(kinds) if k in LLM_KINDS]
     if needs_model:
         problem = _model_settings_problem(needs_model, llm_settings)
         if problem:
@@ -478,7 +487,7 @@ def controls_generate(
     for context_id, source_model in cases:
         source = by_key[(context_id, source_model)]
         for kind in dict.fromkeys(kinds):
-            if kind in LLM_KINDS:
+            if kind in needs_model:
                 continue
             for target, content, prose, generator, version in _template_variants(kind, source):
                 planned.append(

@@ -9,19 +9,28 @@ model-made draft becomes usable, and where a researcher takes a bad one out. Wri
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
+from django.core.cache import cache
 from django.core.paginator import Paginator
-from django.db.models import Count
-from django.http import HttpRequest, HttpResponse
+from django.db.models import Count, Max
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from arena.models import Benchmark
+from arena.charts import interval_plot
+from arena.models import Benchmark, JudgeRun
 from arena.permissions import researcher_required
+from arena.stats.controls import TARGETS
+from jobs.prompts import DIMENSIONS
+from jobs.selectors import run_progress
 
+from .demo import HEURISTIC_DESCRIPTION, is_demo_run
 from .forms import ACTIONS, ControlFilterForm, ControlReviewForm
-from .models import ControlVariant
+from .models import ControlJudgment, ControlVariant
+from .reports import DEFAULT_REPLICATES, ControlReportError, controls_report, controls_run_default, controls_runs
 from .selectors import benchmark_controls
 from .services import ControlError, control_variant_review
 from .variants import SIX
@@ -108,3 +117,162 @@ def control_detail(request: HttpRequest, pk: int) -> HttpResponse:
     else:
         messages.success(request, f"{variant.control_id} rejected: no judge run includes it.")
     return redirect("controls:variant", pk=variant.pk)
+
+
+# --------------------------------------------------------------------------- the Controls page (the report)
+
+MIN_REPLICATES = 100  # fewer makes the percentile interval's ends noise
+MAX_SEED = 2**32 - 1  # the API's (arena.apis.MAX_SEED)
+REPORT_TIMEOUT = 24 * 3600
+NO_STRUCTURED = "none"
+
+
+def _report_fingerprint(run: JudgeRun) -> str:
+    """What a run contributes to a report, in one aggregate query: its status and its accepted verdicts (their number
+    and newest id). Verdicts are only ever added or deleted with their variant or run, so the fingerprint changes
+    whenever the report can."""
+    found = ControlJudgment.objects.filter(run=run, status="accepted").aggregate(n=Count("id"), last=Max("id"))
+    return f"{run.pk}.{run.status}.{found['n']}.{found['last']}"
+
+
+def _report_cached(*, benchmark: Benchmark, run: JudgeRun, structured: JudgeRun | None, replicates: int, seed: int) -> dict[str, Any]:
+    """``controls.reports.controls_report``, cached by the runs' fingerprints, the replicates and the seed.
+
+    The demo's report (48 verdicts, a structured run beside) takes about 0.1 s on one core; a release-sized one
+    (20 cases per dimension and kind) several times that, on every poll of a running run's page: hence the cache.
+    The benchmark's creation time keeps a key from outliving its database (as ``arena.caching`` does).
+    """
+    runs = ":".join(_report_fingerprint(r) for r in (run, structured) if r is not None)
+    key = f"controls-report:v1:{benchmark.pk}:{benchmark.created_at.timestamp():.6f}:{runs}:{replicates}:{seed}"
+    document = cache.get(key)
+    if document is None:
+        document = controls_report(benchmark=benchmark, run=run, structured_run=structured, replicates=replicates, seed=seed)
+        cache.set(key, document, timeout=REPORT_TIMEOUT)
+    return document
+
+
+def _int_option(request: HttpRequest, name: str, default: int, low: int, high: int, problems: list[str]) -> int:
+    raw = request.GET.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = None
+    if value is None or not low <= value <= high:
+        problems.append(f"{name} must be a whole number from {low:,} to {high:,}, not {raw!r}; showing {default:,}.")
+        return default
+    return value
+
+
+def _pick(runs: list[JudgeRun], raw: str | None, what: str) -> JudgeRun | None:
+    found = next((r for r in runs if str(r.pk) == raw), None)
+    if found is None:
+        raise Http404(f"no controls {what} {raw!r} in this benchmark")
+    return found
+
+
+def _estimate(block: dict[str, Any] | None, key: str = "mean") -> tuple[float | None, list[float] | None]:
+    if not block:
+        return None, None
+    return block.get(key), block.get("ci")
+
+
+def report_sections(document: dict[str, Any]) -> dict[str, Any]:
+    """The document as rows the template prints as they are, and the geometry of the two plots (Figure 3's style)."""
+    clear, subtle = document["clear"], document["subtle"]
+    labels = dict(ControlVariant.Target.choices)
+    clear_rows = [{"dimension": t, "label": labels.get(t, t), **clear[t]} for t in TARGETS]
+    subtle_rows = [{"dimension": t, "label": labels.get(t, t), **subtle[t]} for t in TARGETS]
+    drop_rows = []
+    for t in TARGETS:
+        for kind, section in (("clear", clear), ("subtle", subtle)):
+            value, ci = _estimate(section[t].get("target_drop"))
+            drop_rows.append((t, kind, value, ci))
+    adjusted_rows = [(t, "subtle − sham", subtle[t]["adjusted"]["value"], subtle[t]["adjusted"]["ci"]) for t in TARGETS]
+    audit = document["dimension_audit"]
+    by_role = audit.get("mean_scores_by_role") or {}
+    audit_rows = [
+        {
+            "dimension": d,
+            "all": (audit.get("mean_scores") or {}).get(d),
+            "clean": (by_role.get("clean") or {}).get(d),
+            "variant": (by_role.get("variant") or {}).get(d),
+        }
+        for d in DIMENSIONS
+    ]
+    return {
+        "clear_rows": clear_rows,
+        "subtle_rows": subtle_rows,
+        "has_subtle": any(r["subtle_ordered"] or r["sham_gate"]["ordered"] for r in subtle_rows),
+        "has_scores": any(r["target_drop"] is not None for r in clear_rows + subtle_rows),
+        "audit_rows": audit_rows,
+        "has_audit": bool(audit.get("mean_scores")) or audit.get("structured_vs_holistic_agreement") is not None,
+        "drop_table": [{"dimension": t, "kind": k, "value": v, "ci": ci} for t, k, v, ci in drop_rows if v is not None],
+        "adjusted_table": [{"dimension": t, "value": v, "ci": ci} for t, _, v, ci in adjusted_rows if v is not None],
+        "drop_plot": interval_plot([(f"{t} · {k}", k, v, ci) for t, k, v, ci in drop_rows]),
+        "adjusted_plot": interval_plot([(t, k, v, ci) for t, k, v, ci in adjusted_rows], domain=(-1.0, 1.0)),
+    }
+
+
+@require_GET
+@researcher_required
+def controls_report_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
+    """The Controls page: the diagnostic controls report of a controls run (``controls.reports.controls_report``), in
+    tables and two plots, beside the leaderboard; polls itself while a run it reads is in progress.
+
+    ``?run=`` picks a controls run (default: the newest completed holistic one, else the newest); ``?structured=`` a
+    structured controls run for the target drops and the dimension audit (default: the newest completed structured one
+    when ``run`` is holistic; ``none`` for none); ``?replicates=`` and ``?seed=`` the case bootstrap's.
+    """
+    benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
+    runs = controls_runs(benchmark=benchmark)
+    variants = dict(ControlVariant.objects.filter(benchmark=benchmark).values_list("status").annotate(n=Count("id")).order_by())
+    context: dict[str, Any] = {
+        "benchmark": benchmark, "runs": runs, "n_variants": sum(variants.values()),
+        "n_approved": variants.get(ControlVariant.Status.APPROVED, 0), "pairs_spec": "controls",
+    }
+    if not runs:
+        state = "no-variants" if not context["n_variants"] else "no-approved" if not context["n_approved"] else "no-runs"
+        return render(request, "controls/report.html", context | {"state": state})
+
+    if request.GET.get("run"):
+        run = _pick(runs, request.GET["run"], "run")
+    else:
+        run = controls_run_default(benchmark=benchmark) or runs[0]
+    structured_runs = [r for r in runs if r.run_type == "structured" and r.pk != run.pk]
+    raw_structured = request.GET.get("structured", "")
+    if raw_structured == str(run.pk):  # the run picker moved to the run the structured picker held: read its own scores
+        raw_structured = ""
+    if raw_structured == NO_STRUCTURED or run.run_type == "structured" and not raw_structured:
+        structured = None
+    elif raw_structured:
+        structured = _pick(structured_runs, raw_structured, "structured run")
+    else:
+        default = controls_run_default(benchmark=benchmark, run_type="structured")
+        structured = default if default is not None and default.pk != run.pk else None
+
+    problems: list[str] = []
+    # The same cap on the bootstrap's work as the leaderboard's and the API's.
+    cap = settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES
+    replicates_range = (min(MIN_REPLICATES, cap), cap)
+    replicates = _int_option(request, "replicates", min(DEFAULT_REPLICATES, replicates_range[1]), *replicates_range, problems)
+    seed = _int_option(request, "seed", 0, 0, MAX_SEED, problems)
+    live = any(r.status in JudgeRun.ACTIVE_STATUSES for r in (run, structured) if r is not None)
+    query = {"run": run.pk, "structured": structured.pk if structured else NO_STRUCTURED, "replicates": replicates, "seed": seed}
+    context |= {
+        "state": "report", "run": run, "structured": structured, "structured_runs": structured_runs, "replicates": replicates,
+        "seed": seed, "problems": problems, "live": live, "query": urlencode(query),
+        "progress": run_progress(run=run) if run.status in JudgeRun.ACTIVE_STATUSES else None,
+        "structured_progress": run_progress(run=structured) if structured and structured.status in JudgeRun.ACTIVE_STATUSES else None,
+        "demo": is_demo_run(run) or is_demo_run(structured), "demo_description": HEURISTIC_DESCRIPTION,
+        "replicates_range": replicates_range,
+    }
+    try:
+        document = _report_cached(benchmark=benchmark, run=run, structured=structured, replicates=replicates, seed=seed)
+    except ControlReportError as exc:
+        context["report_problem"] = str(exc)
+    else:
+        context |= {"doc": document, **report_sections(document)}
+    template = "controls/report.html#report" if request.htmx else "controls/report.html"
+    return render(request, template, context)

@@ -48,7 +48,11 @@ $PY manage.py collectstatic --no-input -v0
 $PY manage.py demo_setup
 $PY manage.py demo_study || true
 # Template-made diagnostic controls (no language model needed) for the review page; a second start adds nothing.
+# Subtle and sham come from the reserve templates here (--templates-only); with a model they are written by it.
 $PY manage.py generate_controls lit2test --kinds clear,rendering,falsifier_off,naive --contexts 4 --seed 0 || true
+$PY manage.py generate_controls lit2test --kinds subtle,sham --templates-only --contexts 4 --seed 0 || true
+# Controls runs for the Controls page, by a word-count heuristic that is NOT a language model (controls/demo.py), and a replay.
+$PY manage.py demo_controls lit2test || true
 
 .venv/bin/celery -A lit2test_web worker --loglevel=INFO --concurrency=2 --pool=threads >"$VAR/celery-worker.log" 2>&1 &
 WORKER=$!

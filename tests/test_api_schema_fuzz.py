@@ -7,6 +7,8 @@ The same check by hand against a running server is described in the README ("API
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import requests
 import schemathesis
@@ -15,6 +17,7 @@ from hypothesis import settings as hypothesis_settings
 from schemathesis.config import SchemathesisConfig
 
 from arena.models import JudgeRun
+from jobs.prompts import DIMENSIONS
 from tests.clients import session_cookie
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -40,13 +43,14 @@ def browser_session(live_server) -> requests.Session:  # noqa: ANN001
 
 
 @pytest.fixture
-def api_schema(live_server, researcher_cookie, imported, annotator, annotator2, settings):  # noqa: ANN001, ANN201
+def api_schema(live_server, researcher_cookie, imported, annotator, annotator2, settings, tmp_path):  # noqa: ANN001, ANN201
     from tests.annotation.helpers import make_study
 
     # A small cap keeps each generated leaderboard request cheap; the cap itself is tested in tests/arena.
     settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES = 200
 
     study = make_study(imported, [annotator, annotator2])
+    controls_runs(imported, tmp_path)
     runs = list(JudgeRun.objects.values_list("pk", flat=True))
     # Path and query ids are drawn from the existing objects most of the time, else generated freely
     # (so 404s and out-of-range ids are exercised too).
@@ -60,6 +64,7 @@ def api_schema(live_server, researcher_cookie, imported, annotator, annotator2, 
                 "path.study_id": {"dictionary": "studies", "probability": 0.7},
                 "query.run": {"dictionary": "runs", "probability": 0.5},
                 "query.with": {"dictionary": "runs", "probability": 0.5},
+                "query.structured_run": {"dictionary": "runs", "probability": 0.5},
             },
         }
     )
@@ -77,6 +82,29 @@ def api_schema(live_server, researcher_cookie, imported, annotator, annotator2, 
     schema.auth()(ResearcherSession)
     assert runs and study.pk  # the dictionaries above name objects that exist
     return schema
+
+
+def controls_runs(benchmark, tmp_path: Path) -> None:  # noqa: ANN001
+    """A holistic and a structured controls run with a few verdicts, so that the controls report has something to read."""
+    from controls.models import ControlJudgment, ControlVariant
+    from controls.services import controls_import
+    from tests.controls import helpers
+
+    source = helpers.sources(benchmark, 1)[0]
+    rows = [helpers.line(source, "clear", "grounding"), helpers.line(source, "sham", "grounding"), helpers.line(source, "naive")]
+    controls_import(benchmark=benchmark, path=helpers.write(tmp_path / "controls.jsonl", rows))
+    scores = {"A": dict.fromkeys(DIMENSIONS, 3), "B": dict.fromkeys(DIMENSIONS, 1)}
+    for run_type in ("holistic", "structured"):
+        run = JudgeRun.objects.create(
+            benchmark=benchmark, subjects="controls", run_type=run_type, judge_model="J", label=run_type, provider="openai_compatible",
+            status="completed",
+        )
+        for variant in ControlVariant.objects.all():
+            for order, shown in (("original", "A"), ("reverse", "B")):
+                ControlJudgment.objects.create(
+                    run=run, variant=variant, order=order, clean_shown=shown, verdict=shown, winner="clean",
+                    metadata={"scores": scores if shown == "A" else {"A": scores["B"], "B": scores["A"]}} if run_type == "structured" else {},
+                )
 
 
 schema = schemathesis.pytest.from_fixture("api_schema")

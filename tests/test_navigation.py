@@ -65,6 +65,7 @@ def test_the_api_root_lists_every_endpoint_for_researchers(researcher, annotator
     paths = {(e["method"], e["path"]) for e in body["endpoints"]}
     assert {
         ("GET", "/api/"), ("GET", "/api/benchmarks/"), ("GET", "/api/benchmarks/{benchmark_id}/leaderboard/"),
+        ("GET", "/api/benchmarks/{benchmark_id}/controls/"),
         ("GET", "/api/runs/{run_id}/progress/"), ("GET", "/api/runs/{run_id}/agreement/"),
         ("GET", "/api/studies/{study_id}/agreement/"), ("GET", "/api/schema/"),
     } <= paths

@@ -134,6 +134,7 @@ def test_nothing_an_annotator_can_reach_identifies_a_model(study, annotator, ann
         reverse("annotation:api-study-agreement", args=[study.pk]),
         "/api/benchmarks/",
         f"/api/benchmarks/{imported.pk}/leaderboard/",
+        f"/api/benchmarks/{imported.pk}/controls/",
         "/api/schema/",
         "/",
     ]

@@ -76,6 +76,7 @@ def test_the_main_pages_have_no_moderate_or_worse_axe_violations(page, researche
         ("dashboard", "/dashboard/"),
         ("control variants", f"/dashboard/benchmarks/{benchmark.pk}/controls/"),
         ("control review", f"/dashboard/controls/{variant.pk}/"),
+        ("controls page", f"/dashboard/benchmarks/{benchmark.pk}/controls/report/"),
     ]:
         page.goto(url)
         page.wait_for_load_state("networkidle")

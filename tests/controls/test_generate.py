@@ -114,3 +114,28 @@ def test_asking_for_more_contexts_than_there_are_says_how_many_were_used(importe
     assert line.startswith("13 case(s) in lit2test")
     assert line.endswith("(asked for 50 contexts; only 13 have a valid six-field proposal, all used)")
     assert ControlVariant.objects.filter(kind="falsifier_off").count() == 13
+
+
+def test_templates_only_makes_subtle_and_sham_from_the_reserve_templates_without_a_model(imported) -> None:  # noqa: ANN001
+    from controls import variants as templates
+
+    out = generate("lit2test", "--kinds", "subtle,sham", "--contexts", "2", "--seed", "1", "--templates-only")
+    assert "created 12 control(s) (6 sham, 6 subtle)" in out
+    for v in ControlVariant.objects.select_related("source"):
+        field = TARGET_FIELD[v.target]
+        clean = v.source.content
+        assert (v.origin, v.status) == ("template", "approved")
+        assert all(v.content[f] == clean[f] for f in SIX if f != field), v.control_id
+        if v.kind == "sham":
+            assert v.content[field] == templates.RESERVE_SHAM_LEAD_IN + clean[field]
+        else:
+            assert v.content[field].startswith(clean[field]) and v.content[field] != clean[field]
+            assert templates.RESERVE_SUBTLE_DEFECT[v.target] in v.content[field]
+    # A subtle and a sham variant of one source and target share a case key (the bootstrap moves them together).
+    from controls.selectors import control_case_key
+
+    keys = {}
+    for v in ControlVariant.objects.all():
+        keys.setdefault(control_case_key(v), set()).add(v.kind)
+    assert len(keys) == 6 and all(kinds == {"subtle", "sham"} for kinds in keys.values())
+    assert generate("lit2test", "--kinds", "subtle,sham", "--contexts", "2", "--seed", "1", "--templates-only").count("created 0") == 1

@@ -49,6 +49,11 @@ class Command(BaseCommand):
             help="(subtle, sham) environment variable holding the API key, e.g. X_API_KEY (omit for a local endpoint that takes none)",
         )
         parser.add_argument("--validator-model", default=None, help="(subtle, sham) the model that validates each edit (default: --model)")
+        parser.add_argument(
+            "--templates-only", action="store_true",
+            help="(subtle, sham) make them with the deterministic reserve templates instead of a model: no network, but "
+            "weaker and less natural edits than a model's (see controls/variants.py); for offline use and the demo",
+        )
         parser.add_argument("--concurrency", type=_positive, default=8, help="(subtle, sham) calls in flight at most (default: 8)")
 
     def handle(self, *args: object, **o: object) -> None:
@@ -66,7 +71,8 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         try:
             summary = controls_generate(
-                benchmark=benchmark, kinds=kinds, contexts=int(o["contexts"]), seed=int(o["seed"]), llm_settings=settings  # type: ignore[call-overload]
+                benchmark=benchmark, kinds=kinds, contexts=int(o["contexts"]), seed=int(o["seed"]), llm_settings=settings,  # type: ignore[call-overload]
+                templates_only=bool(o["templates_only"]),
             )
         except ControlError as exc:
             raise CommandError(str(exc)) from None
