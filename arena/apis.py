@@ -148,6 +148,11 @@ class LeaderboardApi(APIView):
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         benchmark = get_or_not_found(Benchmark.objects, f"no benchmark {benchmark_id}", pk=benchmark_id)
+        if benchmark.protocol != Benchmark.Protocol.LIT2TEST:
+            raise NotFound(
+                f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: the Lit2Test leaderboard does not apply; "
+                f"its figures are at /api/benchmarks/{benchmark.pk}/{benchmark.protocol}/"
+            )
         if "run" in params.validated_data:
             run_id = params.validated_data["run"]
             run = get_or_not_found(

@@ -23,7 +23,16 @@ def new_public_id() -> str:
 
 
 class Benchmark(models.Model):
-    """A versioned benchmark. Its canonical judge and verdict rule never change within a version."""
+    """A versioned benchmark. Its canonical judge and verdict rule never change within a version.
+
+    ``protocol`` says which evaluation protocol (PROTOCOL.md) its data follow: Lit2Test's contexts, proposals and
+    canonical pairs (this app), or HypoArena's domains, cases, K-pair submissions and 5-level verdicts (the
+    ``hypoarena`` app). Lit2Test pages refuse a benchmark of another protocol and say where its pages are.
+    """
+
+    class Protocol(models.TextChoices):
+        LIT2TEST = "lit2test", "Lit2Test"
+        HYPOARENA = "hypoarena", "HypoArena"
 
     name = models.CharField(max_length=100)
     version = models.CharField(max_length=50, default="1")
@@ -34,6 +43,7 @@ class Benchmark(models.Model):
     verdict_rule = models.CharField(max_length=50, default=AB_TIE.name)
     proposal_schema = models.CharField(max_length=50, default=SIX_FIELD.name)
     orientation_seed = models.BigIntegerField(default=20260101)
+    protocol = models.CharField(max_length=20, choices=Protocol.choices, default=Protocol.LIT2TEST)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -201,10 +211,12 @@ class JudgeRun(models.Model):
     class Subjects(models.TextChoices):
         """What a run judges: the benchmark's canonical pairs (the leaderboard's input), or its diagnostic
         control pairs (each approved control variant against its clean source; ``controls`` app). A controls
-        run never feeds a leaderboard: its verdicts live in their own table."""
+        run never feeds a leaderboard: its verdicts live in their own table. A HypoArena benchmark's runs judge
+        its matches (``hypoarena`` app: 5-level verdicts, or rubric scores), also in their own tables."""
 
         PAIRS = "pairs", "canonical pairs"
         CONTROLS = "controls", "diagnostic controls"
+        HYPOARENA = "hypoarena", "HypoArena matches"
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="runs")
     label = models.CharField(max_length=200, help_text="Distinguishes runs of one judge, e.g. the source file.")

@@ -10,6 +10,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from .aliases import MODE_HELP, WORD, AliasError
@@ -22,6 +23,23 @@ from .permissions import researcher_required, user_is_researcher
 from .published import published_table, rounding_differences
 from .release import ReleaseImportError, release_export, release_files, release_import
 from .selectors import benchmark_list, paper_provenance_audit, run_default, run_leaderboard, run_pair_ids, runs_agreement
+
+
+def protocol_home(benchmark: Benchmark) -> str | None:
+    """The page of a benchmark of another protocol: its app's ``<protocol>:benchmark`` page, if that app is installed
+    (arena never imports a protocol app; the URL name is the convention)."""
+    try:
+        return reverse(f"{benchmark.protocol}:benchmark", args=[benchmark.pk])
+    except NoReverseMatch:
+        return None
+
+
+def lit2test_only(request: HttpRequest, benchmark: Benchmark, page: str) -> HttpResponse | None:
+    """None for a Lit2Test benchmark; for another protocol's, a 404 page naming its protocol and linking its pages."""
+    if benchmark.protocol == Benchmark.Protocol.LIT2TEST:
+        return None
+    context = {"benchmark": benchmark, "page": page, "home": protocol_home(benchmark)}
+    return render(request, "arena/other_protocol.html", context, status=404)
 
 
 @require_GET
@@ -68,6 +86,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 @researcher_required
 def benchmark_detail(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     benchmark = get_object_or_404(benchmark_list(), pk=benchmark_id)
+    if benchmark.protocol != Benchmark.Protocol.LIT2TEST:
+        return redirect(protocol_home(benchmark) or "arena:dashboard")
     proposals = Proposal.objects.filter(context__benchmark=benchmark).select_related("context", "participant")
     return render(
         request,
@@ -86,6 +106,8 @@ def benchmark_detail(request: HttpRequest, benchmark_id: int) -> HttpResponse:
 @researcher_required
 def benchmark_export(request: HttpRequest, benchmark_id: int) -> FileResponse:
     benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
+    if (elsewhere := lit2test_only(request, benchmark, "release export")) is not None:
+        return elsewhere
     buffer = io.BytesIO()
     with tempfile.TemporaryDirectory() as folder:
         release_export(benchmark=benchmark, directory=Path(folder))
@@ -111,6 +133,8 @@ def leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     """Table 1 of a run (any of its three fits, two or three decimals), every other figure of the leaderboard
     document, and its plots; polls itself while the run is in progress."""
     benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
+    if (elsewhere := lit2test_only(request, benchmark, "leaderboard")) is not None:
+        return elsewhere
     runs = list(benchmark.runs.filter(run_type="holistic", subjects=JudgeRun.Subjects.PAIRS).order_by("-is_canonical", "created_at", "id"))
     canonical = run_default(benchmark=benchmark)
     run_id = request.GET.get("run")

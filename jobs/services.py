@@ -182,6 +182,8 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
     version's, and any reverse task that fails the orientation gate.
     """
     benchmark = request.benchmark
+    if benchmark.protocol != Benchmark.Protocol.LIT2TEST and request.subjects in (JudgeRun.Subjects.PAIRS, JudgeRun.Subjects.CONTROLS):
+        raise RunError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: it has no Lit2Test {request.subjects} to judge; open its own pages from the dashboard")
     participants = list(benchmark.participants.values_list("name", flat=True))
     judge = request.judge_model.strip()
     if not judge:

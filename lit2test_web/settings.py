@@ -75,6 +75,7 @@ INSTALLED_APPS = [
     "jobs",
     "annotation",
     "controls",
+    "hypoarena",
 ]
 
 MIDDLEWARE = [

@@ -35,4 +35,5 @@ urlpatterns = [
     path("", include("annotation.urls")),
     path("", include("jobs.urls")),
     path("", include("controls.urls")),
+    path("", include("hypoarena.urls")),
 ]

@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from hypoarena.demo import CASES_PER_DOMAIN, DEMO_NAME, SEED, demo_build
+
+
+class Command(BaseCommand):
+    help = (
+        f"Create the synthetic HypoArena demo benchmark {DEMO_NAME!r} (seeded: domains, cases, K-pair submissions, two "
+        "recorded judge runs drawn from known strengths, rubric scores; see hypoarena/demo.py). Running it again changes nothing."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--cases", type=int, default=CASES_PER_DOMAIN, help=f"cases per domain (default {CASES_PER_DOMAIN})")
+        parser.add_argument("--seed", type=int, default=SEED, help=f"generator seed (default {SEED})")
+        parser.add_argument("--name", default=DEMO_NAME, help=f"benchmark name (default {DEMO_NAME})")
+
+    def handle(self, *args: object, cases: int, seed: int, name: str, **options: object) -> None:
+        from django.core.management.base import CommandError
+
+        if not 1 <= cases <= 1000:
+            raise CommandError(f"--cases must be from 1 to 1000, not {cases}")
+        self.stdout.write(demo_build(cases_per_domain=cases, seed=seed, name=name).line())

@@ -1,0 +1,197 @@
+"""The HypoArena data model (PROTOCOL.md §2; issue 12).
+
+A HypoArena benchmark is an :class:`arena.models.Benchmark` with ``protocol = "hypoarena"``. Its **domains** are
+multi-pair or singleton; each **case** of a domain has a conclusion-free ``context`` (what the models and the judge
+see) and optionally a held-out ``reference_conclusion`` (never shown to either). Each participant submits, per
+case, K ≥ 1 hypothesis–evidence pairs (K = 1 in a singleton domain). Two submissions of one case form a **match**,
+with a seeded orientation: in the ``original`` order ``first`` is shown as A, in the ``reverse`` order ``second``
+is. A judge run gives a 5-level **verdict** per (match, order), always read from the A/B labels of that order;
+a rubric run gives each submission its 1–5 **rubric scores**.
+
+The source-derived Reference is a participant like any other (to the judge and to the statistics); only
+``Submission.is_reference`` marks it, for researcher pages.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.db import models
+from django.db.models import Q
+from django.db.models.functions import Greatest, Least
+
+from arena.models import Benchmark, JudgeRun, Participant
+
+#: The 5-level verdict, from the A/B labels of the order it was given in, and the win share it gives A
+#: (the statistics' ``FIVE_LEVEL_SHARES`` says the same; kept here so the data model needs no statistics import).
+VERDICTS: tuple[str, ...] = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
+ORDERS: tuple[str, ...] = ("original", "reverse")
+#: Rubric scores are whole numbers on this scale.
+RUBRIC_MIN, RUBRIC_MAX = 1, 5
+
+
+def new_public_id() -> str:
+    # Random, as arena.models.new_public_id: a match is named outside the researcher side by this alone.
+    return secrets.token_hex(8)
+
+
+class Domain(models.Model):
+    """A domain of cases (biomedicine, IT operations, ...). A singleton domain admits one pair per submission."""
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="hypoarena_domains")
+    name = models.CharField(max_length=100)
+    singleton = models.BooleanField(default=False, help_text="Submissions hold exactly one hypothesis–evidence pair.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["benchmark", "name"], name="hypoarena_domain_name_unique")]
+        ordering = ["benchmark_id", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Case(models.Model):
+    """One case: the context every model and the judge read. ``reference_conclusion`` is held out: it never goes
+    into a prompt (it is what the hypotheses are about, and knowing it would make the task retrospective)."""
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="hypoarena_cases")
+    domain = models.ForeignKey(Domain, on_delete=models.CASCADE, related_name="cases")
+    external_id = models.CharField(max_length=300, help_text="The case_id of the files; unique within the benchmark.")
+    context = models.TextField()
+    reference_conclusion = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["benchmark", "external_id"], name="hypoarena_case_id_unique")]
+        ordering = ["domain_id", "external_id"]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class Submission(models.Model):
+    """A participant's K hypothesis–evidence pairs for a case: ``pairs`` is ``[{"hypothesis", "evidence"}, ...]``."""
+
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="submissions")
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="hypoarena_submissions")
+    is_reference = models.BooleanField(
+        default=False, help_text="The source-derived Reference: judged and rated like any other, marked on researcher pages only."
+    )
+    pairs = models.JSONField(help_text='[{"hypothesis": ..., "evidence": ...}, ...]; K = len(pairs) ≥ 1.')
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["case", "participant"], name="hypoarena_submission_unique")]
+        ordering = ["case_id", "participant__name"]
+
+    def __str__(self) -> str:
+        return f"{self.participant} on {self.case}"
+
+    @property
+    def k(self) -> int:
+        return len(self.pairs)
+
+
+class Match(models.Model):
+    """Two submissions of one case. ``first`` is shown as A in the original order, ``second`` in the reverse order;
+    the orientation is seeded (``arena.release.orientation_flipped``) unless an imported verdict fixed it."""
+
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="matches")
+    first = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="+")
+    second = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="+")
+    public_id = models.CharField(max_length=32, unique=True, default=new_public_id, editable=False)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=~Q(first=models.F("second")), name="hypoarena_match_distinct"),
+            # One match per unordered pair of submissions, whichever is first.
+            models.UniqueConstraint(Least("first", "second"), Greatest("first", "second"), name="hypoarena_match_unique"),
+        ]
+        ordering = ["case_id", "id"]
+
+    def __str__(self) -> str:
+        return self.public_id
+
+
+class ArenaVerdict(models.Model):
+    """One judge verdict on one presentation order of a match, in that order's labels (A is ``match.first`` in the
+    original order, ``match.second`` in the reverse). At most one accepted verdict per (run, match, order), enforced
+    by the database, as for ``arena.OrderedJudgment`` and ``controls.ControlJudgment``; invalid answers are kept."""
+
+    class Order(models.TextChoices):
+        ORIGINAL = "original", "original"
+        REVERSE = "reverse", "reverse"
+
+    class Verdict(models.TextChoices):
+        A_MUCH = "A>>B", "A ≫ B"
+        A = "A>B", "A > B"
+        TIE = "A=B", "A ≈ B"
+        B = "B>A", "B > A"
+        B_MUCH = "B>>A", "B ≫ A"
+
+    class Status(models.TextChoices):
+        ACCEPTED = "accepted", "accepted"
+        INVALID = "invalid", "invalid"
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="arena_verdicts")
+    match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="verdicts")
+    order = models.CharField(max_length=10, choices=Order.choices)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACCEPTED)
+    verdict = models.CharField(max_length=4, choices=Verdict.choices, null=True, blank=True)
+    reasons = models.TextField(blank=True)
+    raw_response = models.TextField(blank=True)
+    errors = models.JSONField(default=list, blank=True)
+    attempt = models.PositiveSmallIntegerField(default=1)
+    latency_seconds = models.FloatField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "match", "order"], condition=Q(status="accepted"), name="one_accepted_arena_verdict"
+            ),
+            models.CheckConstraint(condition=Q(order__in=list(ORDERS)), name="arena_verdict_order_known"),
+            models.CheckConstraint(
+                condition=Q(status="accepted", verdict__in=list(VERDICTS)) | Q(status="invalid", verdict__isnull=True),
+                name="arena_verdict_level_iff_accepted",
+            ),
+        ]
+        indexes = [models.Index(fields=["run", "status"])]
+        ordering = ["match_id", "order", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.match.public_id}/{self.order}: {self.verdict or self.status}"
+
+
+class RubricScore(models.Model):
+    """A rubric run's 1–5 scores of one submission: per pair contextual grounding g, inferential insight ℓ and
+    evidential justification j (lists of K), per set hypothesis-space breadth b, directional distinctness d (null
+    when K = 1: not applicable) and analytical utility u."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="rubric_scores")
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="rubric_scores")
+    grounding = models.JSONField(help_text="g of each pair, 1–5")
+    insight = models.JSONField(help_text="ℓ of each pair, 1–5")
+    justification = models.JSONField(help_text="j of each pair, 1–5")
+    breadth = models.PositiveSmallIntegerField()
+    distinctness = models.PositiveSmallIntegerField(null=True, blank=True)
+    utility = models.PositiveSmallIntegerField()
+    raw_response = models.TextField(blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "submission"], name="one_rubric_score_per_submission"),
+            models.CheckConstraint(
+                condition=Q(breadth__gte=RUBRIC_MIN, breadth__lte=RUBRIC_MAX, utility__gte=RUBRIC_MIN, utility__lte=RUBRIC_MAX)
+                & (Q(distinctness__isnull=True) | Q(distinctness__gte=RUBRIC_MIN, distinctness__lte=RUBRIC_MAX)),
+                name="rubric_set_scores_in_range",
+            ),
+        ]
+        ordering = ["submission_id", "run_id"]
+
+    def __str__(self) -> str:
+        return f"rubric of {self.submission_id} in run {self.run_id}"
