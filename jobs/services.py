@@ -53,7 +53,8 @@ class JudgeRunRequest:
     api_key_env: str | None = None
     run_type: str = "holistic"
     prompt_version: str | None = None
-    pairs: str = "all"  # all | batch:NAME | sample:N | controls | controls:KIND,KIND
+    pairs: str = "all"  # all | batch:NAME | sample:N | controls | controls:KIND,KIND (or what the task kind reads)
+    task_kind: str | None = None  # explicit task kind (jobs.subjects); None: from ``pairs`` (controls or pairs)
     orders: tuple[str, ...] = ORDERS
     concurrency: int = 8
     rate_per_second: float | None = None
@@ -69,7 +70,10 @@ class JudgeRunRequest:
 
     @property
     def subjects(self) -> str:
-        """What the run judges: the canonical pairs, or (``--pairs controls``) the diagnostic control pairs."""
+        """What the run judges: an explicit task kind, else the canonical pairs, or (``--pairs controls``) the diagnostic
+        control pairs."""
+        if self.task_kind:
+            return self.task_kind
         return JudgeRun.Subjects.CONTROLS if self.pairs.partition(":")[0] == "controls" else JudgeRun.Subjects.PAIRS
 
 
@@ -197,7 +201,13 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
             f"{benchmark} has canonical judge {benchmark.canonical_judge!r}; replacing it needs a new benchmark version "
             f"(create version {_next_version(benchmark)} and rerun everything), or launch this run as non-canonical"
         )
-    prompt_version = request.prompt_version or DEFAULT_PROMPT[request.run_type]
+    kind = SUBJECTS.get(request.subjects)
+    if kind is None:
+        raise RunError(f"this installation cannot judge {request.subjects}: the app that provides them is not installed")
+    defaults = kind.default_prompts or DEFAULT_PROMPT
+    if not request.prompt_version and request.run_type not in defaults:
+        raise RunError(f"a {request.subjects} run is one of {', '.join(sorted(defaults))}, not {request.run_type!r}")
+    prompt_version = request.prompt_version or defaults[request.run_type]
     template = PROMPTS.get(prompt_version)
     if template is None or template.kind != request.run_type:
         raise RunError(f"no {request.run_type} prompt template {prompt_version!r}")
@@ -213,9 +223,6 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
     orders = tuple(o for o in ORDERS if o in request.orders)
     if not orders:
         raise RunError("choose at least one order")
-    kind = SUBJECTS.get(request.subjects)
-    if kind is None:
-        raise RunError(f"this installation cannot judge {request.subjects}: the app that provides them is not installed")
     if request.subjects != JudgeRun.Subjects.PAIRS:
         if request.replay_of is not None and request.replay_of.subjects != request.subjects:
             raise RunError(f"run {request.replay_of.pk} judged {request.replay_of.subjects}, not {request.subjects}: a replay needs a run of the same kind")
@@ -466,6 +473,7 @@ def judge_run_execute(*, run_id: int) -> str:
     aliases = AliasCheck(run.benchmark_id)
     kind = subjects_of(run)
     task_model = kind.task_model
+    parse = kind.parse
 
     def claim(n: int, held: frozenset[int]) -> list[JudgeSpec]:
         ids = execution.tasks_claim(kind=RunKind.JUDGE, task_model=task_model, run_id=run.pk, token=token, lease=lease, n=n, held=held)
@@ -491,7 +499,7 @@ def judge_run_execute(*, run_id: int) -> str:
             result.prompt_tokens += c.prompt_tokens or 0
             result.completion_tokens += c.completion_tokens or 0
             try:
-                result.answer = parse_judge_answer(c.text, structured=structured)
+                result.answer = parse(c.text, template) if parse is not None else parse_judge_answer(c.text, structured=structured)
             except ParseError as exc:
                 result.errors.append(f"attempt {attempt}: {exc}")
                 result.transcripts.append({"attempt": attempt, "raw": c.text, "error": str(exc)})

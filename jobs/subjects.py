@@ -50,6 +50,10 @@ class JudgeSubjects:
     judgment: Callable[[int, JudgeSpec, Any], models.Model]
     # stored run -> {(subject id, order): answer dict as a judge would give it}
     recorded: Callable[[Any], dict[tuple[int, str], dict[str, Any]]]
+    # run type -> default prompt version; None: jobs.prompts.DEFAULT_PROMPT (holistic / structured)
+    default_prompts: dict[str, str] | None = None
+    # (answer text, template) -> parsed answer, raising jobs.parsing.ParseError; None: parse_judge_answer
+    parse: Callable[[str, Any], Any] | None = None
 
 
 SUBJECTS: dict[str, JudgeSubjects] = {}
