@@ -55,6 +55,8 @@ class ControlsReportApi(APIView):
         params.is_valid(raise_exception=True)
         given = params.validated_data
         benchmark = get_or_not_found(Benchmark.objects, f"no benchmark {benchmark_id}", pk=benchmark_id)
+        if benchmark.protocol != Benchmark.Protocol.LIT2TEST:
+            raise NotFound(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: Lit2Test's diagnostic controls do not apply")
         controls = JudgeRun.objects.filter(benchmark=benchmark, subjects=JudgeRun.Subjects.CONTROLS)
         if "run" in given:
             run = get_or_not_found(controls, f"run {given['run']} is not a controls run of benchmark {benchmark_id}", pk=given["run"])

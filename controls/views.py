@@ -24,6 +24,7 @@ from arena.charts import interval_plot
 from arena.models import Benchmark, JudgeRun
 from arena.permissions import researcher_required
 from arena.stats.controls import TARGETS
+from arena.views import lit2test_only
 from jobs.prompts import DIMENSIONS
 from jobs.selectors import run_progress
 
@@ -43,6 +44,8 @@ PER_PAGE = 50
 def control_list(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     """Every variant of a benchmark, whatever its status, with kind, target, context, status and provenance."""
     benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
+    if (elsewhere := lit2test_only(request, benchmark, "diagnostic controls")) is not None:
+        return elsewhere
     filters = ControlFilterForm(request.GET)
     filters.is_valid()
     chosen = filters.values()
@@ -226,6 +229,8 @@ def controls_report_page(request: HttpRequest, benchmark_id: int) -> HttpRespons
     when ``run`` is holistic; ``none`` for none); ``?replicates=`` and ``?seed=`` the case bootstrap's.
     """
     benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
+    if (elsewhere := lit2test_only(request, benchmark, "diagnostic controls")) is not None:
+        return elsewhere
     runs = controls_runs(benchmark=benchmark)
     variants = dict(ControlVariant.objects.filter(benchmark=benchmark).values_list("status").annotate(n=Count("id")).order_by())
     context: dict[str, Any] = {

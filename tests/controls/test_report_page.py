@@ -16,7 +16,7 @@ from django.test import Client
 from django.urls import reverse
 
 from arena import formatting
-from arena.models import JudgeRun
+from arena.models import Benchmark, JudgeRun
 from controls.demo import DEMO_JUDGE, HOLISTIC_LABEL, REPLAY_LABEL, STRUCTURED_LABEL, demo_controls_record
 from controls.models import ControlJudgment, ControlVariant
 from controls.reports import controls_report
@@ -288,3 +288,13 @@ def test_interval_plot_places_points_whiskers_and_zero_on_one_axis() -> None:
     assert [(s, shape) for s, shape, _, _ in plot.legend] == [("clear", "circle"), ("subtle", "square")]
     assert [label for _, label in plot.ticks][0] == "\u22121.0" and [label for _, label in plot.ticks][-1] == "1.0"
     assert interval_plot([("a", "clear", None, None)]) is None
+
+
+def test_controls_pages_name_another_protocols_benchmark(client, researcher) -> None:  # noqa: ANN001
+    other = Benchmark.objects.create(name="arena-x", version="1", protocol="hypoarena")
+    client.force_login(researcher)
+    for url in (f"/dashboard/benchmarks/{other.pk}/controls/", f"/dashboard/benchmarks/{other.pk}/controls/report/"):
+        page = client.get(url)
+        assert page.status_code == 404 and "HypoArena" in page.content.decode(), url
+    answer = client.get(f"/api/benchmarks/{other.pk}/controls/")
+    assert answer.status_code == 404 and "HypoArena" in answer.json()["detail"]
