@@ -206,7 +206,8 @@ def scratch_database(suffix: str = "_bench") -> str:
     name (for :func:`scratch_database_drop`).
 
     Its name is ``$BENCH_DATABASE_NAME``, else the configured database's name + ``suffix`` (never the dev
-    database itself); an existing one of that name is dropped first. Call :func:`scratch_database_drop` at the end.
+    database itself; on SQLite a file ``lit2test<suffix>.sqlite3`` in the temporary folder); an existing one of
+    that name is dropped first. Call :func:`scratch_database_drop` at the end.
     """
     import os
 
@@ -215,6 +216,13 @@ def scratch_database(suffix: str = "_bench") -> str:
     settings_dict = connection.settings_dict
     if connection.vendor == "postgresql":
         settings_dict.setdefault("TEST", {})["NAME"] = os.environ.get("BENCH_DATABASE_NAME") or f"{settings_dict['NAME']}{suffix}"
+    elif connection.vendor == "sqlite":
+        # A file, not Django's in-memory test database: the benches write from forked children, and an in-memory
+        # database is each process's own (the parent saw none of the child's rows).
+        import tempfile
+
+        default = Path(tempfile.gettempdir()) / f"lit2test{suffix}.sqlite3"
+        settings_dict.setdefault("TEST", {})["NAME"] = os.environ.get("BENCH_DATABASE_NAME") or str(default)
     old_name = settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     return old_name
