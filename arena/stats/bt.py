@@ -25,11 +25,15 @@ zero denominator) and the capped, bounded MM behaviour is the documented one.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import connected_components
+from threadpoolctl import ThreadpoolController
 
 #: Default convergence tolerance on max |Δθ| between two MM iterations.
 DEFAULT_TOL = 1e-10
@@ -355,6 +359,32 @@ def _newman_batch(
     return theta, converged, iterations
 
 
+_THREADPOOLS: ThreadpoolController | None = None
+
+
+def blas_single_threaded() -> Any:
+    """A context in which BLAS uses one thread. The fits' matrix products are small in one dimension (K models
+    by K(K-1)/2 pairs, times R replicates) and memory-bound: extra BLAS threads cannot speed them up, and on a
+    machine whose cores are busy (a web server's other workers, a test run) OpenBLAS's threads wait for each
+    other: the case-bootstrap fits of a 10,000-replicate leaderboard took 2.6 s with two BLAS threads at load 4
+    and 0.8 s with one (bench/README.md). The controller is made once, on first use (it scans loaded libraries)."""
+    global _THREADPOOLS
+    if _THREADPOOLS is None:
+        _THREADPOOLS = ThreadpoolController()
+    return _THREADPOOLS.limit(limits=1, user_api="blas")
+
+
+def blas_single_threaded_call[**P, T](fn: Callable[P, T]) -> Callable[P, T]:
+    """Decorator: ``fn`` runs in :func:`blas_single_threaded`."""
+
+    @functools.wraps(fn)
+    def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        with blas_single_threaded():
+            return fn(*args, **kwargs)
+
+    return call
+
+
 def fit_bt_batch(
     w: np.ndarray,
     *,
@@ -374,6 +404,20 @@ def fit_bt_batch(
     Returns:
         A :class:`BTBatch`.
     """
+    with blas_single_threaded():
+        return _fit_bt_batch(w, pseudo_count=pseudo_count, tol=tol, max_iter=max_iter, diverged_iter=diverged_iter, cap=cap, init=init)
+
+
+def _fit_bt_batch(
+    w: np.ndarray,
+    *,
+    pseudo_count: float,
+    tol: float,
+    max_iter: int,
+    diverged_iter: int,
+    cap: float,
+    init: np.ndarray | None,
+) -> BTBatch:
     w = np.asarray(w, dtype=np.float64)
     if w.ndim != 3 or w.shape[1] != w.shape[2]:
         raise ValueError("w must have shape (R, K, K)")

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bt import DEFAULT_CAP, fit_bt, strongly_connected
+from .bt import DEFAULT_CAP, blas_single_threaded_call, fit_bt, strongly_connected
 
 #: HypoArena 5-level verdicts → win share of the first-named proposal (A). Data, not code: another scale is
 #: another dict with the same meaning (label → share of the first side in [0, 1]).
@@ -485,6 +485,7 @@ def _btd_newton(
     return np.ascontiguousarray(theta_out.T), lam_out, converged, iterations
 
 
+@blas_single_threaded_call
 def fit_btd_pairs(
     w_lo: np.ndarray,
     w_hi: np.ndarray,
@@ -586,6 +587,7 @@ def fit_btd_pairs(
     return BTDBatch(theta=theta, nu=nu, converged=converged, diverged=diverged, fallback=fallback, iterations=iterations)
 
 
+@blas_single_threaded_call
 def fit_btd_batch(
     w: np.ndarray,
     t: np.ndarray,
