@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,10 +72,12 @@ def forest_plot(
 
 
 def _nice_step(raw: float) -> float:
-    for step in (0.05, 0.1, 0.2, 0.25, 0.5, 1, 2, 5, 10, 20, 50):
+    for step in (0.05, 0.1, 0.2, 0.25, 0.5, 1, 2, 5, 10, 20, 50, 100):
         if step >= raw:
             return step
-    return 100.0
+    # Beyond 100 (HypoArena's Elo-like ratings can spread over thousands when a fit separates): 1, 2 or 5 times a power of 10.
+    power = 10.0 ** math.floor(math.log10(raw))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
 
 
 @dataclass(frozen=True)
@@ -181,16 +185,22 @@ def interval_plot(
     left: int = 260,
     row: int = 30,
     top: int = 34,
+    reference: float = 0.0,
+    tick_digits: int | None = None,
+    number: Callable[[float, int], str] = formatting.number,
 ) -> IntervalPlot | None:
     """Points with 95% CI whiskers on one horizontal axis, one line per ``(label, series, value, ci)`` row, in the
-    order given; rows whose value is None are not drawn. The axis always includes 0 (the plots read against it);
-    ``domain`` fixes it (values outside are clipped to its ends), otherwise it spans the values and intervals with a
-    margin. None when no row has a value."""
+    order given; rows whose value is None are not drawn. The axis always includes ``reference`` (0 unless given: the
+    plots read against it; ``zero_x`` is its position, where the dashed line goes); ``domain`` fixes it (values outside
+    are clipped to its ends), otherwise it spans the values and intervals with a margin. ``tick_digits`` fixes the tick
+    labels' decimals (default: 2 below a tick step of 0.1, else 1); ``number(value, digits)`` writes every number (default
+    :func:`arena.formatting.number`; ratings around 1500 read better without a thousands separator). None when no row has
+    a value."""
     drawn = [(label, series, float(value), _pair(ci)) for label, series, value, ci in rows if value is not None]
     if not drawn:
         return None
     if domain is None:
-        values = [v for _, _, value, ci in drawn for v in (value, *(ci or ()))] + [0.0]
+        values = [v for _, _, value, ci in drawn for v in (value, *(ci or ()))] + [reference]
         lo, hi = min(values), max(values)
         pad = (hi - lo) * 0.08 or 0.5
         lo, hi = lo - pad, hi + pad
@@ -203,8 +213,9 @@ def interval_plot(
 
     step = _nice_step((hi - lo) / 6)
     first = int(lo / step) - 1
+    decimals = tick_digits if tick_digits is not None else 2 if step < 0.1 else 1
     ticks = [
-        (sx(k * step), formatting.number(k * step, 2 if step < 0.1 else 1))
+        (sx(k * step), number(k * step, decimals))
         for k in range(first, first + 60)
         if lo - 1e-9 <= k * step <= hi + 1e-9
     ]
@@ -216,13 +227,13 @@ def interval_plot(
             IntervalPoint(
                 label=label, series=series, y=top + 10 + i * row, x=sx(value),
                 lo=sx(ci[0]) if ci else sx(value), hi=sx(ci[1]) if ci else sx(value), value=value, ci=ci,
-                text=formatting.number(value, digits) + (f" {formatting.interval(list(ci), digits)}" if ci else " (no CI)"),
+                text=number(value, digits) + (f" [{number(ci[0], digits)}, {number(ci[1], digits)}]" if ci else " (no CI)"),
                 shape=shape, colour=colour,
             )
         )
     bottom = top + 10 + len(drawn) * row
     return IntervalPlot(
-        width=width, height=int(bottom) + 44, left=left, top=top, bottom=bottom, zero_x=sx(0.0), ticks=ticks, points=points,
+        width=width, height=int(bottom) + 44, left=left, top=top, bottom=bottom, zero_x=sx(reference), ticks=ticks, points=points,
         legend=[(series, shape, colour, left + i * 180) for i, (series, (shape, colour)) in enumerate(styles.items())],
     )
 

@@ -33,6 +33,7 @@ class Benchmark(models.Model):
     class Protocol(models.TextChoices):
         LIT2TEST = "lit2test", "Lit2Test"
         HYPOARENA = "hypoarena", "HypoArena"
+        RECONSTRUCTION = "reconstruction", "Reconstruction"
 
     name = models.CharField(max_length=100)
     version = models.CharField(max_length=50, default="1")
@@ -217,6 +218,7 @@ class JudgeRun(models.Model):
         PAIRS = "pairs", "canonical pairs"
         CONTROLS = "controls", "diagnostic controls"
         HYPOARENA = "hypoarena", "HypoArena matches"
+        HYPOARENA_RUBRIC = "hypoarena_rubric", "HypoArena rubric scores"
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="runs")
     label = models.CharField(max_length=200, help_text="Distinguishes runs of one judge, e.g. the source file.")
@@ -227,7 +229,7 @@ class JudgeRun(models.Model):
     parameters = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     is_canonical = models.BooleanField(default=False)
-    subjects = models.CharField(max_length=10, choices=Subjects.choices, default=Subjects.PAIRS)
+    subjects = models.CharField(max_length=20, choices=Subjects.choices, default=Subjects.PAIRS)
     launched_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django.urls import reverse
+
 from arena.models import Benchmark, Context, JudgeRun
 from arena.release import orientation_flipped
 from arena.schemas import SIX_FIELD
@@ -132,7 +134,12 @@ def _recorded(source: JudgeRun) -> dict[tuple[int, str], dict[str, Any]]:
     return answers
 
 
+def _describe(judgment: ControlJudgment) -> tuple[str, str]:
+    v = judgment.variant
+    return f"{v.control_id} · {v.kind}{f' · {v.target}' if v.target else ''}", reverse("controls:variant", args=[v.pk])
+
+
 subjects_register(JudgeSubjects(
     name=JudgeRun.Subjects.CONTROLS, task_model=ControlJudgeTask, judgment_model=ControlJudgment, subject_field="variant",
-    plan=_plan, specs=_specs, judgment=_judgment, recorded=_recorded,
+    plan=_plan, specs=_specs, judgment=_judgment, recorded=_recorded, describe=_describe,
 ))

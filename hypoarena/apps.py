@@ -11,3 +11,11 @@ class HypoArenaConfig(AppConfig):
     name = "hypoarena"
     verbose_name = "HypoArena"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # The judge prompts join the engine's registry, and the arena and rubric judging task kinds (and the
+        # generation run kind) register with the run engine: jobs/ never imports this app.
+        from . import generation, judging  # noqa: F401
+        from .prompts import prompts_register
+
+        prompts_register()

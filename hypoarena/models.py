@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import secrets
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Greatest, Least
 
 from arena.models import Benchmark, JudgeRun, Participant
+from jobs.models import ClaimableTask
 
 #: The 5-level verdict, from the A/B labels of the order it was given in, and the win share it gives A
 #: (the statistics' ``FIVE_LEVEL_SHARES`` says the same; kept here so the data model needs no statistics import).
@@ -195,3 +197,114 @@ class RubricScore(models.Model):
 
     def __str__(self) -> str:
         return f"rubric of {self.submission_id} in run {self.run_id}"
+
+
+# --------------------------------------------------------------------------- runs on the shared engine (hypoarena.judging)
+
+
+class ArenaJudgeTask(ClaimableTask):
+    """One ordered comparison of an arena judge run (``JudgeRun.subjects == "hypoarena"``): a match in one presentation
+    order. The run engine (``jobs``) claims, leases and retries these as it does Lit2Test's pair tasks; what is asked
+    and where the verdict goes is ``hypoarena.judging``'s (an :class:`ArenaVerdict`)."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="arena_tasks")
+    match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="+")
+    order = models.CharField(max_length=10)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "match", "order"], name="arena_task_unique")]
+        indexes = [models.Index(fields=["run", "status"])]
+
+
+#: The ``order`` of rubric tasks and answers: a submission is scored alone, so there is no presentation order. The
+#: engine keys a task's answer by (subject, order); this constant fills the slot.
+RUBRIC_ORDER = ""
+
+
+class RubricJudgeTask(ClaimableTask):
+    """One submission to score in a rubric run (``JudgeRun.subjects == "hypoarena_rubric"``)."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="rubric_tasks")
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="+")
+    order = models.CharField(max_length=10, blank=True, default=RUBRIC_ORDER)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "submission"], name="rubric_task_unique")]
+        indexes = [models.Index(fields=["run", "status"])]
+
+
+class RubricJudgment(models.Model):
+    """Every answer a rubric run's judge gave, accepted or not (the run's record, as :class:`ArenaVerdict` is for an
+    arena run). An accepted answer's scores are also a :class:`RubricScore` row, written in the same transaction:
+    that table is what the statistics, the export and the pages read, so it holds accepted scores only."""
+
+    class Status(models.TextChoices):
+        ACCEPTED = "accepted", "accepted"
+        INVALID = "invalid", "invalid"
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="rubric_judgments")
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="rubric_judgments")
+    order = models.CharField(max_length=10, blank=True, default=RUBRIC_ORDER)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACCEPTED)
+    scores = models.JSONField(null=True, blank=True, help_text='the parsed answer: {"pairs": [{"g", "l", "j"}, ...], "b", "d", "u"}')
+    reasons = models.TextField(blank=True)
+    raw_response = models.TextField(blank=True)
+    errors = models.JSONField(default=list, blank=True)
+    attempt = models.PositiveSmallIntegerField(default=1)
+    latency_seconds = models.FloatField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "submission"], condition=Q(status="accepted"), name="one_accepted_rubric_judgment"
+            ),
+            models.CheckConstraint(
+                condition=Q(status="accepted", scores__isnull=False) | Q(status="invalid", scores__isnull=True),
+                name="rubric_judgment_scores_iff_accepted",
+            ),
+        ]
+        indexes = [models.Index(fields=["run", "status"])]
+        ordering = ["submission_id", "id"]
+
+    def __str__(self) -> str:
+        return f"rubric answer on {self.submission_id} in run {self.run_id}: {self.status}"
+
+
+class GenerationRun(models.Model):
+    """Elicits K-pair submissions from participants under one common prompt (``hypoarena.generation``), on the shared
+    engine as run kind ``hypoarena_generation``. Its fields are those of ``jobs.GenerationRun`` (the engine's provider,
+    limiter and lease helpers read them); its tasks are per (case, participant), not per Lit2Test context."""
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="hypoarena_generation_runs")
+    prompt_version = models.CharField(max_length=50)
+    provider = models.CharField(max_length=50, default=JudgeRun.Provider.OPENAI_COMPATIBLE)
+    parameters = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=20, choices=JudgeRun.Status.choices, default=JudgeRun.Status.PENDING)
+    launched_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"HypoArena generation run {self.pk} ({self.prompt_version})"
+
+
+class GenerationTask(ClaimableTask):
+    """One participant's submission for one case. ``attempts`` keeps every raw answer with its schema problems."""
+
+    run = models.ForeignKey(GenerationRun, on_delete=models.CASCADE, related_name="tasks")
+    case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="+")
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="+")
+    attempts = models.JSONField(default=list, blank=True, help_text="raw answers and schema problems of each attempt")
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "case", "participant"], name="hypoarena_generation_task_unique")]
+        indexes = [models.Index(fields=["run", "status"])]

@@ -92,7 +92,7 @@ def benchmark_overview(*, benchmark: Benchmark) -> dict[str, Any]:
     )
     # One subquery per count: joining verdicts and scores at once would multiply their rows before counting.
     runs = list(
-        benchmark.runs.filter(subjects=JudgeRun.Subjects.HYPOARENA).annotate(
+        benchmark.runs.filter(subjects__in=[JudgeRun.Subjects.HYPOARENA, JudgeRun.Subjects.HYPOARENA_RUBRIC]).annotate(
             n_accepted=_count_of(ArenaVerdict, status=ArenaVerdict.Status.ACCEPTED),
             n_invalid=_count_of(ArenaVerdict, status=ArenaVerdict.Status.INVALID),
             n_scores=_count_of(RubricScore),

@@ -707,7 +707,8 @@ def _write(
             if key not in runs:
                 runs[key] = JudgeRun.objects.create(
                     benchmark=benchmark, judge_model=key[0], label=key[1], run_type=run_type,
-                    provider=JudgeRun.Provider.RECORDED, subjects=JudgeRun.Subjects.HYPOARENA,
+                    provider=JudgeRun.Provider.RECORDED,
+                    subjects=JudgeRun.Subjects.HYPOARENA if run_type == ARENA_RUN else JudgeRun.Subjects.HYPOARENA_RUBRIC,
                     status=JudgeRun.Status.COMPLETED, parameters={"source": sources[kind]},
                 )
                 created["runs"] += 1

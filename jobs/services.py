@@ -195,7 +195,7 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
     if _squash(judge) in {_squash(p) for p in participants}:
         raise RunError(f"{judge!r} is a participant of {benchmark}; a judge may never judge its own proposals")
     if request.canonical and request.subjects != JudgeRun.Subjects.PAIRS:
-        raise RunError("a controls run is never canonical: canonical runs judge the leaderboard's pairs")
+        raise RunError(f"a {request.subjects} run is never canonical: canonical runs judge the leaderboard's pairs")
     if request.canonical and benchmark.canonical_judge and benchmark.canonical_judge != judge:
         raise RunError(
             f"{benchmark} has canonical judge {benchmark.canonical_judge!r}; replacing it needs a new benchmark version "
@@ -499,7 +499,7 @@ def judge_run_execute(*, run_id: int) -> str:
             result.prompt_tokens += c.prompt_tokens or 0
             result.completion_tokens += c.completion_tokens or 0
             try:
-                result.answer = parse(c.text, template) if parse is not None else parse_judge_answer(c.text, structured=structured)
+                result.answer = parse(c.text, template, spec) if parse is not None else parse_judge_answer(c.text, structured=structured)
             except ParseError as exc:
                 result.errors.append(f"attempt {attempt}: {exc}")
                 result.transcripts.append({"attempt": attempt, "raw": c.text, "error": str(exc)})
@@ -521,7 +521,8 @@ def judge_run_execute(*, run_id: int) -> str:
                 if result.status == "failed":
                     updates[spec.task_id] = (TaskStatus.FAILED, "; ".join(result.errors or []))
                     continue
-                judgments.append(kind.judgment(run.pk, spec, result))
+                made = kind.judgment(run.pk, spec, result)
+                judgments.extend(made if isinstance(made, list) else [made])
                 error = "" if result.status == "accepted" else "; ".join(result.errors or [])
                 updates[spec.task_id] = (TaskStatus.DONE, error)
             _create_judgments(kind.judgment_model, judgments)
@@ -706,19 +707,24 @@ def _pairs_recorded(source: JudgeRun) -> dict[tuple[int, str], dict[str, Any]]:
 
 
 def _create_judgments(model: type[Any], judgments: list[Any]) -> None:
-    """Insert in one statement; if the database refuses a second accepted verdict for a task,
+    """Insert in one statement per model (the kind's judgment ``model`` first: a kind may keep a second row per answer,
+    as a HypoArena rubric answer keeps its scores); if the database refuses a second accepted verdict for a task,
     insert one by one so the first verdict stays and the others still land."""
-    try:
-        with transaction.atomic():
-            model.objects.bulk_create(judgments)
-    except IntegrityError:
-        for judgment in judgments:
-            try:
-                with transaction.atomic():
-                    judgment.pk = None
-                    judgment.save()
-            except IntegrityError:
-                pass  # an accepted verdict already exists for this task: the database kept the first
+    groups: dict[type[Any], list[Any]] = {}
+    for judgment in judgments:
+        groups.setdefault(type(judgment), []).append(judgment)
+    for rows in sorted(groups.values(), key=lambda rows: type(rows[0]) is not model):
+        try:
+            with transaction.atomic():
+                type(rows[0]).objects.bulk_create(rows)
+        except IntegrityError:
+            for judgment in rows:
+                try:
+                    with transaction.atomic():
+                        judgment.pk = None
+                        judgment.save()
+                except IntegrityError:
+                    pass  # an accepted verdict already exists for this task: the database kept the first
 
 
 def _finish(kind: str, run_id: int) -> str:

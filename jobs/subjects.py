@@ -46,14 +46,18 @@ class JudgeSubjects:
     plan: Callable[[Any, Any, Any], tuple[Callable[[Any], list[models.Model]], int]]
     # (run, claimed task rows, template, alias check, participant names) -> specs
     specs: Callable[[Any, list[Any], Any, Any, list[str]], list[JudgeSpec]]
-    # (run id, spec, result) -> an unsaved judgment row
-    judgment: Callable[[int, JudgeSpec, Any], models.Model]
+    # (run id, spec, result) -> an unsaved judgment row (or a list of rows, the judgment row first: every row of an
+    # answer is stored in the same transaction, e.g. a HypoArena rubric answer and its scores)
+    judgment: Callable[[int, JudgeSpec, Any], models.Model | list[models.Model]]
     # stored run -> {(subject id, order): answer dict as a judge would give it}
     recorded: Callable[[Any], dict[tuple[int, str], dict[str, Any]]]
     # run type -> default prompt version; None: jobs.prompts.DEFAULT_PROMPT (holistic / structured)
     default_prompts: dict[str, str] | None = None
-    # (answer text, template) -> parsed answer, raising jobs.parsing.ParseError; None: parse_judge_answer
-    parse: Callable[[str, Any], Any] | None = None
+    # a stored judgment -> (what it judged, as a researcher reads it; a link to that subject's page or "") for the
+    # run page; None: str() of the subject, no link
+    describe: Callable[[Any], tuple[str, str]] | None = None
+    # (answer text, template, spec) -> parsed answer, raising jobs.parsing.ParseError; None: parse_judge_answer
+    parse: Callable[[str, Any, JudgeSpec], Any] | None = None
 
 
 SUBJECTS: dict[str, JudgeSubjects] = {}

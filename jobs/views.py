@@ -169,10 +169,16 @@ def _subject_run_detail(request: HttpRequest, run: JudgeRun) -> HttpResponse:
     kind = subjects_of(run)
     verdicts = kind.judgment_model.objects.filter(run=run).select_related(kind.subject_field).order_by(f"{kind.subject_field}_id", "order")
     page = Paginator(verdicts, 50).get_page(request.GET.get("page"))
+    rows = []
+    for j in page:
+        label, link = kind.describe(j) if kind.describe else (str(getattr(j, kind.subject_field)), "")
+        outcome = getattr(j, "winner", "") or getattr(j, "verdict", "")
+        reason = getattr(j, "main_reason", "") or getattr(j, "reasons", "")
+        rows.append({"j": j, "label": label, "link": link, "outcome": outcome or "", "reason": reason})
     others = run.benchmark.runs.filter(subjects=run.subjects).exclude(pk=run.pk).order_by("-created_at")
     return render(
         request, "jobs/run_detail.html",
-        _progress_context(run) | {"subject_page": page, "subjects": run.get_subjects_display(), "others": others},
+        _progress_context(run) | {"subject_run": True, "subject_page": page, "subject_rows": rows, "subjects": run.get_subjects_display(), "others": others},
     )
 
 

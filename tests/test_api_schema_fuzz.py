@@ -51,13 +51,16 @@ def api_schema(live_server, researcher_cookie, imported, annotator, annotator2, 
 
     study = make_study(imported, [annotator, annotator2])
     controls_runs(imported, tmp_path)
+    hypoarena = hypoarena_benchmark(tmp_path)
     runs = list(JudgeRun.objects.values_list("pk", flat=True))
     # Path and query ids are drawn from the existing objects most of the time, else generated freely
     # (so 404s and out-of-range ids are exercised too).
     config = SchemathesisConfig.from_dict(
         {
             "cache": {"enabled": False},  # no failures replayed from earlier runs: each run stands alone
-            "dictionaries": {"benchmarks": {"values": [imported.pk]}, "runs": {"values": runs}, "studies": {"values": [study.pk]}},
+            "dictionaries": {
+                "benchmarks": {"values": [imported.pk, hypoarena.pk]}, "runs": {"values": runs}, "studies": {"values": [study.pk]},
+            },
             "parameters": {
                 "path.benchmark_id": {"dictionary": "benchmarks", "probability": 0.7},
                 "path.run_id": {"dictionary": "runs", "probability": 0.7},
@@ -65,6 +68,8 @@ def api_schema(live_server, researcher_cookie, imported, annotator, annotator2, 
                 "query.run": {"dictionary": "runs", "probability": 0.5},
                 "query.with": {"dictionary": "runs", "probability": 0.5},
                 "query.structured_run": {"dictionary": "runs", "probability": 0.5},
+                "query.run_a": {"dictionary": "runs", "probability": 0.5},
+                "query.run_b": {"dictionary": "runs", "probability": 0.5},
             },
         }
     )
@@ -105,6 +110,17 @@ def controls_runs(benchmark, tmp_path: Path) -> None:  # noqa: ANN001
                     run=run, variant=variant, order=order, clean_shown=shown, verdict=shown, winner="clean",
                     metadata={"scores": scores if shown == "A" else {"A": scores["B"], "B": scores["A"]}} if run_type == "structured" else {},
                 )
+
+
+def hypoarena_benchmark(tmp_path: Path):  # noqa: ANN201
+    """A tiny HypoArena benchmark (tests/hypoarena/helpers.py) with two arena runs and a rubric run, so that its
+    leaderboard and inter-judge endpoints have documents to give."""
+    from hypoarena.services import hypoarena_import, import_files
+    from tests.hypoarena import helpers
+
+    second = [v | {"run_label": "r2"} for v in helpers.verdicts()]
+    folder = helpers.folder(tmp_path / "hypoarena", verdicts=helpers.verdicts() + second)
+    return hypoarena_import(name="hypoarena-fuzz", files=import_files([folder])).benchmark
 
 
 schema = schemathesis.pytest.from_fixture("api_schema")

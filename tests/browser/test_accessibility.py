@@ -1,6 +1,6 @@
 """axe-core (4.12, bundled by axe-playwright-python) finds no violation of moderate or higher impact on the pages
 people spend their time in: the annotation screen (English and Chinese), the leaderboard, the runs dashboard,
-a run's page and the study page."""
+a run's page and the study page, the controls pages, and HypoArena's leaderboard and inter-judge pages."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from arena.models import JudgeRun
 from arena.release import release_import
 from controls.models import ControlVariant
 from controls.services import controls_generate
+from hypoarena.demo import demo_build
 
 from .conftest import log_in
 
@@ -52,6 +53,7 @@ def test_the_main_pages_have_no_moderate_or_worse_axe_violations(page, researche
     controls_generate(benchmark=benchmark, kinds=["clear", "rendering"], contexts=1, seed=0)
     variant = ControlVariant.objects.filter(benchmark=benchmark, kind="clear").first()
     assert variant is not None
+    hypoarena = demo_build(cases_per_domain=2, name="hypoarena-axe").benchmark
 
     log_in(page, "ann", "pw-ann")
     first = Assignment.objects.filter(annotator=annotator).order_by("position").first()
@@ -77,6 +79,8 @@ def test_the_main_pages_have_no_moderate_or_worse_axe_violations(page, researche
         ("control variants", f"/dashboard/benchmarks/{benchmark.pk}/controls/"),
         ("control review", f"/dashboard/controls/{variant.pk}/"),
         ("controls page", f"/dashboard/benchmarks/{benchmark.pk}/controls/report/"),
+        ("HypoArena leaderboard", f"/dashboard/benchmarks/{hypoarena.pk}/hypoarena/leaderboard/?replicates=50"),
+        ("HypoArena inter-judge page", f"/dashboard/benchmarks/{hypoarena.pk}/hypoarena/agreement/?replicates=50"),
     ]:
         page.goto(url)
         page.wait_for_load_state("networkidle")

@@ -47,7 +47,9 @@ def test_the_demo_stores_what_the_generator_says_and_a_second_run_changes_nothin
     assert {len(s.pairs) for s in Submission.objects.filter(case__domain=singleton)} == {1}
     assert {len(s.pairs) for s in Submission.objects.exclude(case__domain=singleton)} == {3}
     assert set(RubricScore.objects.filter(submission__case__domain=singleton).values_list("distinctness", flat=True)) == {None}
-    assert {r.provider for r in JudgeRun.objects.all()} == {"recorded"} and {r.subjects for r in JudgeRun.objects.all()} == {"hypoarena"}
+    assert {r.provider for r in JudgeRun.objects.all()} == {"recorded"} and {(r.run_type, r.subjects) for r in JudgeRun.objects.all()} == {
+        ("arena", "hypoarena"), ("rubric", "hypoarena_rubric"),
+    }
 
 
 def test_davidson_probabilities_match_the_formula_by_hand() -> None:

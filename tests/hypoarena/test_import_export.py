@@ -62,7 +62,7 @@ def test_it_imports_every_file_and_stores_each_field(tmp_path: Path) -> None:
     assert len(orientations(benchmark)) == 9
     runs = {r.label: r for r in JudgeRun.objects.all()}
     assert {(r.judge_model, r.run_type, r.subjects, r.provider, r.status) for r in runs.values()} == {
-        ("judge-x", "arena", "hypoarena", "recorded", "completed"), ("judge-x", "rubric", "hypoarena", "recorded", "completed"),
+        ("judge-x", "arena", "hypoarena", "recorded", "completed"), ("judge-x", "rubric", "hypoarena_rubric", "recorded", "completed"),
     }
     invalid = ArenaVerdict.objects.get(status="invalid")
     assert (invalid.verdict, invalid.order, invalid.raw_response, invalid.match.case.external_id) == (None, "original", "I cannot decide", "s1")

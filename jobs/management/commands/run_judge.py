@@ -5,7 +5,7 @@ import argparse
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from arena.models import JudgeRun
+from arena.models import Benchmark, JudgeRun
 from arena.selectors import benchmark_resolve
 from jobs.forms import JudgeRunForm, argument_type
 from jobs.selectors import run_progress
@@ -24,6 +24,18 @@ def _orders(raw: str) -> tuple[str, ...]:
     return chosen
 
 
+def _kind_and_type(benchmark: Benchmark, task_kind: str | None, run_type: str | None) -> tuple[str | None, str]:
+    """The task kind and run type a run gets when the command does not name them: a HypoArena benchmark's runs judge its
+    matches (``arena``) or score its submissions (``--run-type rubric``); a Lit2Test benchmark's judge its pairs or, with
+    ``--pairs controls``, its controls (the service decides that from ``pairs``). An explicit kind on a benchmark of
+    the other protocol is passed on: the service refuses it, saying why."""
+    if task_kind is None and benchmark.protocol == Benchmark.Protocol.HYPOARENA:
+        task_kind = JudgeRun.Subjects.HYPOARENA_RUBRIC if run_type == "rubric" else JudgeRun.Subjects.HYPOARENA
+    if run_type is None:
+        run_type = {JudgeRun.Subjects.HYPOARENA: "arena", JudgeRun.Subjects.HYPOARENA_RUBRIC: "rubric"}.get(task_kind or "", "holistic")
+    return task_kind, run_type
+
+
 class Command(BaseCommand):
     help = "Create and launch a judge run through Celery, exactly as the dashboard does."
 
@@ -36,14 +48,22 @@ class Command(BaseCommand):
         parser.add_argument(
             "--pairs", default="all",
             help="all | batch:NAME | sample:N | controls | controls:KIND,KIND (the approved diagnostic control variants, each "
-            "against its clean source; their verdicts go to controls_report, never to a leaderboard)",
+            "against its clean source; their verdicts go to controls_report, never to a leaderboard); on a HypoArena "
+            "benchmark: all | domain:NAME | sample:N (matches, or submissions for a rubric run)",
         )
         parser.add_argument(
             "--orders", type=_orders, default=ORDERS, metavar="{original,reverse}[,...]",
             help="the presentation orders to judge each pair in: original (A as the benchmark orients it), reverse "
             "(A and B swapped) or both, comma-separated (default: original,reverse)",
         )
-        parser.add_argument("--run-type", default="holistic", choices=["holistic", "structured"])
+        parser.add_argument(
+            "--run-type", default=None, choices=["holistic", "structured", "arena", "rubric"],
+            help="holistic (default) or structured for a Lit2Test benchmark; arena (default) or rubric for a HypoArena one",
+        )
+        parser.add_argument(
+            "--task-kind", default=None, choices=JudgeRun.Subjects.values,
+            help="what the run judges (default: from the benchmark's protocol, --run-type and --pairs)",
+        )
         parser.add_argument("--prompt-version", default=None)
         # Numbers are checked by the run form's own fields: the command accepts exactly what the dashboard does.
         field = JudgeRunForm.base_fields
@@ -77,10 +97,11 @@ class Command(BaseCommand):
             replay = JudgeRun.objects.filter(pk=o["replay_of"], benchmark=benchmark).first()
             if replay is None:
                 raise CommandError(f"{benchmark} has no run {o['replay_of']} to replay")
+        task_kind, run_type = _kind_and_type(benchmark, o["task_kind"], o["run_type"])  # type: ignore[arg-type]
         request = JudgeRunRequest(
-            benchmark=benchmark, judge_model=str(o["model"]), base_url=str(o["base_url"]),
+            benchmark=benchmark, task_kind=task_kind, judge_model=str(o["model"]), base_url=str(o["base_url"]),
             provider=JudgeRun.Provider.RECORDED if replay else JudgeRun.Provider.OPENAI_COMPATIBLE, replay_of=replay,
-            api_key_env=o["api_key_env"], run_type=str(o["run_type"]), prompt_version=o["prompt_version"],  # type: ignore[arg-type]
+            api_key_env=o["api_key_env"], run_type=run_type, prompt_version=o["prompt_version"],  # type: ignore[arg-type]
             pairs=str(o["pairs"]), orders=o["orders"], concurrency=int(o["concurrency"]),  # type: ignore[arg-type, call-overload]
             rate_per_second=o["rate"], temperature=o["temperature"], max_tokens=o["max_tokens"],  # type: ignore[arg-type]
             timeout=float(o["timeout"]), canonical=bool(o["canonical"]), label=o["label"], seed=int(o["seed"]),  # type: ignore[arg-type, call-overload]
@@ -94,7 +115,7 @@ class Command(BaseCommand):
         self.stdout.write(f"run: {run.pk}")
         total = subjects_of(run).task_model.objects.filter(run=run).count()
         self.stdout.write(
-            f"{total} ordered tasks" + (f"; {skipped} pairs skipped: their proposals have no text" if skipped else "")
+            f"{total} {'tasks' if run.subjects == JudgeRun.Subjects.HYPOARENA_RUBRIC else 'ordered tasks'}" + (f"; {skipped} pairs skipped: their proposals have no text" if skipped else "")
             + (" (replay of stored judgments)" if replay else "")
         )
         if not o["wait"]:

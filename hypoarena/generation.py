@@ -1,0 +1,284 @@
+"""HypoArena generation runs: each participant proposes K hypothesis–evidence pairs for each case, on the shared run
+engine (run kind ``hypoarena_generation``; ``jobs.execution.run_kind_register``).
+
+The engine's driver (``jobs.services._drive``) claims, leases, heartbeats, limits and counts calls as for Lit2Test's
+generation runs; this module says what a task is (a case and a participant without a submission yet), what is asked
+(the case's context, never its reference conclusion, and how many pairs), how an answer is checked (the import's own
+schema, ``hypoarena.services.pairs_problems``, plus exactly K pairs) and where it goes (a ``Submission``). A malformed
+answer is asked again, at most ``jobs.services.MAX_PARSE_ATTEMPTS`` answers in all (two retries); what still fails is
+recorded as invalid on its task with every attempt and its problems, and no submission is made. When the run ends,
+the new submissions are paired into matches with the benchmark's seeded orientation, as an import pairs them.
+
+K is a run parameter (default :data:`DEFAULT_K`); a singleton domain always asks for exactly one pair. The
+source-derived Reference is never generated.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from celery import shared_task
+from django.db import IntegrityError, transaction
+
+from arena.models import Benchmark, JudgeRun
+from jobs import execution
+from jobs.engine import BeforeCall, call_with_backoff
+from jobs.execution import RunKindSpec, run_event_add, run_kind_register
+from jobs.parsing import ParseError, _json_object
+from jobs.prompts import PROMPTS, PromptTemplate
+from jobs.providers import PermanentError, Provider, api_key_from_env
+from jobs.services import (
+    MAX_PARSE_ATTEMPTS,
+    RunError,
+    _drive,
+    _finish,
+    _lease,
+    _limiter_for,
+    _owned,
+    _provider_for,
+    _running,
+    _start_problem,
+)
+from jobs.tasks import _DRIVER
+
+from .models import Case, GenerationRun, GenerationTask, Match, Submission
+from .prompts import render_case
+from .services import match_orientation, pairs_problems
+
+RUN_KIND = "hypoarena_generation"
+GENERATION_V1 = "hypoarena-generation-v1"
+GENERATION_KIND = "hypoarena-generation"  # not "generation": a Lit2Test generation run must never pick this template
+DEFAULT_K = 3
+
+GENERATION_SYSTEM_V1 = """You are a careful analyst. Read the case: it describes a situation whose conclusion is hidden.
+Propose hypotheses that could explain it, each with the evidence from the case that supports it.
+Answer with one JSON object and nothing else, with exactly the number of pairs asked for:
+{"pairs": [{"hypothesis": "a specific, testable explanation", "evidence": "the facts of the case that support it"}, ...]}"""
+
+TEMPLATE = PromptTemplate(GENERATION_V1, GENERATION_KIND, GENERATION_SYSTEM_V1)
+PROMPTS.setdefault(GENERATION_V1, TEMPLATE)
+
+
+def render_generation_task(*, case: Case, k: int, template: PromptTemplate) -> list[dict[str, str]]:
+    user = (
+        f"{render_case(case)}\n=== END ===\n\nPropose exactly {k} hypothesis-evidence pair{'s' if k != 1 else ''} "
+        "as JSON."
+    )
+    return [{"role": "system", "content": template.system}, {"role": "user", "content": user}]
+
+
+def answer_problems(text: str, *, k: int, singleton: bool) -> tuple[list[Any] | None, list[dict[str, str]]]:
+    """The answer's pairs and its schema problems (empty when valid): a JSON object whose ``pairs`` pass the import's
+    checks and number exactly ``k``."""
+    try:
+        obj = _json_object(text)
+    except ParseError as exc:
+        return None, [{"field": "*", "code": "not_json", "message": str(exc)}]
+    pairs = obj.get("pairs")
+    problems = [{"field": f, "code": "schema", "message": m} for f, m in pairs_problems(pairs, singleton=singleton)]
+    if isinstance(pairs, list) and len(pairs) != k and not (singleton and problems):
+        problems.append({"field": "pairs", "code": "count", "message": f"has {len(pairs)} pairs; exactly {k} were asked for"})
+    return pairs, problems
+
+
+def _references(benchmark: Benchmark) -> set[str]:
+    return set(Submission.objects.filter(case__benchmark=benchmark, is_reference=True).values_list("participant__name", flat=True))
+
+
+def generation_run_create(
+    *, benchmark: Benchmark, base_url: str, participants: list[str] | None = None, cases: str = "all", k: int = DEFAULT_K,
+    api_key_env: str | None = None, temperature: float = 1.0, max_tokens: int = 1600, concurrency: int = 8,
+    timeout: float = 300.0, model_names: dict[str, str] | None = None, prompt_version: str = GENERATION_V1,
+    launched_by: Any = None, lease_seconds: float | None = None,  # noqa: ANN401
+) -> GenerationRun:
+    """A run that asks each participant (by default every one but the Reference) for K pairs on each chosen case
+    (``all`` or ``domain:NAME``) it has no submission for yet. Raises :class:`RunError` saying what to fix."""
+    if benchmark.protocol != Benchmark.Protocol.HYPOARENA:
+        raise RunError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark; generate its proposals with run_generation")
+    template = PROMPTS.get(prompt_version)
+    if template is None or template.kind != GENERATION_KIND:
+        raise RunError(f"no HypoArena generation prompt template {prompt_version!r}; the current one is {GENERATION_V1}")
+    if not 1 <= k <= 20:
+        raise RunError(f"K must be between 1 and 20 pairs, got {k}")
+    if not base_url:
+        raise RunError("a generation run needs a base URL")
+    try:
+        api_key_from_env(api_key_env)
+    except PermanentError as exc:
+        raise RunError(str(exc)) from None
+    references = _references(benchmark)
+    people = list(benchmark.participants.order_by("name"))
+    if participants:
+        unknown = sorted(set(participants) - {p.name for p in people})
+        if unknown:
+            raise RunError(f"not participants of {benchmark}: {', '.join(unknown)}")
+        asked_refs = sorted(set(participants) & references)
+        if asked_refs:
+            raise RunError(f"{', '.join(asked_refs)} is the source-derived Reference: its submissions come from the source, not from a model")
+        people = [p for p in people if p.name in participants]
+    else:
+        people = [p for p in people if p.name not in references]
+    if not people:
+        raise RunError(f"{benchmark} has no participants to generate for; add them to the benchmark first")
+    chosen = Case.objects.filter(benchmark=benchmark).select_related("domain").order_by("id")
+    if cases.startswith("domain:"):
+        chosen = chosen.filter(domain__name=cases.removeprefix("domain:"))
+    elif cases != "all":
+        raise RunError(f"cases must be 'all' or 'domain:NAME', got {cases!r}")
+    existing = set(Submission.objects.filter(case__benchmark=benchmark).values_list("case_id", "participant_id"))
+    with transaction.atomic():
+        run = GenerationRun.objects.create(
+            benchmark=benchmark, prompt_version=prompt_version, launched_by=launched_by,
+            parameters={
+                "base_url": base_url, "api_key_env": api_key_env or "", "temperature": temperature, "max_tokens": max_tokens,
+                "concurrency": concurrency, "timeout": timeout, "lease_seconds": lease_seconds or execution.lease_seconds(),
+                "model_names": model_names or {}, "cases": cases, "k": k,
+            },
+        )
+        GenerationTask.objects.bulk_create(
+            [GenerationTask(run=run, case=c, participant=p) for c in chosen for p in people if (c.pk, p.pk) not in existing]
+        )
+    return run
+
+
+def _enqueue(run_id: int) -> None:
+    execution.enqueue(lambda: generation_run_execute_task.delay(run_id), kind=RUN_KIND, run_id=run_id)
+
+
+def generation_run_launch(*, run: GenerationRun, event: str = "launched") -> None:
+    """Mark a pending or paused run running and enqueue its driver once the transaction commits."""
+    with transaction.atomic():
+        if not GenerationRun.objects.filter(pk=run.pk, status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.PAUSED]).update(
+            status=JudgeRun.Status.RUNNING, finished_at=None
+        ):
+            raise RunError(f"HypoArena generation run {run.pk} cannot start from {GenerationRun.objects.get(pk=run.pk).status}")
+        run_event_add(kind=RUN_KIND, run_id=run.pk, code=event, message=f"{event} with 1 driver(s)")
+        transaction.on_commit(lambda: _enqueue(run.pk))
+    run.refresh_from_db()
+
+
+def matches_create_for_cases(*, benchmark: Benchmark, case_ids: set[int]) -> int:
+    """A match for every two submissions of each case that are not matched yet, oriented by the benchmark's seed
+    (``hypoarena.services.match_orientation``, as the import does)."""
+    subs = list(Submission.objects.filter(case_id__in=case_ids).select_related("case", "participant"))
+    matched = {frozenset(pair) for pair in Match.objects.filter(case_id__in=case_ids).values_list("first_id", "second_id")}
+    by_case: dict[int, list[Submission]] = {}
+    for s in subs:
+        by_case.setdefault(s.case_id, []).append(s)
+    new = []
+    for items in by_case.values():
+        items.sort(key=lambda s: s.participant.name)
+        by_name = {s.participant.name: s for s in items}
+        for i, one in enumerate(items):
+            for other in items[i + 1:]:
+                if frozenset((one.pk, other.pk)) in matched:
+                    continue
+                first, second = match_orientation(benchmark.orientation_seed, one.case.external_id, one.participant.name, other.participant.name)
+                new.append(Match(case_id=one.case_id, first=by_name[first], second=by_name[second]))
+    Match.objects.bulk_create(new)
+    return len(new)
+
+
+def _store(run: GenerationRun, token: str, task_id: int, result: dict[str, Any]) -> None:
+    with transaction.atomic():
+        owned, finished = _owned(GenerationTask, token, [task_id])
+        if task_id not in owned:
+            if task_id not in finished and result.get("attempts"):
+                execution.answer_discard(task_model=GenerationTask, task_id=task_id, prompt_tokens=result.get("in", 0),
+                                         completion_tokens=result.get("out", 0))
+            return
+        task = GenerationTask.objects.get(pk=task_id)
+        task.attempts = result["attempts"]
+        task.prompt_tokens, task.completion_tokens = result.get("in", 0), result.get("out", 0)
+        task.status, task.last_error = "done", ""
+        if "failed" in result:
+            task.status, task.last_error = "failed", result["failed"] or "no answer"
+        elif result["problems"]:
+            # Invalid after every attempt: recorded on the task, with each raw answer; no submission is made.
+            task.last_error = "invalid: " + "; ".join(f"{p['field']}: {p['message']}" for p in result["problems"])
+        else:
+            try:
+                with transaction.atomic():
+                    Submission.objects.create(case_id=task.case_id, participant_id=task.participant_id, pairs=result["pairs"])
+            except IntegrityError:
+                pass  # the participant has a submission for this case already (imported meanwhile)
+        task.save(update_fields=["attempts", "prompt_tokens", "completion_tokens", "status", "last_error", "updated_at"])
+
+
+def _generation_finish(run_id: int) -> str:
+    """Close the run when nothing is left, then pair the submissions it elicited into matches."""
+    status = _finish(RUN_KIND, run_id)
+    if status in (JudgeRun.Status.COMPLETED, JudgeRun.Status.FAILED):
+        run = GenerationRun.objects.select_related("benchmark").get(pk=run_id)
+        case_ids = set(GenerationTask.objects.filter(run=run, status="done").values_list("case_id", flat=True))
+        matches_create_for_cases(benchmark=run.benchmark, case_ids=case_ids)
+    return status
+
+
+def generation_run_execute(*, run_id: int) -> str:
+    """Elicit the run's missing submissions until done, paused or cancelled; then pair the new ones."""
+    run, status = _running(GenerationRun, run_id)
+    if run is None:
+        return status
+    token = uuid.uuid4().hex
+    template = PROMPTS[run.prompt_version]
+    model_names: dict[str, str] = run.parameters.get("model_names") or {}
+    k_default = int(run.parameters.get("k") or DEFAULT_K)
+    try:
+        api_key_from_env(run.parameters.get("api_key_env") or None)
+    except PermanentError as exc:
+        return _start_problem(RUN_KIND, run.pk, exc)
+    providers: dict[str, Provider] = {}
+    limiter = _limiter_for(run)
+
+    Spec = tuple[int, str, int, bool, list[dict[str, str]]]  # task id, participant, K, singleton, messages
+
+    def claim(n: int, held: frozenset[int]) -> list[Spec]:
+        ids = execution.tasks_claim(kind=RUN_KIND, task_model=GenerationTask, run_id=run.pk, token=token, lease=_lease(run), n=n, held=held)
+        tasks = GenerationTask.objects.filter(id__in=ids).select_related("participant", "case__domain").order_by("id")
+        specs = []
+        for t in tasks:
+            singleton = t.case.domain.singleton
+            k = 1 if singleton else k_default
+            specs.append((t.pk, t.participant.name, k, singleton, render_generation_task(case=t.case, k=k, template=template)))
+        return specs
+
+    async def work(spec: Spec, before_call: BeforeCall) -> dict[str, Any]:
+        _, name, k, singleton, messages = spec
+        provider = providers.setdefault(name, _provider_for(run, model_names.get(name, name)))
+        attempts: list[dict[str, Any]] = []
+        calls = tokens_in = tokens_out = 0
+        pairs: list[Any] | None = None
+        problems: list[dict[str, str]] = []
+        for attempt in range(1, MAX_PARSE_ATTEMPTS + 1):
+            outcome = await call_with_backoff(provider, limiter, messages, None, before_call)
+            calls += outcome.calls
+            if outcome.completion is None:
+                return {"failed": outcome.error, "attempts": attempts, "calls": calls, "in": tokens_in, "out": tokens_out}
+            c = outcome.completion
+            tokens_in += c.prompt_tokens or 0
+            tokens_out += c.completion_tokens or 0
+            pairs, problems = answer_problems(c.text, k=k, singleton=singleton)
+            attempts.append({"attempt": attempt, "raw": c.text, "problems": problems})
+            if not problems:
+                break
+        return {"pairs": pairs, "problems": problems, "attempts": attempts, "calls": calls, "in": tokens_in, "out": tokens_out}
+
+    def store(batch: list[tuple[Spec, dict[str, Any]]]) -> None:
+        for spec, result in batch:
+            _store(run, token, spec[0], result)
+
+    _drive(run=run, kind=RUN_KIND, task_model=GenerationTask, token=token, claim=claim, work=work, store=store,
+           task_id=lambda spec: spec[0], providers=providers.values(), limiter=limiter,
+           on_error=lambda exc: {"failed": f"internal error: {type(exc).__name__}: {exc}", "attempts": [], "calls": 0})
+    return _generation_finish(run.pk)
+
+
+@shared_task(name="hypoarena.generation_run_execute", **_DRIVER)
+def generation_run_execute_task(run_id: int) -> str:
+    return generation_run_execute(run_id=run_id)
+
+
+run_kind_register(RunKindSpec(kind=RUN_KIND, run_model=GenerationRun, task_model_of=lambda run_id: GenerationTask,
+                              launch=_enqueue, finish=_generation_finish))
