@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "annotation",
     "controls",
     "hypoarena",
+    "reconstruction",
 ]
 
 MIDDLEWARE = [

@@ -36,4 +36,5 @@ urlpatterns = [
     path("", include("jobs.urls")),
     path("", include("controls.urls")),
     path("", include("hypoarena.urls")),
+    path("", include("reconstruction.urls")),
 ]

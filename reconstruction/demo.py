@@ -1,0 +1,106 @@
+"""A small synthetic Reconstruction benchmark made by a seeded generator, so that ``make demo`` shows its pages.
+
+What is generated (constants of this module): :data:`DOMAINS` (two), :data:`SEEDS_PER_DOMAIN` seeds each, dated
+T0 in 2024. Each seed has :data:`CLEAN_REFS` clean references dated before T0 plus leaking ones built to be caught
+by the audit (:data:`LEAKS`): one the same day as T0, one undated, one after T0, one repeating the seed's abstract,
+and one clean reference with a DOI and a URL in its abstract (scrubbed, still shown). The last seed of each domain
+instead has one clean reference (two eligible with the scrubbed one), so it is not frozen (too few eligible). :data:`SYSTEMS` three proposers
+(synthetic names) give five hypotheses per frozen seed, each citing an eligible reference; two judge families
+(:data:`JUDGES`) label every valid hypothesis, recusing on their own family's. A hypothesis "matches" with a seeded
+probability per system (:data:`MATCH_P`), and each judge agrees with that truth with probability :data:`AGREE`.
+
+The generator writes the files of ``FORMAT.md`` and imports them: a second run imports the same lines and changes
+nothing.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+from .services import ImportSummary, _dump, import_files, reconstruction_import
+
+DEMO_NAME = "reconstruction-demo"
+SEED = 20260413
+DOMAINS = ("materials", "neuroscience")
+SEEDS_PER_DOMAIN = 3
+CLEAN_REFS = 6
+LEAKS = ("same-day", "undated", "after", "repeats-abstract", "doi-in-text")
+#: (model, family)
+SYSTEMS: tuple[tuple[str, str], ...] = (("Aster-L", "aster"), ("Birch-M", "birch"), ("Cedar-S", "cedar"))
+MATCH_P = {"Aster-L": 0.3, "Birch-M": 0.15, "Cedar-S": 0.08}
+#: (judge model, judge family, run label): Birch-J recuses on Birch-M's hypotheses.
+JUDGES: tuple[tuple[str, str, str], ...] = (("Oak-J", "oak", "demo-match-1"), ("Birch-J", "birch", "demo-match-2"))
+AGREE = 0.9
+_WORDS = {
+    "materials": ("perovskite", "grain boundary", "dopant", "annealing", "lattice strain", "ionic conductivity", "thin film", "defect density"),
+    "neuroscience": ("hippocampal", "place cell", "replay", "dopamine", "cortical layer", "spike timing", "synaptic scaling", "oscillation"),
+}
+
+
+def _sentence(rng: random.Random, domain: str, n: int = 14) -> str:
+    words = _WORDS[domain]
+    return " ".join(rng.choice(words) if i % 3 == 0 else rng.choice(("of", "in", "shows", "with", "under", "for", "and", "affects", "the", "a")) + f" w{rng.randint(1, 999)}" for i in range(n)).capitalize() + "."
+
+
+def demo_files(directory: Path, *, seed: int = SEED) -> None:
+    """Write the demo's files into ``directory``."""
+    rng = random.Random(seed)
+    rows: dict[str, list[dict[str, Any]]] = {k: [] for k in ("seeds", "references", "hypotheses", "labels")}
+    for domain in DOMAINS:
+        for i in range(SEEDS_PER_DOMAIN):
+            seed_id = f"{domain[:3]}-{i + 1}"
+            t0 = date(2024, 1, 1) + timedelta(days=rng.randint(0, 300))
+            title = f"{_WORDS[domain][i].capitalize()} controls {rng.choice(_WORDS[domain])} in {domain} systems {seed_id}"
+            abstract = " ".join(_sentence(rng, domain) for _ in range(4))
+            rows["seeds"].append({"seed_id": seed_id, "domain": domain, "title": title, "abstract": abstract, "t0": t0.isoformat()})
+            starved = i == SEEDS_PER_DOMAIN - 1
+            refs: list[dict[str, Any]] = []
+            for j in range(1 if starved else CLEAN_REFS):
+                refs.append({"ref_id": f"W{seed_id}-{j}", "title": _sentence(rng, domain, 6), "abstract": _sentence(rng, domain), "published": (t0 - timedelta(days=rng.randint(30, 2000))).isoformat()})
+            for leak in LEAKS:
+                ref = {"ref_id": f"W{seed_id}-{leak}", "title": _sentence(rng, domain, 6), "abstract": _sentence(rng, domain), "published": (t0 - timedelta(days=90)).isoformat()}
+                if leak == "same-day":
+                    ref["published"] = t0.isoformat()
+                elif leak == "undated":
+                    ref["published"] = None
+                elif leak == "after":
+                    ref["published"] = (t0 + timedelta(days=40)).isoformat()
+                elif leak == "repeats-abstract":
+                    ref["abstract"] = "We extend: " + abstract
+                elif leak == "doi-in-text":
+                    ref["abstract"] += f" Available at https://example.org/{seed_id} (doi:10.1234/demo.{seed_id}); see Smith et al. in NeurIPS 2021."
+                refs.append(ref)
+            numbers = list(range(1, len(refs) + 1))
+            rng.shuffle(numbers)
+            for ref, n in zip(refs, numbers, strict=True):
+                rows["references"].append({"seed_id": seed_id, "anon_id": f"R{n}"} | ref)
+            if starved:
+                continue
+            eligible = [f"R{n}" for ref, n in zip(refs, numbers, strict=True) if ref["ref_id"].split("-")[-1].isdigit() or ref["ref_id"].endswith("doi-in-text")]
+            for model, family in SYSTEMS:
+                for slot in range(1, 6):
+                    truth = rng.random() < MATCH_P[model]
+                    rows["hypotheses"].append({
+                        "seed_id": seed_id, "model": model, "family": family, "slot": slot,
+                        "title": f"{model} idea {slot} for {seed_id}", "summary": _sentence(rng, domain), "cited": sorted(rng.sample(eligible, 2), key=lambda a: int(a[1:])),
+                    })
+                    for judge, judge_family, label in JUDGES:
+                        line = {"seed_id": seed_id, "model": model, "slot": slot, "judge": judge, "judge_family": judge_family, "run_label": label}
+                        if judge_family == family:
+                            rows["labels"].append(line | {"recused": True, "label": None})
+                        else:
+                            said = truth if rng.random() < AGREE else not truth
+                            rows["labels"].append(line | {"label": "match" if said else "no_match", "reason": "same mechanism" if said else "different idea"})
+    for kind, records in rows.items():
+        (directory / f"{kind}.jsonl").write_text("".join(_dump(r) for r in records), encoding="utf-8")
+
+
+def demo_build(*, seed: int = SEED, name: str = DEMO_NAME) -> ImportSummary:
+    """Generate the demo's files and import them (idempotent)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        demo_files(Path(tmp), seed=seed)
+        return reconstruction_import(name=name, files=import_files(Path(tmp)), description="Synthetic Reconstruction demo (reconstruction/demo.py); no real paper.")
