@@ -1,9 +1,11 @@
 from django.urls import path
 
-from . import views
+from . import apis, views
 
 app_name = "reconstruction"
 urlpatterns = [
     path("dashboard/benchmarks/<int:benchmark_id>/reconstruction/", views.seed_list_page, name="seeds"),
     path("dashboard/benchmarks/<int:benchmark_id>/reconstruction/seeds/<int:seed_id>/", views.seed_page, name="seed"),
+    path("dashboard/benchmarks/<int:benchmark_id>/reconstruction/results/", views.results_page, name="results"),
+    path("api/benchmarks/<int:benchmark_id>/reconstruction/", apis.ReconstructionReportApi.as_view(), name="api-report"),
 ]

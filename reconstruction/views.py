@@ -1,18 +1,23 @@
-"""Reconstruction's researcher pages: the seed list of a benchmark, and one seed with its frozen bibliography and the
-anti-leakage audit (what was excluded or scrubbed, and why). Researcher-side only: these pages show the held-out
+"""Reconstruction's researcher pages: the seed list of a benchmark, one seed with its frozen bibliography and the
+anti-leakage audit (what was excluded or scrubbed, and why), and the results table (match rates, success@5, ratios,
+sign tests, oracle controls). Researcher-side only: these pages show the held-out
 seed and the original reference ids."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from arena import formatting
 from arena.models import Benchmark
 from arena.permissions import researcher_required
 
 from . import leakage
 from .models import BibliographyFreeze, SeedPaper
+from .reports import REPORT_REPLICATES, REPORT_SEED, ReportError, benchmark_reconstruction_report
 
 
 def _benchmark_get(benchmark_id: int) -> Benchmark:
@@ -58,3 +63,60 @@ def seed_page(request: HttpRequest, benchmark_id: int, seed_id: int) -> HttpResp
         "thresholds": {"span": leakage.SPAN_N, "jaccard_n": leakage.JACCARD_N, "jaccard_max": leakage.JACCARD_MAX},
     }
     return render(request, "reconstruction/seed.html", context)
+
+
+def _value(value: Any, digits: int = 3) -> str:  # noqa: ANN401
+    """A share or ratio as the document has it: a number to ``digits`` places, ``—`` when missing, ``inf`` kept."""
+    return value if isinstance(value, str) else formatting.number(value, digits)
+
+
+def _interval(ci: list[Any] | None, digits: int = 3) -> str:
+    if not ci or ci[0] is None or ci[1] is None:
+        return formatting.NONE
+    return f"[{_value(ci[0], digits)}, {_value(ci[1], digits)}]"
+
+
+def results_sections(doc: dict[str, Any]) -> dict[str, Any]:
+    """The report as rows: one per system (then one per oracle control) with a cell per domain and the pooled scope
+    (match rate and success@5 with their intervals, and the counts behind them); one row per scope and pair of
+    systems (rate ratio with its interval, the sign test's counts and p)."""
+    by_key = {(r["system"], r["domain"]): r for r in doc["rates"]}
+
+    def cells(system: str) -> list[dict[str, Any]]:
+        out = []
+        for domain in doc["domains"]:
+            r = by_key.get((system, domain))
+            out.append(None if r is None else r | {
+                "rate_text": _value(r["match_rate"]), "rate_ci_text": _interval(r["match_rate_ci"]),
+                "success_text": _value(r["success_at_5"]), "success_ci_text": _interval(r["success_at_5_ci"]),
+            })
+        return out
+
+    pairs = [
+        p | {"ratio_text": _value(p["ratio"]), "ratio_ci_text": _interval(p["ratio_ci"]),
+             "p_text": formatting.NONE if p["sign_test"]["p_value"] is None else f"{p['sign_test']['p_value']:.3g}"}
+        for p in doc["pairs"]
+    ]
+    return {
+        "system_rows": [{"name": s, "cells": cells(s)} for s in doc["systems"]],
+        "control_rows": [{"name": c, "cells": cells(c)} for c in doc["controls"]],
+        "pair_rows": pairs,
+    }
+
+
+@require_GET
+@researcher_required
+def results_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
+    """The results table of a benchmark (the document of ``manage.py reconstruction_report --json``, at the default
+    replicates and seed): Match rate and success@5 per system × domain with paper-bootstrap intervals and counts, the
+    slot and top-5 oracle controls in the same layout, and the paired ratios with exact sign tests. Names the systems:
+    researcher-side only."""
+    benchmark = _benchmark_get(benchmark_id)
+    context: dict[str, Any] = {"benchmark": benchmark, "replicates": REPORT_REPLICATES, "seed": REPORT_SEED}
+    try:
+        doc = benchmark_reconstruction_report(benchmark=benchmark, replicates=REPORT_REPLICATES, seed=REPORT_SEED)
+    except ReportError as exc:
+        context["report_problem"] = str(exc)
+    else:
+        context |= {"doc": doc, **results_sections(doc)}
+    return render(request, "reconstruction/results.html", context)

@@ -52,6 +52,7 @@ def api_schema(live_server, researcher_cookie, imported, annotator, annotator2, 
     study = make_study(imported, [annotator, annotator2])
     controls_runs(imported, tmp_path)
     hypoarena = hypoarena_benchmark(tmp_path)
+    reconstruction = reconstruction_benchmark()
     runs = list(JudgeRun.objects.values_list("pk", flat=True))
     # Path and query ids are drawn from the existing objects most of the time, else generated freely
     # (so 404s and out-of-range ids are exercised too).
@@ -59,7 +60,7 @@ def api_schema(live_server, researcher_cookie, imported, annotator, annotator2, 
         {
             "cache": {"enabled": False},  # no failures replayed from earlier runs: each run stands alone
             "dictionaries": {
-                "benchmarks": {"values": [imported.pk, hypoarena.pk]}, "runs": {"values": runs}, "studies": {"values": [study.pk]},
+                "benchmarks": {"values": [imported.pk, hypoarena.pk, reconstruction.pk]}, "runs": {"values": runs}, "studies": {"values": [study.pk]},
             },
             "parameters": {
                 "path.benchmark_id": {"dictionary": "benchmarks", "probability": 0.7},
@@ -121,6 +122,15 @@ def hypoarena_benchmark(tmp_path: Path):  # noqa: ANN201
     second = [v | {"run_label": "r2"} for v in helpers.verdicts()]
     folder = helpers.folder(tmp_path / "hypoarena", verdicts=helpers.verdicts() + second)
     return hypoarena_import(name="hypoarena-fuzz", files=import_files([folder])).benchmark
+
+
+def reconstruction_benchmark():  # noqa: ANN201
+    """The seeded Reconstruction demo (reconstruction/demo.py), so that its report endpoint has a document to give."""
+    from arena.models import Benchmark
+    from reconstruction import demo
+
+    demo.demo_build()
+    return Benchmark.objects.get(name=demo.DEMO_NAME)
 
 
 schema = schemathesis.pytest.from_fixture("api_schema")

@@ -68,6 +68,7 @@ def test_the_api_root_lists_every_endpoint_for_researchers(researcher, annotator
         ("GET", "/api/benchmarks/{benchmark_id}/controls/"),
         ("GET", "/api/runs/{run_id}/progress/"), ("GET", "/api/runs/{run_id}/agreement/"),
         ("GET", "/api/studies/{study_id}/agreement/"), ("GET", "/api/schema/"),
+        ("GET", "/api/benchmarks/{benchmark_id}/reconstruction/"),
     } <= paths
     assert body["documentation"] == "http://testserver/api/docs/" and body["schema"] == "http://testserver/api/schema/"
     assert client_for(annotator).get("/api/").status_code == 403

@@ -1,0 +1,114 @@
+"""The Reconstruction report (PROTOCOL.md §3; issue 13): what ``manage.py reconstruction_report BENCHMARK --json``
+prints, ``/api/benchmarks/<id>/reconstruction/`` returns and the results page shows. The figures come from the pure
+statistics (``arena.stats.reconstruction``); this module only reads a benchmark's stored match labels and passes
+them in, one row per (hypothesis, judge) in :data:`~arena.stats.reconstruction.LABEL_COLUMNS`.
+
+Recusal. A recused judgment is stored with ``recused=True`` and no label (the import and the judge runs only allow
+that for a judge of the proposer's family). It is passed on with its judge family, which is the hypothesis's family,
+so ``hypothesis_labels`` drops it as recused: it is *missing*, never a No-match (the placeholder label it carries is
+never read). A hypothesis whose every judgment is recused is unlabelled: left out of the rates and counted.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from arena.models import Benchmark
+from arena.stats.reconstruction import LABEL_COLUMNS, hypothesis_labels, reconstruction_report
+
+from .models import MatchLabel
+
+#: Bootstrap replicates by default (the protocol's 2,000) and the default seed.
+REPORT_REPLICATES = 2000
+REPORT_SEED = 0
+#: What a non-finite ratio (a rate divided by a rate of 0) is written as: JSON has no infinity.
+INFINITY = "inf"
+
+
+class ReportError(Exception):
+    """No report can be made as asked (no labels, inconsistent labels); the message says what to do."""
+
+
+def label_frame(*, benchmark: Benchmark) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The benchmark's stored judgments as a :data:`LABEL_COLUMNS` frame, and counts of what was read.
+
+    ``system_families`` is the hypothesis's model family (a selection pipeline will list every proposing family).
+    A recused row keeps its judge family (the proposer's) and a placeholder label, so that ``hypothesis_labels``
+    drops it as recused. Raises :class:`ReportError` when a stored recused judgment is not of the proposer's family
+    (it would otherwise be counted)."""
+    rows = (
+        MatchLabel.objects.filter(hypothesis__seed__benchmark=benchmark, hypothesis__valid=True)
+        .order_by("hypothesis__seed__domain", "hypothesis__seed__external_id", "hypothesis__participant__name", "hypothesis__slot", "judge", "source")
+        .values_list(
+            "hypothesis__seed__domain", "hypothesis__seed__external_id", "hypothesis__participant__name", "hypothesis__slot",
+            "judge", "judge_family", "hypothesis__family", "label", "recused", "source",
+        )
+    )
+    records: list[dict[str, Any]] = []
+    sources: set[str] = set()
+    n_recused = 0
+    for domain, paper, system, slot, judge, judge_family, family, label, recused, source in rows:
+        sources.add(source)
+        if recused:
+            n_recused += 1
+            if judge_family != family:
+                raise ReportError(
+                    f"{benchmark}: judge {judge} ({judge_family}) is recorded as recused on {system}'s slot {slot} of {paper}, "
+                    f"but that hypothesis is of family {family}; only a judge of the proposer's family recuses"
+                )
+            label = MatchLabel.Label.NO_MATCH  # placeholder, dropped as recused
+        records.append(
+            {"domain": domain, "paper": paper, "system": system, "slot": slot, "judge": judge, "judge_family": judge_family,
+             "system_families": (family,), "label": label}
+        )
+    frame = pd.DataFrame(records, columns=LABEL_COLUMNS)
+    return frame, {"judgments": len(records), "recused": n_recused, "sources": sorted(sources)}
+
+
+def _finite(value: Any) -> Any:  # noqa: ANN401
+    """The document with every infinite float written as :data:`INFINITY` (JSON, strict, has no infinity)."""
+    if isinstance(value, float) and math.isinf(value):
+        return INFINITY if value > 0 else "-" + INFINITY
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def benchmark_reconstruction_report(
+    *, benchmark: Benchmark, replicates: int = REPORT_REPLICATES, seed: int = REPORT_SEED, level: float = 0.95
+) -> dict[str, Any]:
+    """Match rates and success@5 per system and domain (and pooled, ``"all"``) with paper-bootstrap intervals, paired
+    rate ratios with intervals, exact sign tests and the slot / top-5 oracle controls of a Reconstruction benchmark.
+
+    Preconditions: ``benchmark`` is a Reconstruction benchmark, ``replicates >= 1``. Raises :class:`ReportError`
+    when it has no match label or the labels cannot be combined (a judge labelling one hypothesis under two run
+    labels). The document names the systems (participants): it is for researchers."""
+    frame, read = label_frame(benchmark=benchmark)
+    if frame.empty:
+        raise ReportError(
+            f"{benchmark} has no match label yet; import labels.jsonl with import_reconstruction (reconstruction/FORMAT.md)"
+        )
+    try:
+        hypotheses = hypothesis_labels(frame)
+        report = reconstruction_report(hypotheses, replicates=replicates, seed=seed, level=level)
+    except ValueError as exc:
+        raise ReportError(f"{benchmark}: {exc}") from None
+    read |= {
+        "hypotheses": len(hypotheses),
+        "unlabelled": int(hypotheses["unlabelled"].sum()),
+        "ties": int(hypotheses["tie"].sum()),
+        "papers": int(hypotheses[["domain", "paper"]].drop_duplicates().shape[0]),
+    }
+    report["method"]["infinity"] = f'a ratio whose denominator rate is 0 (and numerator > 0) is written "{INFINITY}"'
+    return _finite(
+        {
+            "benchmark": {"id": benchmark.pk, "name": benchmark.name, "version": benchmark.version, "protocol": benchmark.protocol},
+            "labels": read,
+            **report,
+        }
+    )
