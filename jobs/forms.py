@@ -22,12 +22,20 @@ class JudgeRunForm(forms.Form):
     replay_of = forms.ModelChoiceField(
         queryset=JudgeRun.objects.all(), required=False, help_text="Replay a stored run instead of calling an endpoint."
     )
-    run_type = forms.ChoiceField(choices=[("holistic", "holistic (A / B / tie)"), ("structured", "structured (0–4 per dimension)")])
-    prompt_version = forms.ChoiceField(choices=[("", "default for the run type")] + [(v, v) for v, t in PROMPTS.items() if t.kind != "generation"], required=False)
+    run_type = forms.ChoiceField(
+        choices=[
+            ("holistic", "holistic (A / B / tie)"), ("structured", "structured (0–4 per dimension)"),
+            ("arena", "arena (HypoArena: 5-level A≫B … B≫A)"), ("rubric", "rubric (HypoArena: 1–5 per criterion)"),
+        ],
+        help_text="holistic or structured for a Lit2Test benchmark; arena or rubric for a HypoArena one.",
+    )
+    prompt_version = forms.ChoiceField(
+        choices=[("", "default for the run type")] + [(v, v) for v, t in PROMPTS.items() if not t.kind.endswith("generation")], required=False
+    )
     pairs = forms.CharField(
         initial="all",
         help_text="all · batch:NAME · sample:N · controls (the approved diagnostic control variants against their clean sources; "
-        "never in a leaderboard) · controls:KIND,KIND (e.g. controls:clear,naive)",
+        "never in a leaderboard) · controls:KIND,KIND (e.g. controls:clear,naive); on a HypoArena benchmark: all · domain:NAME · sample:N",
     )
     orders = forms.MultipleChoiceField(
         choices=[("original", "original"), ("reverse", "reverse")], initial=["original", "reverse"], widget=forms.CheckboxSelectMultiple
@@ -45,10 +53,32 @@ class JudgeRunForm(forms.Form):
     )
     canonical = forms.BooleanField(required=False, help_text="This run is the version's canonical judge.")
 
+    # The run types each protocol's benchmarks are judged with, and the task kind each type makes (None: the service
+    # decides from ``pairs``, canonical pairs or diagnostic controls).
+    PROTOCOL_RUN_TYPES: dict[str, dict[str, str | None]] = {
+        Benchmark.Protocol.LIT2TEST: {"holistic": None, "structured": None},
+        Benchmark.Protocol.HYPOARENA: {"arena": JudgeRun.Subjects.HYPOARENA, "rubric": JudgeRun.Subjects.HYPOARENA_RUBRIC},
+    }
+
     def clean(self) -> dict:
+        """Cross-field checks; adds ``task_kind``, the task kind the chosen benchmark's protocol and run type make
+        (``JudgeRunRequest.task_kind``)."""
         data = super().clean()
         replay = data.get("replay_of")
         bench = data.get("benchmark")
+        run_type = data.get("run_type")
+        data["task_kind"] = None
+        if bench and run_type:
+            allowed = self.PROTOCOL_RUN_TYPES.get(bench.protocol, {})
+            if run_type in allowed:
+                data["task_kind"] = allowed[run_type]
+            else:
+                self.add_error(
+                    "run_type",
+                    f"{bench} is a {bench.get_protocol_display()} benchmark: its runs are "
+                    + (" or ".join(allowed) if allowed else "not judged from this form")
+                    + f", not {run_type}. Choose one of those run types.",
+                )
         if replay and bench and replay.benchmark_id != bench.pk:
             self.add_error("replay_of", "The replayed run must belong to the same benchmark.")
         if not replay and not data.get("base_url"):

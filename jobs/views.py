@@ -60,7 +60,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
         req = JudgeRunRequest(
             benchmark=d["benchmark"], judge_model=d["judge_model"], base_url=d["base_url"] or "",
             provider=JudgeRun.Provider.RECORDED if replay else JudgeRun.Provider.OPENAI_COMPATIBLE, replay_of=replay,
-            api_key_env=d["api_key_env"] or None, run_type=d["run_type"], prompt_version=d["prompt_version"] or None,
+            api_key_env=d["api_key_env"] or None, run_type=d["run_type"], task_kind=d["task_kind"], prompt_version=d["prompt_version"] or None,
             pairs=d["pairs"], orders=tuple(d["orders"]), concurrency=d["concurrency"], rate_per_second=d["rate_per_second"],
             temperature=d["temperature"], max_tokens=d["max_tokens"], timeout=d["timeout"], canonical=d["canonical"],
             price_per_1k_prompt=d["price_per_1k_prompt"], price_per_1k_completion=d["price_per_1k_completion"],
@@ -74,7 +74,8 @@ def run_new(request: HttpRequest) -> HttpResponse:
                 offer_version = d["benchmark"]
         else:
             note = f" {skipped} pairs were skipped because their proposals have no text." if skipped else ""
-            messages.success(request, f"Run {run.pk} launched: {subjects_of(run).task_model.objects.filter(run=run).count()} ordered tasks.{note}")
+            unit = "tasks" if run.subjects == JudgeRun.Subjects.HYPOARENA_RUBRIC else "ordered tasks"
+            messages.success(request, f"Run {run.pk} launched: {subjects_of(run).task_model.objects.filter(run=run).count()} {unit}.{note}")
             return redirect("jobs:run", run_id=run.pk)
     return render(request, "jobs/run_new.html", {"form": form, "offer_version": offer_version})
 
