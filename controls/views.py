@@ -13,13 +13,13 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
-from django.core.cache import cache
 from django.core.paginator import Paginator
-from django.db.models import Count, Max
+from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
+from arena.caching import report_cached, run_rows_fingerprint
 from arena.charts import interval_plot
 from arena.models import Benchmark, JudgeRun
 from arena.permissions import researcher_required
@@ -126,32 +126,18 @@ def control_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 MIN_REPLICATES = 100  # fewer makes the percentile interval's ends noise
 MAX_SEED = 2**32 - 1  # the API's (arena.apis.MAX_SEED)
-REPORT_TIMEOUT = 24 * 3600
 NO_STRUCTURED = "none"
 
 
-def _report_fingerprint(run: JudgeRun) -> str:
-    """What a run contributes to a report, in one aggregate query: its status and its accepted verdicts (their number
-    and newest id). Verdicts are only ever added or deleted with their variant or run, so the fingerprint changes
-    whenever the report can."""
-    found = ControlJudgment.objects.filter(run=run, status="accepted").aggregate(n=Count("id"), last=Max("id"))
-    return f"{run.pk}.{run.status}.{found['n']}.{found['last']}"
-
-
 def _report_cached(*, benchmark: Benchmark, run: JudgeRun, structured: JudgeRun | None, replicates: int, seed: int) -> dict[str, Any]:
-    """``controls.reports.controls_report``, cached by the runs' fingerprints, the replicates and the seed.
-
-    The demo's report (48 verdicts, a structured run beside) takes about 0.1 s on one core; a release-sized one
-    (20 cases per dimension and kind) several times that, on every poll of a running run's page: hence the cache.
-    The benchmark's creation time keeps a key from outliving its database (as ``arena.caching`` does).
-    """
-    runs = ":".join(_report_fingerprint(r) for r in (run, structured) if r is not None)
-    key = f"controls-report:v1:{benchmark.pk}:{benchmark.created_at.timestamp():.6f}:{runs}:{replicates}:{seed}"
-    document = cache.get(key)
-    if document is None:
-        document = controls_report(benchmark=benchmark, run=run, structured_run=structured, replicates=replicates, seed=seed)
-        cache.set(key, document, timeout=REPORT_TIMEOUT)
-    return document
+    """``controls.reports.controls_report``, cached by the runs' fingerprints (status, accepted verdicts), the replicates
+    and the seed. The demo's report (48 verdicts, a structured run beside) takes about 0.1 s on one core; a
+    release-sized one several times that, on every poll of a running run's page: hence the cache."""
+    runs = [run_rows_fingerprint(r, ControlJudgment.objects.filter(run=r, status="accepted")) for r in (run, structured) if r is not None]
+    return report_cached(
+        namespace="controls-report:v2", benchmark=benchmark, parts=[*runs, replicates, seed],
+        make=lambda: controls_report(benchmark=benchmark, run=run, structured_run=structured, replicates=replicates, seed=seed),
+    )
 
 
 def _int_option(request: HttpRequest, name: str, default: int, low: int, high: int, problems: list[str]) -> int:

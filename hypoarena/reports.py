@@ -8,13 +8,11 @@ the rows they read, so that a page and its polls recompute only when a verdict o
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
-from django.core.cache import cache
-from django.db.models import Count, Max
 
+from arena.caching import report_cached, run_rows_fingerprint
 from arena.models import Benchmark, JudgeRun
 from arena.stats.hypoarena import (
     hypoarena_leaderboard,
@@ -198,34 +196,14 @@ def hypoarena_agreement_report(
 
 # --------------------------------------------------------------------------- caching
 
-#: A document stays cached this long at most; a fingerprint change makes a new key sooner.
-REPORT_TIMEOUT = 24 * 3600
-
-
 def run_fingerprint(run: JudgeRun | None) -> str:
-    """What a run contributes to a document, in one aggregate query: its id, status, and the number and newest id of its
-    accepted verdicts (an arena run) or rubric scores (a rubric run). Verdicts and scores are only ever added, or deleted
-    with their run or benchmark, so the fingerprint changes whenever a document reading the run can."""
+    """What a run contributes to a document (``arena.caching.run_rows_fingerprint``): its accepted verdicts (an arena
+    run) or its rubric scores (a rubric run)."""
     if run is None:
         return "none"
     if run.run_type == RUBRIC_RUN:
-        found = RubricScore.objects.filter(run=run).aggregate(n=Count("id"), last=Max("id"))
-    else:
-        found = ArenaVerdict.objects.filter(run=run, status=ArenaVerdict.Status.ACCEPTED).aggregate(n=Count("id"), last=Max("id"))
-    return f"{run.pk}.{run.status}.{found['n']}.{found['last']}"
-
-
-def _cached(key: str, make: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    document = cache.get(key)
-    if document is None:
-        document = make()
-        cache.set(key, document, timeout=REPORT_TIMEOUT)
-    return document
-
-
-def _benchmark_key(benchmark: Benchmark) -> str:
-    # The benchmark's creation time keeps a key from outliving its database (as arena.caching and the Controls page do).
-    return f"{benchmark.pk}:{benchmark.created_at.timestamp():.6f}"
+        return run_rows_fingerprint(run, RubricScore.objects.filter(run=run))
+    return run_rows_fingerprint(run, ArenaVerdict.objects.filter(run=run, status=ArenaVerdict.Status.ACCEPTED))
 
 
 def hypoarena_report_cached(*, benchmark: Benchmark, run: JudgeRun, replicates: int, seed: int) -> dict[str, Any]:
@@ -233,14 +211,17 @@ def hypoarena_report_cached(*, benchmark: Benchmark, run: JudgeRun, replicates: 
 
     The demo's leaderboard (3 domains, 8 models, 3,360 verdicts, 10,000 replicates) takes a few seconds of a core; a page
     polling a running run would pay that on every poll without the cache. A ReportError is not cached."""
-    fingerprint = f"{run_fingerprint(run)}:{run_fingerprint(rubric_run_first(benchmark=benchmark))}"
-    key = f"hypoarena-report:v1:{_benchmark_key(benchmark)}:{fingerprint}:{replicates}:{seed}"
-    return _cached(key, lambda: hypoarena_report(benchmark=benchmark, run=run, replicates=replicates, seed=seed))
+    return report_cached(
+        namespace="hypoarena-report:v2", benchmark=benchmark,
+        parts=[run_fingerprint(run), run_fingerprint(rubric_run_first(benchmark=benchmark)), replicates, seed],
+        make=lambda: hypoarena_report(benchmark=benchmark, run=run, replicates=replicates, seed=seed),
+    )
 
 
 def hypoarena_agreement_cached(*, benchmark: Benchmark, run_a: JudgeRun, run_b: JudgeRun, replicates: int, seed: int) -> dict[str, Any]:
     """:func:`hypoarena_agreement_report`, cached by both runs' fingerprints, the replicates and the seed."""
-    key = f"hypoarena-agreement:v1:{_benchmark_key(benchmark)}:{run_fingerprint(run_a)}:{run_fingerprint(run_b)}:{replicates}:{seed}"
-    return _cached(
-        key, lambda: hypoarena_agreement_report(benchmark=benchmark, run_a=run_a, run_b=run_b, replicates=replicates, seed=seed)
+    return report_cached(
+        namespace="hypoarena-agreement:v2", benchmark=benchmark,
+        parts=[run_fingerprint(run_a), run_fingerprint(run_b), replicates, seed],
+        make=lambda: hypoarena_agreement_report(benchmark=benchmark, run_a=run_a, run_b=run_b, replicates=replicates, seed=seed),
     )

@@ -385,6 +385,7 @@ def blas_single_threaded_call[**P, T](fn: Callable[P, T]) -> Callable[P, T]:
     return call
 
 
+@blas_single_threaded_call
 def fit_bt_batch(
     w: np.ndarray,
     *,
@@ -404,20 +405,6 @@ def fit_bt_batch(
     Returns:
         A :class:`BTBatch`.
     """
-    with blas_single_threaded():
-        return _fit_bt_batch(w, pseudo_count=pseudo_count, tol=tol, max_iter=max_iter, diverged_iter=diverged_iter, cap=cap, init=init)
-
-
-def _fit_bt_batch(
-    w: np.ndarray,
-    *,
-    pseudo_count: float,
-    tol: float,
-    max_iter: int,
-    diverged_iter: int,
-    cap: float,
-    init: np.ndarray | None,
-) -> BTBatch:
     w = np.asarray(w, dtype=np.float64)
     if w.ndim != 3 or w.shape[1] != w.shape[2]:
         raise ValueError("w must have shape (R, K, K)")
