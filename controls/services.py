@@ -421,7 +421,8 @@ def llm_kinds_error(kinds: Sequence[str], missing: Sequence[str] = ("--model", "
         f"{' and '.join(kinds)} variants are written by a language model: they need --model (the model that writes them), "
         "--base-url (its OpenAI-compatible endpoint) and, unless the endpoint takes no key, --api-key-env (the environment "
         f"variable holding the key); missing: {' and '.join(missing)}. Or generate only the template kinds "
-        f"({', '.join(TEMPLATE_KINDS)}), or import model-made variants with import_controls"
+        f"({', '.join(TEMPLATE_KINDS)}), make {' and '.join(kinds)} from the reserve templates with --templates-only (no model; "
+        "weaker edits), or import model-made variants with import_controls"
     )
 
 

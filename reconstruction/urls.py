@@ -4,7 +4,7 @@ from . import apis, views
 
 app_name = "reconstruction"
 urlpatterns = [
-    path("dashboard/benchmarks/<int:benchmark_id>/reconstruction/", views.seed_list_page, name="seeds"),
+    path("dashboard/benchmarks/<int:benchmark_id>/reconstruction/", views.seed_list_page, name="benchmark"),
     path("dashboard/benchmarks/<int:benchmark_id>/reconstruction/seeds/<int:seed_id>/", views.seed_page, name="seed"),
     path("dashboard/benchmarks/<int:benchmark_id>/reconstruction/results/", views.results_page, name="results"),
     path("api/benchmarks/<int:benchmark_id>/reconstruction/", apis.ReconstructionReportApi.as_view(), name="api-report"),

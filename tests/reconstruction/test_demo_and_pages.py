@@ -47,7 +47,7 @@ def demo_benchmark() -> Benchmark:
 
 def test_anonymous_users_go_to_login_and_annotators_get_403(demo_benchmark, annotator, client) -> None:  # noqa: ANN001
     seed = SeedPaper.objects.filter(benchmark=demo_benchmark).first()
-    for url in (reverse("reconstruction:seeds", args=[demo_benchmark.pk]), reverse("reconstruction:seed", args=[demo_benchmark.pk, seed.pk])):
+    for url in (reverse("reconstruction:benchmark", args=[demo_benchmark.pk]), reverse("reconstruction:seed", args=[demo_benchmark.pk, seed.pk])):
         response = client.get(url)
         assert response.status_code == 302 and response["Location"].startswith(reverse("login")), url
         assert client_for(annotator).get(url).status_code == 403, url
@@ -55,16 +55,16 @@ def test_anonymous_users_go_to_login_and_annotators_get_403(demo_benchmark, anno
 
 def test_the_pages_refuse_post_and_other_protocols(researcher, demo_benchmark) -> None:  # noqa: ANN001
     client = client_for(researcher)
-    assert client.post(reverse("reconstruction:seeds", args=[demo_benchmark.pk])).status_code == 405
+    assert client.post(reverse("reconstruction:benchmark", args=[demo_benchmark.pk])).status_code == 405
     lit = Benchmark.objects.create(name="lit")
-    assert client.get(reverse("reconstruction:seeds", args=[lit.pk])).status_code == 404
+    assert client.get(reverse("reconstruction:benchmark", args=[lit.pk])).status_code == 404
     other = SeedPaper.objects.filter(benchmark=demo_benchmark).first()
     assert client.get(reverse("reconstruction:seed", args=[lit.pk, other.pk])).status_code == 404
 
 
 def test_the_seed_page_shows_the_frozen_text_its_hash_and_why_each_reference_was_excluded(researcher, demo_benchmark) -> None:  # noqa: ANN001
     client = client_for(researcher)
-    listing = client.get(reverse("reconstruction:seeds", args=[demo_benchmark.pk])).content.decode()
+    listing = client.get(reverse("reconstruction:benchmark", args=[demo_benchmark.pk])).content.decode()
     assert "mat-1" in listing and "not frozen" in listing and "too few eligible references" in listing
     seed = SeedPaper.objects.get(benchmark=demo_benchmark, external_id="mat-1")
     html = client.get(reverse("reconstruction:seed", args=[demo_benchmark.pk, seed.pk])).content.decode()

@@ -172,7 +172,7 @@ def test_the_results_page_is_researcher_only_and_shows_the_demo_document(researc
     assert client_for(annotator).get(url).status_code == 403
     researcher_client = client_for(researcher)
     assert researcher_client.post(url).status_code == 405
-    assert f'href="{url}"' in researcher_client.get(reverse("reconstruction:seeds", args=[benchmark.pk])).content.decode()
+    assert f'href="{url}"' in researcher_client.get(reverse("reconstruction:benchmark", args=[benchmark.pk])).content.decode()
     html = researcher_client.get(url).content.decode()
     doc = command_json(str(benchmark.pk))  # the page uses the default replicates and seed
     for row in doc["rates"]:
@@ -188,3 +188,9 @@ def test_the_results_page_is_researcher_only_and_shows_the_demo_document(researc
         assert f'<td class="num">{s["a_more"]}</td><td class="num">{s["b_more"]}</td><td class="num">{s["ties"]}</td>' in line
     lit = Benchmark.objects.create(name="lit")
     assert researcher_client.get(reverse("reconstruction:results", args=[lit.pk])).status_code == 404
+
+
+def test_the_dashboards_benchmark_link_opens_the_reconstruction_pages(tiny: Benchmark, researcher) -> None:  # noqa: ANN001
+    # arena's benchmark page sends another protocol's benchmark to that app's "<protocol>:benchmark" page
+    answer = client_for(researcher).get(reverse("arena:benchmark", args=[tiny.pk]))
+    assert answer.status_code == 302 and answer["Location"] == reverse("reconstruction:benchmark", args=[tiny.pk])
