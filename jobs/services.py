@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import random
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
@@ -35,6 +36,9 @@ from .prompts import DEFAULT_PROMPT, PROMPTS, PromptTemplate, RenderedTask, rend
 from .providers import ApiKeyMissing, OpenAICompatibleProvider, PermanentError, Provider, RecordedProvider, api_key_from_env
 from .subjects import SUBJECTS, JudgeSpec, JudgeSubjects, subjects_of, subjects_register
 
+#: A database wait shorter than this is logged, not written to the run's log as an outage.
+OUTAGE_EVENT_SECONDS = 1.0
+log = logging.getLogger(__name__)
 MAX_PARSE_ATTEMPTS = 3  # the first answer plus at most two retries on a malformed one
 ORDERS = ("original", "reverse")
 
@@ -586,6 +590,11 @@ def _drive(
         )
 
     def on_outage(seconds: float, error: str) -> None:
+        if seconds < OUTAGE_EVENT_SECONDS:
+            # A wait this short is a busy database, not an outage: SQLite's "database is locked" while another writer
+            # commits (the demo's worker and web server share one file) filled the run log with "unreachable" lines.
+            log.info("%s run %s: waited %.1f s for the database (%s)", kind, run.pk, seconds, error)
+            return
         run_event_add(
             kind=kind, run_id=run.pk, code="database_outage", level=RunEvent.Level.WARNING,
             message=f"the database was unreachable for {seconds:.1f} s ({error}); the driver waited and carried on",
