@@ -34,6 +34,7 @@ class Benchmark(models.Model):
         LIT2TEST = "lit2test", "Lit2Test"
         HYPOARENA = "hypoarena", "HypoArena"
         RECONSTRUCTION = "reconstruction", "Reconstruction"
+        INTRINSIC = "intrinsic", "Intrinsic scoring"
 
     name = models.CharField(max_length=100)
     version = models.CharField(max_length=50, default="1")
@@ -219,6 +220,9 @@ class JudgeRun(models.Model):
         CONTROLS = "controls", "diagnostic controls"
         HYPOARENA = "hypoarena", "HypoArena matches"
         HYPOARENA_RUBRIC = "hypoarena_rubric", "HypoArena rubric scores"
+        RECONSTRUCTION_MATCH = "reconstruction_match", "Reconstruction match labels"
+        RECONSTRUCTION_SWISS = "reconstruction_swiss", "Reconstruction Swiss matches"
+        INTRINSIC_LISTWISE = "intrinsic_listwise", "Intrinsic listwise rankings"
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="runs")
     label = models.CharField(max_length=200, help_text="Distinguishes runs of one judge, e.g. the source file.")
@@ -229,7 +233,7 @@ class JudgeRun(models.Model):
     parameters = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     is_canonical = models.BooleanField(default=False)
-    subjects = models.CharField(max_length=20, choices=Subjects.choices, default=Subjects.PAIRS)
+    subjects = models.CharField(max_length=30, choices=Subjects.choices, default=Subjects.PAIRS)
     launched_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)

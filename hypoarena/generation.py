@@ -1,8 +1,8 @@
 """HypoArena generation runs: each participant proposes K hypothesis–evidence pairs for each case, on the shared run
 engine (run kind ``hypoarena_generation``; ``jobs.execution.run_kind_register``).
 
-The engine's driver (``jobs.services._drive``) claims, leases, heartbeats, limits and counts calls as for Lit2Test's
-generation runs; this module says what a task is (a case and a participant without a submission yet), what is asked
+The engine's elicitation driver (``jobs.elicitation``) claims, leases, heartbeats, limits and counts calls as for
+Lit2Test's generation runs; this module says what a task is (a case and a participant without a submission yet), what is asked
 (the case's context, never its reference conclusion, and how many pairs), how an answer is checked (the import's own
 schema, ``hypoarena.services.pairs_problems``, plus exactly K pairs) and where it goes (a ``Submission``). A malformed
 answer is asked again, at most ``jobs.services.MAX_PARSE_ATTEMPTS`` answers in all (two retries); what still fails is
@@ -15,32 +15,17 @@ source-derived Reference is never generated.
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
-from celery import shared_task
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
-from arena.models import Benchmark, JudgeRun
+from arena.models import Benchmark
 from jobs import execution
-from jobs.engine import BeforeCall, call_with_backoff
-from jobs.execution import RunKindSpec, run_event_add, run_kind_register
+from jobs.elicitation import ElicitKind, elicit_kind_register, elicit_launch
 from jobs.parsing import ParseError, _json_object
 from jobs.prompts import PROMPTS, PromptTemplate
-from jobs.providers import PermanentError, Provider, api_key_from_env
-from jobs.services import (
-    MAX_PARSE_ATTEMPTS,
-    RunError,
-    _drive,
-    _finish,
-    _lease,
-    _limiter_for,
-    _owned,
-    _provider_for,
-    _running,
-    _start_problem,
-)
-from jobs.tasks import _DRIVER
+from jobs.providers import PermanentError, api_key_from_env
+from jobs.services import RunError
 
 from .models import Case, GenerationRun, GenerationTask, Match, Submission
 from .prompts import render_case
@@ -142,20 +127,9 @@ def generation_run_create(
     return run
 
 
-def _enqueue(run_id: int) -> None:
-    execution.enqueue(lambda: generation_run_execute_task.delay(run_id), kind=RUN_KIND, run_id=run_id)
-
-
 def generation_run_launch(*, run: GenerationRun, event: str = "launched") -> None:
     """Mark a pending or paused run running and enqueue its driver once the transaction commits."""
-    with transaction.atomic():
-        if not GenerationRun.objects.filter(pk=run.pk, status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.PAUSED]).update(
-            status=JudgeRun.Status.RUNNING, finished_at=None
-        ):
-            raise RunError(f"HypoArena generation run {run.pk} cannot start from {GenerationRun.objects.get(pk=run.pk).status}")
-        run_event_add(kind=RUN_KIND, run_id=run.pk, code=event, message=f"{event} with 1 driver(s)")
-        transaction.on_commit(lambda: _enqueue(run.pk))
-    run.refresh_from_db()
+    elicit_launch(kind=KIND, run=run, event=event)
 
 
 def matches_create_for_cases(*, benchmark: Benchmark, case_ids: set[int]) -> int:
@@ -180,105 +154,29 @@ def matches_create_for_cases(*, benchmark: Benchmark, case_ids: set[int]) -> int
     return len(new)
 
 
-def _store(run: GenerationRun, token: str, task_id: int, result: dict[str, Any]) -> None:
-    with transaction.atomic():
-        owned, finished = _owned(GenerationTask, token, [task_id])
-        if task_id not in owned:
-            if task_id not in finished and result.get("attempts"):
-                execution.answer_discard(task_model=GenerationTask, task_id=task_id, prompt_tokens=result.get("in", 0),
-                                         completion_tokens=result.get("out", 0))
-            return
-        task = GenerationTask.objects.get(pk=task_id)
-        task.attempts = result["attempts"]
-        task.prompt_tokens, task.completion_tokens = result.get("in", 0), result.get("out", 0)
-        task.status, task.last_error = "done", ""
-        if "failed" in result:
-            task.status, task.last_error = "failed", result["failed"] or "no answer"
-        elif result["problems"]:
-            # Invalid after every attempt: recorded on the task, with each raw answer; no submission is made.
-            task.last_error = "invalid: " + "; ".join(f"{p['field']}: {p['message']}" for p in result["problems"])
-        else:
-            try:
-                with transaction.atomic():
-                    Submission.objects.create(case_id=task.case_id, participant_id=task.participant_id, pairs=result["pairs"])
-            except IntegrityError:
-                pass  # the participant has a submission for this case already (imported meanwhile)
-        task.save(update_fields=["attempts", "prompt_tokens", "completion_tokens", "status", "last_error", "updated_at"])
+def _messages(run: GenerationRun, task: GenerationTask) -> list[dict[str, str]]:
+    return render_generation_task(case=task.case, k=_k(run, task), template=PROMPTS[run.prompt_version])
 
 
-def _generation_finish(run_id: int) -> str:
-    """Close the run when nothing is left, then pair the submissions it elicited into matches."""
-    status = _finish(RUN_KIND, run_id)
-    if status in (JudgeRun.Status.COMPLETED, JudgeRun.Status.FAILED):
-        run = GenerationRun.objects.select_related("benchmark").get(pk=run_id)
-        case_ids = set(GenerationTask.objects.filter(run=run, status="done").values_list("case_id", flat=True))
-        matches_create_for_cases(benchmark=run.benchmark, case_ids=case_ids)
-    return status
+def _k(run: GenerationRun, task: GenerationTask) -> int:
+    return 1 if task.case.domain.singleton else int(run.parameters.get("k") or DEFAULT_K)
 
 
-def generation_run_execute(*, run_id: int) -> str:
-    """Elicit the run's missing submissions until done, paused or cancelled; then pair the new ones."""
-    run, status = _running(GenerationRun, run_id)
-    if run is None:
-        return status
-    token = uuid.uuid4().hex
-    template = PROMPTS[run.prompt_version]
-    model_names: dict[str, str] = run.parameters.get("model_names") or {}
-    k_default = int(run.parameters.get("k") or DEFAULT_K)
-    try:
-        api_key_from_env(run.parameters.get("api_key_env") or None)
-    except PermanentError as exc:
-        return _start_problem(RUN_KIND, run.pk, exc)
-    providers: dict[str, Provider] = {}
-    limiter = _limiter_for(run)
-
-    Spec = tuple[int, str, int, bool, list[dict[str, str]]]  # task id, participant, K, singleton, messages
-
-    def claim(n: int, held: frozenset[int]) -> list[Spec]:
-        ids = execution.tasks_claim(kind=RUN_KIND, task_model=GenerationTask, run_id=run.pk, token=token, lease=_lease(run), n=n, held=held)
-        tasks = GenerationTask.objects.filter(id__in=ids).select_related("participant", "case__domain").order_by("id")
-        specs = []
-        for t in tasks:
-            singleton = t.case.domain.singleton
-            k = 1 if singleton else k_default
-            specs.append((t.pk, t.participant.name, k, singleton, render_generation_task(case=t.case, k=k, template=template)))
-        return specs
-
-    async def work(spec: Spec, before_call: BeforeCall) -> dict[str, Any]:
-        _, name, k, singleton, messages = spec
-        provider = providers.setdefault(name, _provider_for(run, model_names.get(name, name)))
-        attempts: list[dict[str, Any]] = []
-        calls = tokens_in = tokens_out = 0
-        pairs: list[Any] | None = None
-        problems: list[dict[str, str]] = []
-        for attempt in range(1, MAX_PARSE_ATTEMPTS + 1):
-            outcome = await call_with_backoff(provider, limiter, messages, None, before_call)
-            calls += outcome.calls
-            if outcome.completion is None:
-                return {"failed": outcome.error, "attempts": attempts, "calls": calls, "in": tokens_in, "out": tokens_out}
-            c = outcome.completion
-            tokens_in += c.prompt_tokens or 0
-            tokens_out += c.completion_tokens or 0
-            pairs, problems = answer_problems(c.text, k=k, singleton=singleton)
-            attempts.append({"attempt": attempt, "raw": c.text, "problems": problems})
-            if not problems:
-                break
-        return {"pairs": pairs, "problems": problems, "attempts": attempts, "calls": calls, "in": tokens_in, "out": tokens_out}
-
-    def store(batch: list[tuple[Spec, dict[str, Any]]]) -> None:
-        for spec, result in batch:
-            _store(run, token, spec[0], result)
-
-    _drive(run=run, kind=RUN_KIND, task_model=GenerationTask, token=token, claim=claim, work=work, store=store,
-           task_id=lambda spec: spec[0], providers=providers.values(), limiter=limiter,
-           on_error=lambda exc: {"failed": f"internal error: {type(exc).__name__}: {exc}", "attempts": [], "calls": 0})
-    return _generation_finish(run.pk)
+def _check(run: GenerationRun, task: GenerationTask, text: str) -> tuple[list[Any] | None, list[dict[str, str]]]:
+    return answer_problems(text, k=_k(run, task), singleton=task.case.domain.singleton)
 
 
-@shared_task(name="hypoarena.generation_run_execute", **_DRIVER)
-def generation_run_execute_task(run_id: int) -> str:
-    return generation_run_execute(run_id=run_id)
+def _store(task: GenerationTask, pairs: list[Any]) -> None:
+    Submission.objects.create(case_id=task.case_id, participant_id=task.participant_id, pairs=pairs)
 
 
-run_kind_register(RunKindSpec(kind=RUN_KIND, run_model=GenerationRun, task_model_of=lambda run_id: GenerationTask,
-                              launch=_enqueue, finish=_generation_finish))
+def _after(run: GenerationRun, case_ids: set[int]) -> None:
+    """Pair the submissions the run elicited into matches."""
+    matches_create_for_cases(benchmark=run.benchmark, case_ids=case_ids)
+
+
+KIND = ElicitKind(
+    run_kind=RUN_KIND, title="HypoArena generation", run_model=GenerationRun, task_model=GenerationTask,
+    related=("case__domain",), messages=_messages, check=_check, store=_store, after=_after, subject_field="case",
+)
+elicit_kind_register(KIND)

@@ -12,6 +12,7 @@ from arena.models import Benchmark, Context, JudgeRun, Proposal
 from arena.permissions import researcher_required
 from arena.selectors import runs_agreement
 
+from .elicitation import elicit_runs_listed
 from .forms import GenerationRunForm, JudgeRunForm
 from .models import GenerationRun
 from .prompts import PROMPTS, render_judge_task
@@ -41,8 +42,10 @@ def run_list(request: HttpRequest) -> HttpResponse:
     """All runs with live progress; the fragment polls itself until every run has settled (ended, no call in flight)."""
     runs = list(JudgeRun.objects.select_related("benchmark").order_by("-created_at", "-id")[:100])
     rows = [(run, run_progress(run=run)) for run in runs]
-    generations = [(g, generation_progress(run=g)) for g in GenerationRun.objects.select_related("benchmark")[:20]]
-    live = any(not p.settled for _, p in rows) or any(not p.settled for _, p in generations)
+    generations = [("Lit2Test generation", g, generation_progress(run=g)) for g in GenerationRun.objects.select_related("benchmark")[:20]]
+    # Every protocol's elicitation runs (HypoArena submissions, Reconstruction proposals ...) share the table.
+    generations += [(kind.title, g, p) for kind, g, p in elicit_runs_listed()]
+    live = any(not p.settled for _, p in rows) or any(not p.settled for _, _, p in generations)
     context = {"rows": rows, "generations": generations, "live": live}
     template = "jobs/run_list.html#runs" if request.htmx else "jobs/run_list.html"
     return render(request, template, context)

@@ -227,3 +227,29 @@ def test_reliability_matrix() -> None:
     table, coders, units = reliability_matrix(frame, unit="unit", coder="coder", value="label")
     assert coders == ["c1", "c2"] and units == ["u1", "u2"]
     assert table == [["A", "A"], ["B", None]]
+
+
+def test_tie_free_replicates_are_fitted_together_as_fit_btd_fits_them_one_by_one():
+    """Replicates without a tie (ν = 0: plain Bradley–Terry) are fitted in one batch, not one by one; each must
+    still equal fit_btd's own fit of that replicate — connected ones and fully separated (diverged) ones alike."""
+    from arena.stats.btd import _pairs_to_matrices, fit_btd_pairs
+
+    rng = np.random.default_rng(7)
+    k = 4
+    p = k * (k - 1) // 2
+    w_lo = rng.integers(0, 4, size=(12, p)).astype(float)
+    w_hi = rng.integers(0, 4, size=(12, p)).astype(float)
+    w_lo[:4], w_hi[:4] = 3.0, 0.0  # the lower index always wins: fully separated, no MLE
+    ties = np.zeros((12, p))
+    batch = fit_btd_pairs(w_lo, w_hi, ties, k)
+    assert batch.fallback.all() and (batch.nu == 0).all()
+    assert batch.diverged[:4].all()
+    for i in range(12):
+        w_m, t_m = _pairs_to_matrices(w_lo[i : i + 1], w_hi[i : i + 1], ties[i : i + 1], k)
+        one = fit_btd(w_m[0], t_m[0])
+        assert one.nu == 0.0
+        assert bool(batch.diverged[i]) == one.diverged
+        if not one.diverged:
+            assert np.allclose(batch.theta[i], one.theta, atol=1e-6)
+        else:  # both push the separated order to the cap: the order of strengths is what they share
+            assert list(np.argsort(-batch.theta[i], kind="stable")) == list(np.argsort(-one.theta, kind="stable"))

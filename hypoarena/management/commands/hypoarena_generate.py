@@ -7,36 +7,19 @@ from __future__ import annotations
 from django import forms
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db.models import Sum
 
 from arena.models import Benchmark
 from arena.selectors import benchmark_resolve
-from hypoarena.generation import DEFAULT_K, RUN_KIND, generation_run_create, generation_run_launch
-from hypoarena.models import GenerationRun, GenerationTask
+from hypoarena.generation import DEFAULT_K, KIND, generation_run_create, generation_run_launch
+from hypoarena.models import GenerationRun
+from jobs.elicitation import elicit_progress
 from jobs.forms import GenerationRunForm, JudgeRunForm, argument_type
 from jobs.management.commands._progress import wait_with_bar
-from jobs.selectors import Progress, _health, _task_counts
 from jobs.services import RunError
 
 # K's bounds are the service's (generation_run_create refuses anything else); checked here first so that a bad
 # value is refused by the parser, before the benchmark is even looked up.
 K_FIELD = forms.IntegerField(min_value=1, max_value=20)
-
-
-def generation_progress(*, run: GenerationRun) -> Progress:
-    """The run's counts in the engine's terms (``jobs.selectors.generation_progress`` for HypoArena's tasks): a done
-    task has a stored submission or, when its answer stayed malformed, an invalid record (``last_error`` starts with
-    ``invalid:``) and no submission."""
-    tasks_qs = GenerationTask.objects.filter(run=run)
-    tasks = _task_counts(tasks_qs, prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"))
-    invalid = tasks_qs.filter(status="done", last_error__startswith="invalid:").count()
-    errors = list(tasks_qs.exclude(last_error="").values_list("last_error", flat=True)[:5])
-    return Progress(
-        total=tasks["total"], done=tasks["done"], accepted=tasks["done"] - invalid, invalid=invalid, failed=tasks["failed"],
-        remaining=tasks["remaining"], skipped=tasks["skipped"], prompt_tokens=tasks["prompt"] or 0,
-        completion_tokens=tasks["completion"] or 0, cost=None, eta_seconds=None, recent_errors=errors, status=run.status, replay=False,
-        **_health(RUN_KIND, run, tasks),  # type: ignore[arg-type]
-    )
 
 
 class Command(BaseCommand):
@@ -94,7 +77,7 @@ class Command(BaseCommand):
         self.stdout.write(f"{total} submissions to elicit (K = {o['k']}; 1 in singleton domains)")
         if not o["wait"]:
             return
-        final = wait_with_bar(lambda: generation_progress(run=GenerationRun.objects.get(pk=run.pk)), self.stdout.write)
+        final = wait_with_bar(lambda: elicit_progress(kind=KIND, run=GenerationRun.objects.get(pk=run.pk)), self.stdout.write)
         self.stdout.write(
             f"HypoArena generation run {run.pk} {final.status}: {final.accepted} submissions stored, "
             f"{final.invalid} invalid after every attempt, {final.failed} failed"
