@@ -162,7 +162,7 @@ def _k(run: GenerationRun, task: GenerationTask) -> int:
     return 1 if task.case.domain.singleton else int(run.parameters.get("k") or DEFAULT_K)
 
 
-def _check(run: GenerationRun, task: GenerationTask, text: str) -> tuple[list[Any] | None, list[dict[str, str]]]:
+def _check(run: GenerationRun, task: GenerationTask, text: str, context: None) -> tuple[list[Any] | None, list[dict[str, str]]]:
     return answer_problems(text, k=_k(run, task), singleton=task.case.domain.singleton)
 
 

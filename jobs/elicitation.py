@@ -58,13 +58,16 @@ class ElicitKind:
     related: tuple[str, ...]  # select_related of a claimed task, for ``messages``
     # (run, task) -> the chat messages (blind: what the participant may see, nothing held out)
     messages: Callable[[Any, Any], list[dict[str, str]]]
-    # (run, task, answer text) -> (parsed value, problems); no problems = valid
-    check: Callable[[Any, Any, str], tuple[Any, Problems]]
+    # (run, task, answer text, context) -> (parsed value, problems); no problems = valid. It runs in the driver's event
+    # loop: no database access (what it needs from the database, ``context`` read it when the task was claimed)
+    check: Callable[[Any, Any, str, Any], tuple[Any, Problems]]
     # (task, valid value) -> store it (inside the task's transaction); an IntegrityError means it exists already
     store: Callable[[Any, Any], None]
     # (run, ids of the subjects whose task is done) -> work after the run closed (idempotent); None: nothing
     after: Callable[[Any, set[int]], None] | None = None
     subject_field: str = "case"  # the task's foreign key to its subject, for ``after``
+    # (run, task) -> what ``check`` needs from the database, read when the task is claimed; None: nothing
+    context: Callable[[Any, Any], Any] | None = None
 
 
 ELICIT_KINDS: dict[str, ElicitKind] = {}
@@ -176,15 +179,15 @@ def elicit_execute(*, run_kind: str, run_id: int) -> str:
     providers: dict[str, Provider] = {}
     limiter = _limiter_for(run)
 
-    Spec = tuple[int, str, Any, list[dict[str, str]]]  # task id, participant, task, messages
+    Spec = tuple[int, str, Any, list[dict[str, str]], Any]  # task id, participant, task, messages, check's context
 
     def claim(n: int, held: frozenset[int]) -> list[Spec]:
         ids = execution.tasks_claim(kind=run_kind, task_model=kind.task_model, run_id=run.pk, token=token, lease=_lease(run), n=n, held=held)
         tasks = kind.task_model.objects.filter(id__in=ids).select_related("participant", *kind.related).order_by("id")
-        return [(t.pk, t.participant.name, t, kind.messages(run, t)) for t in tasks]
+        return [(t.pk, t.participant.name, t, kind.messages(run, t), kind.context(run, t) if kind.context else None) for t in tasks]
 
     async def work(spec: Spec, before_call: BeforeCall) -> dict[str, Any]:
-        _, name, task, messages = spec
+        _, name, task, messages, context = spec
         provider = providers.setdefault(name, _provider_for(run, model_names.get(name, name)))
         attempts: list[dict[str, Any]] = []
         calls = tokens_in = tokens_out = 0
@@ -198,7 +201,7 @@ def elicit_execute(*, run_kind: str, run_id: int) -> str:
             c = outcome.completion
             tokens_in += c.prompt_tokens or 0
             tokens_out += c.completion_tokens or 0
-            value, problems = kind.check(run, task, c.text)
+            value, problems = kind.check(run, task, c.text, context)
             attempts.append({"attempt": attempt, "raw": c.text, "problems": problems})
             if not problems:
                 break

@@ -68,6 +68,30 @@ class ClaimableTask(TaskCost):
         abstract = True
 
 
+class JudgmentRecord(models.Model):
+    """What every judging kind keeps of one answered task, whatever it judged (new kinds' judgment models extend it;
+    the subclass declares ``run`` and its subject): the order it was asked in, accepted or invalid, the raw answer and
+    the problems of an invalid one, which attempt was kept, latency and tokens."""
+
+    class Status(models.TextChoices):
+        ACCEPTED = "accepted", "accepted"
+        INVALID = "invalid", "invalid"
+
+    order = models.CharField(max_length=10)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACCEPTED)
+    raw_response = models.TextField(blank=True)
+    errors = models.JSONField(default=list, blank=True)
+    attempt = models.PositiveSmallIntegerField(default=1)
+    latency_seconds = models.FloatField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+
+
 class JudgeTask(ClaimableTask):
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="tasks")
     pair = models.ForeignKey(CanonicalPair, on_delete=models.CASCADE, related_name="+")
@@ -113,7 +137,7 @@ class GenerationTask(ClaimableTask):
 class RunDriver(models.Model):
     """One execution of a run by a worker; alive while its heartbeat is recent and it has not ended."""
 
-    kind = models.CharField(max_length=20, choices=RunKind.choices)
+    kind = models.CharField(max_length=40, help_text="the engine's run kind: judge, generation, or a protocol's elicitation kind (jobs.execution.KINDS)")
     run_id = models.BigIntegerField()
     token = models.CharField(max_length=64, unique=True, help_text="the claimed_by value of this driver's tasks")
     worker = models.CharField(max_length=200, help_text="host and process id of the worker")
@@ -134,7 +158,7 @@ class RunEvent(models.Model):
         WARNING = "warning", "warning"
         ERROR = "error", "error"
 
-    kind = models.CharField(max_length=20, choices=RunKind.choices)
+    kind = models.CharField(max_length=40, help_text="the engine's run kind: judge, generation, or a protocol's elicitation kind (jobs.execution.KINDS)")
     run_id = models.BigIntegerField()
     level = models.CharField(max_length=10, choices=Level.choices, default=Level.INFO)
     code = models.CharField(max_length=40, help_text="machine-readable: launched, driver_failed, relaunched, ...")

@@ -10,7 +10,6 @@ never produces a second verdict, and resuming does only what is missing.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
 import random
 import uuid
@@ -71,6 +70,7 @@ class JudgeRunRequest:
     price_per_1k_prompt: float | None = None
     price_per_1k_completion: float | None = None
     label: str | None = None
+    options: dict[str, Any] = dataclasses.field(default_factory=dict)  # what a task kind reads beyond these (stored as parameters["options"])
 
     @property
     def subjects(self) -> str:
@@ -250,6 +250,7 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
         "price_per_1k_completion": request.price_per_1k_completion,
         "replay_of": request.replay_of.pk if request.replay_of else None,
         "skipped_without_text": skipped,
+        "options": request.options,
     }
     with transaction.atomic():
         run = JudgeRun.objects.create(
@@ -539,7 +540,7 @@ def judge_run_execute(*, run_id: int) -> str:
     _drive(run=run, kind=RunKind.JUDGE, task_model=task_model, token=token, claim=claim, work=work, store=store,
            task_id=lambda spec: spec.task_id, providers=[provider], limiter=limiter,
            on_error=lambda exc: _JudgeResult(status="failed", errors=[f"internal error: {type(exc).__name__}: {exc}"]))
-    return _finish(RunKind.JUDGE, run.pk)
+    return _judge_finish(run.pk)
 
 
 def _lease(run: JudgeRun | GenerationRun) -> float:
@@ -953,8 +954,21 @@ def _judge_task_model(run_id: int) -> type[Any]:
     return subjects_of(JudgeRun.objects.only("id", "subjects").get(pk=run_id)).task_model
 
 
+def _judge_finish(run_id: int) -> str:
+    """Close a judge run when nothing is left; a run that completed or failed then gets its task kind's ``after`` (a
+    Swiss round pairs the next one, or waits for a failed run's resume). ``after`` is idempotent: a finish repeated by
+    the watchdog does no harm."""
+    status = _finish(RunKind.JUDGE, run_id)
+    if status in (JudgeRun.Status.COMPLETED, JudgeRun.Status.FAILED):
+        run = JudgeRun.objects.get(pk=run_id)
+        kind = SUBJECTS.get(run.subjects)
+        if kind is not None and kind.after is not None:
+            kind.after(run)
+    return status
+
+
 run_kind_register(RunKindSpec(kind=RunKind.JUDGE, run_model=JudgeRun, task_model_of=_judge_task_model, launch=_judge_driver_enqueue,
-                              finish=functools.partial(_finish, RunKind.JUDGE)))
+                              finish=_judge_finish))
 run_kind_register(RunKindSpec(kind=RunKind.GENERATION, run_model=GenerationRun, task_model_of=lambda run_id: GenerationTask,
                               launch=_generation_driver_enqueue, finish=_generation_finish))
 subjects_register(JudgeSubjects(

@@ -58,6 +58,9 @@ class JudgeSubjects:
     describe: Callable[[Any], tuple[str, str]] | None = None
     # (answer text, template, spec) -> parsed answer, raising jobs.parsing.ParseError; None: parse_judge_answer
     parse: Callable[[str, Any, JudgeSpec], Any] | None = None
+    # run that completed or failed -> work that follows it (idempotent; e.g. pair and launch a Swiss tournament's next
+    # round, or mark the selection waiting for a resume); None: nothing
+    after: Callable[[Any], None] | None = None
 
 
 SUBJECTS: dict[str, JudgeSubjects] = {}

@@ -11,3 +11,11 @@ class ReconstructionConfig(AppConfig):
     name = "reconstruction"
     verbose_name = "Reconstruction"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # The prompts join the engine's registry; the match and Swiss judging task kinds and the proposer run kind
+        # register with the run engine (jobs/ never imports this app).
+        from . import judging, runs, swiss  # noqa: F401
+        from .prompts import prompts_register
+
+        prompts_register()

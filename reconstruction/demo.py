@@ -104,3 +104,68 @@ def demo_build(*, seed: int = SEED, name: str = DEMO_NAME) -> ImportSummary:
     with tempfile.TemporaryDirectory() as tmp:
         demo_files(Path(tmp), seed=seed)
         return reconstruction_import(name=name, files=import_files(Path(tmp)), description="Synthetic Reconstruction demo (reconstruction/demo.py); no real paper.")
+
+
+#: The demo's Swiss selection: its name (the selection system), its judges (model, family) and the word on every run.
+DEMO_SELECTION = "Swiss-ABC"
+SWISS_JUDGES: tuple[tuple[str, str], ...] = (("Oak-J", "oak"), ("Birch-J", "birch"))
+HEURISTIC = "demo-heuristic (not a language model)"
+
+
+def demo_swiss(*, name: str = DEMO_NAME, seed: int = SEED) -> str:
+    """A Swiss selection among the demo's three proposers, judged round by round by a seeded heuristic instead of a
+    model (the candidate whose hypothesis "matches" more often in the demo's labels wins, ties by a seeded coin), so the
+    bracket page and the selection's row in the results have something to show. Each round's votes belong to one
+    completed run per judge labelled :data:`HEURISTIC`; the same pairing and finalising code as a real selection
+    (``reconstruction.swiss.round_pair``) moves it on. The champions inherit their origin's demo labels. Idempotent:
+    returns what it did."""
+    from django.db import transaction
+
+    from arena.models import Benchmark, JudgeRun
+
+    from .judging import SWISS_KIND, _swiss_matches, swiss_eligible
+    from .models import Hypothesis, MatchLabel, SwissSelection, SwissVote
+    from .swiss import round_pair, selection_create
+
+    benchmark = Benchmark.objects.filter(name=name).order_by("-id").first()
+    if benchmark is None:
+        return "no demo benchmark"
+    if SwissSelection.objects.filter(benchmark=benchmark).exists():
+        return "nothing new: the demo selection exists"
+    rng = random.Random(seed)
+    with transaction.atomic():
+        selection = selection_create(
+            benchmark=benchmark, name=DEMO_SELECTION, proposers=[m for m, _ in SYSTEMS], seed=seed % 1000, launch=False,
+            judges=[{"model": j, "family": f} for j, f in SWISS_JUDGES], provider=JudgeRun.Provider.RECORDED,
+        )
+        selection = SwissSelection.objects.select_for_update().get(pk=selection.pk)
+        matches_of = {h.pk: sum(lab.label == MatchLabel.Label.MATCH for lab in h.labels.all()) for h in Hypothesis.objects.filter(seed__benchmark=benchmark).prefetch_related("labels")}
+        while round_pair(selection):
+            matches = _swiss_matches(selection=selection.pk, round_no=selection.round)
+            for judge, family in SWISS_JUDGES:
+                mine = swiss_eligible(matches, family)
+                if not mine:
+                    continue
+                run = JudgeRun.objects.create(
+                    benchmark=benchmark, label=f"swiss-{selection.pk}-round-{selection.round}-{judge}", run_type="swiss",
+                    judge_model=judge, provider=JudgeRun.Provider.RECORDED, prompt_version="", status=JudgeRun.Status.COMPLETED,
+                    subjects=SWISS_KIND, parameters={"options": {"selection": selection.pk, "round": selection.round, "judge_family": family},
+                                                     "note": HEURISTIC},
+                )
+                votes = []
+                for m in mine:
+                    for order in ("original", "reverse"):
+                        diff = matches_of[m.a_id] - matches_of[m.b_id]
+                        winner = "a" if diff > 0 else "b" if diff < 0 else rng.choice(("a", "b", "tie"))
+                        shown = {"original": {"a": "A", "b": "B"}, "reverse": {"a": "B", "b": "A"}}[order]
+                        votes.append(SwissVote(run=run, match=m, order=order, judge=judge, verdict=shown.get(winner, "TIE"),
+                                               winner=winner, reason=HEURISTIC))
+                SwissVote.objects.bulk_create(votes)
+        champions = Hypothesis.objects.filter(participant=selection.participant).select_related("origin")
+        labels = {h.pk: list(h.labels.all()) for h in Hypothesis.objects.filter(pk__in=[c.origin_id for c in champions]).prefetch_related("labels")}
+        MatchLabel.objects.bulk_create([
+            MatchLabel(hypothesis=c, source=f"{lab.source}-champions", judge=lab.judge, judge_family=lab.judge_family, label=lab.label,
+                       recused=lab.recused, reason=lab.reason)
+            for c in champions for lab in labels[c.origin_id]
+        ])
+    return f"Swiss selection {DEMO_SELECTION}: {selection.tournaments.count()} tournaments, {champions.count()} champions ({HEURISTIC})"

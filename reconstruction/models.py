@@ -11,10 +11,12 @@ are a judge's Match / No-match on one hypothesis, recused (no label) when the ju
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
 from arena.models import Benchmark, JudgeRun, Participant
+from jobs.models import ClaimableTask, JudgmentRecord
 
 SLOTS = (1, 2, 3, 4, 5)
 
@@ -100,6 +102,10 @@ class Hypothesis(models.Model):
     cited = models.JSONField(default=list, blank=True)
     valid = models.BooleanField(default=True)
     invalid_reason = models.TextField(blank=True)
+    origin = models.ForeignKey(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="selections",
+        help_text="a selection pipeline's champion: the proposer's hypothesis it was selected from (its family is the origin's)",
+    )
 
     class Meta:
         constraints = [
@@ -155,3 +161,159 @@ class TournamentRecord(models.Model):
 
     class Meta:
         ordering = ["seed_id", "line", "id"]
+
+
+# --------------------------------------------------------------------------- runs (issue 13)
+
+
+class ProposerRun(models.Model):
+    """Asks proposers for five hypotheses per seed from its frozen bibliography (``reconstruction.runs``), on the shared
+    engine's elicitation driver (run kind ``reconstruction_proposer``). Fields as ``hypoarena.GenerationRun``."""
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="reconstruction_proposer_runs")
+    prompt_version = models.CharField(max_length=50)
+    provider = models.CharField(max_length=50, default=JudgeRun.Provider.OPENAI_COMPATIBLE)
+    parameters = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=20, choices=JudgeRun.Status.choices, default=JudgeRun.Status.PENDING)
+    launched_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Reconstruction proposer run {self.pk} on {self.benchmark}"
+
+
+class ProposerTask(ClaimableTask):
+    """One proposer's five hypotheses for one seed. ``attempts`` keeps every raw answer with its schema problems."""
+
+    run = models.ForeignKey(ProposerRun, on_delete=models.CASCADE, related_name="tasks")
+    seed = models.ForeignKey(SeedPaper, on_delete=models.CASCADE, related_name="+")
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="+")
+    attempts = models.JSONField(default=list, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "seed", "participant"], name="reconstruction_proposer_task_unique")]
+        indexes = [models.Index(fields=["run", "status"])]
+
+
+class MatchJudgeTask(ClaimableTask):
+    """A match judge's task: one hypothesis against its held-out seed (``order`` is always ``single``)."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="reconstruction_match_tasks")
+    hypothesis = models.ForeignKey(Hypothesis, on_delete=models.CASCADE, related_name="+")
+    order = models.CharField(max_length=10, default="single")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "hypothesis", "order"], name="reconstruction_match_task_unique")]
+        indexes = [models.Index(fields=["run", "status"])]
+
+
+class MatchJudgment(JudgmentRecord):
+    """A match judge's answer as given (invalid ones too); an accepted one's label is also a :class:`MatchLabel` with
+    the run's label as its source, stored in the same transaction."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="reconstruction_match_judgments")
+    hypothesis = models.ForeignKey(Hypothesis, on_delete=models.CASCADE, related_name="judgments")
+    label = models.CharField(max_length=10, choices=MatchLabel.Label.choices, null=True, blank=True)
+    reason = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "hypothesis", "order"], condition=Q(status="accepted"), name="reconstruction_one_accepted_match_judgment"),
+        ]
+        ordering = ["hypothesis_id", "id"]
+
+
+class SwissSelection(models.Model):
+    """The multi-agent pipeline of PROTOCOL.md §3: per seed and slot, a Swiss tournament among the proposers'
+    hypotheses, judged in both orders by judges that proposed neither candidate; the five slot champions become the
+    hypotheses of ``participant`` (the selection system), to be match-judged like any proposer's five.
+
+    A tournament is a sequence of small runs: each round of every tournament of the selection is one judge run per
+    judge (``JudgeRun.subjects = reconstruction_swiss``); when a round's runs have all completed, the next round is
+    paired from the results and launched (``reconstruction.swiss.selection_advance``, idempotent)."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "running"
+        WAITING = "waiting", "waiting for a failed round run to be resumed"
+        COMPLETED = "completed", "completed"
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="swiss_selections")
+    participant = models.OneToOneField(Participant, on_delete=models.PROTECT, related_name="swiss_selection")
+    proposers = models.JSONField(help_text="participant names whose hypotheses compete")
+    judges = models.JSONField(help_text='[{"model", "family"}]: every round is judged by each of them where not recused')
+    seed = models.PositiveIntegerField(default=0, help_text="seeds the pairing lot and the tie-break lot")
+    parameters = models.JSONField(default=dict, blank=True, help_text="endpoint settings of the round runs (no secrets)")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    round = models.PositiveSmallIntegerField(default=0, help_text="the round being judged (0: not started)")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Swiss selection {self.participant.name} on {self.benchmark}"
+
+
+class SwissTournament(models.Model):
+    """One seed's one slot: its candidates (hypothesis ids), and when done its standings and champion."""
+
+    selection = models.ForeignKey(SwissSelection, on_delete=models.CASCADE, related_name="tournaments")
+    seed_paper = models.ForeignKey(SeedPaper, on_delete=models.CASCADE, related_name="+")
+    slot = models.PositiveSmallIntegerField()
+    candidates = models.JSONField(help_text="hypothesis ids")
+    rounds = models.PositiveSmallIntegerField(help_text="max(1, n - 1)")
+    standings = models.JSONField(default=list, blank=True)
+    tie_break = models.JSONField(default=dict, blank=True)
+    champion = models.ForeignKey(Hypothesis, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["selection", "seed_paper", "slot"], name="reconstruction_swiss_tournament_unique")]
+        ordering = ["seed_paper_id", "slot"]
+
+
+class SwissMatch(models.Model):
+    """A pairing of one round (``b`` empty: ``a`` has the bye)."""
+
+    tournament = models.ForeignKey(SwissTournament, on_delete=models.CASCADE, related_name="matches")
+    round = models.PositiveSmallIntegerField()
+    a = models.ForeignKey(Hypothesis, on_delete=models.PROTECT, related_name="+")
+    b = models.ForeignKey(Hypothesis, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["tournament", "round", "a"], name="reconstruction_swiss_match_unique")]
+        ordering = ["tournament_id", "round", "id"]
+
+
+class SwissJudgeTask(ClaimableTask):
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="reconstruction_swiss_tasks")
+    match = models.ForeignKey(SwissMatch, on_delete=models.CASCADE, related_name="+")
+    order = models.CharField(max_length=10)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "match", "order"], name="reconstruction_swiss_task_unique")]
+        indexes = [models.Index(fields=["run", "status"])]
+
+
+class SwissVote(JudgmentRecord):
+    """One judge's answer on one match in one order: ``verdict`` as given (A, B or TIE about what it saw) and
+    ``winner`` in the match's terms (a, b or tie). A vote is worth 1 (a tie ½ to each); points = votes / 2."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="reconstruction_swiss_votes")
+    match = models.ForeignKey(SwissMatch, on_delete=models.CASCADE, related_name="votes")
+    judge = models.CharField(max_length=200)
+    verdict = models.CharField(max_length=5, null=True, blank=True)
+    winner = models.CharField(max_length=4, blank=True)
+    reason = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "match", "order"], condition=Q(status="accepted"), name="reconstruction_one_accepted_swiss_vote"),
+        ]
+        ordering = ["match_id", "judge", "order"]

@@ -16,7 +16,7 @@ from arena.models import Benchmark
 from arena.permissions import researcher_required
 
 from . import leakage
-from .models import BibliographyFreeze, SeedPaper
+from .models import BibliographyFreeze, Hypothesis, SeedPaper, SwissMatch, SwissSelection, SwissTournament, SwissVote
 from .reports import REPORT_REPLICATES, REPORT_SEED, ReportError, benchmark_reconstruction_report
 
 
@@ -44,7 +44,9 @@ def seed_list_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
         .select_related("freeze")
         .order_by("domain", "external_id")
     )
-    return render(request, "reconstruction/seed_list.html", {"benchmark": benchmark, "seeds": seeds, "min_eligible": leakage.MIN_ELIGIBLE})
+    selections = SwissSelection.objects.filter(benchmark=benchmark).select_related("participant")
+    return render(request, "reconstruction/seed_list.html", {"benchmark": benchmark, "seeds": seeds, "min_eligible": leakage.MIN_ELIGIBLE,
+                                                               "selections": selections})
 
 
 @require_GET
@@ -120,3 +122,46 @@ def results_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     else:
         context |= {"doc": doc, **results_sections(doc)}
     return render(request, "reconstruction/results.html", context)
+
+
+@require_GET
+@researcher_required
+def bracket_page(request: HttpRequest, benchmark_id: int, selection_id: int) -> HttpResponse:
+    """A Swiss selection's brackets for one seed (``?seed=<id>``, default the first): per slot, round by round, each
+    match with its two candidates (proposer, title), every judge's vote in each order, the points, the bye; then the
+    standings with the tie-break rule and the champion. Names the proposers: researcher-side only. One seed a page, so
+    the page stays the same size however many seeds the benchmark has."""
+    benchmark = _benchmark_get(benchmark_id)
+    selection = SwissSelection.objects.filter(benchmark=benchmark, pk=selection_id).select_related("participant").first()
+    if selection is None:
+        raise Http404(f"no Swiss selection {selection_id} in {benchmark}")
+    seed_ids = list(SwissTournament.objects.filter(selection=selection).values_list("seed_paper_id", flat=True).distinct().order_by("seed_paper_id"))
+    seeds = {s.pk: s for s in SeedPaper.objects.filter(pk__in=seed_ids)}
+    wanted = request.GET.get("seed", "")
+    current = int(wanted) if wanted.isdigit() and int(wanted) in seeds else (seed_ids[0] if seed_ids else None)
+    tournaments = list(SwissTournament.objects.filter(selection=selection, seed_paper_id=current).order_by("slot"))
+    hyp_ids = {c for t in tournaments for c in t.candidates}
+    hyps = {h.pk: h for h in Hypothesis.objects.filter(pk__in=hyp_ids).select_related("participant")}
+    matches = list(SwissMatch.objects.filter(tournament__in=tournaments).order_by("round", "id"))
+    votes: dict[int, list[SwissVote]] = {}
+    for v in SwissVote.objects.filter(match__in=matches).order_by("judge", "order"):
+        votes.setdefault(v.match_id, []).append(v)
+    slots = []
+    for t in tournaments:
+        rounds: dict[int, list[dict[str, Any]]] = {}
+        for m in (m for m in matches if m.tournament_id == t.pk):
+            accepted = [v for v in votes.get(m.pk, []) if v.status == "accepted"]
+            va = sum(1.0 if v.winner == "a" else 0.5 if v.winner == "tie" else 0.0 for v in accepted)
+            vb = sum(1.0 if v.winner == "b" else 0.5 if v.winner == "tie" else 0.0 for v in accepted)
+            rounds.setdefault(m.round, []).append({
+                "a": hyps[m.a_id], "b": hyps.get(m.b_id) if m.b_id else None, "votes": votes.get(m.pk, []),
+                "points_a": va / 2, "points_b": vb / 2,
+            })
+        standings = [r | {"hypothesis": hyps.get(r["candidate"])} for r in t.standings]
+        slots.append({"tournament": t, "rounds": sorted(rounds.items()), "standings": standings,
+                      "champion": hyps.get(t.champion_id) if t.champion_id else None})
+    context = {
+        "benchmark": benchmark, "selection": selection, "seeds": [seeds[i] for i in seed_ids], "current": seeds.get(current) if current else None,
+        "slots": slots,
+    }
+    return render(request, "reconstruction/bracket.html", context)

@@ -31,9 +31,17 @@ def _kind_and_type(benchmark: Benchmark, task_kind: str | None, run_type: str | 
     the other protocol is passed on: the service refuses it, saying why."""
     if task_kind is None and benchmark.protocol == Benchmark.Protocol.HYPOARENA:
         task_kind = JudgeRun.Subjects.HYPOARENA_RUBRIC if run_type == "rubric" else JudgeRun.Subjects.HYPOARENA
+    if task_kind is None and benchmark.protocol == Benchmark.Protocol.RECONSTRUCTION:
+        task_kind = JudgeRun.Subjects.RECONSTRUCTION_MATCH
     if run_type is None:
-        run_type = {JudgeRun.Subjects.HYPOARENA: "arena", JudgeRun.Subjects.HYPOARENA_RUBRIC: "rubric"}.get(task_kind or "", "holistic")
+        run_type = {
+            JudgeRun.Subjects.HYPOARENA: "arena", JudgeRun.Subjects.HYPOARENA_RUBRIC: "rubric",
+            JudgeRun.Subjects.RECONSTRUCTION_MATCH: "match", JudgeRun.Subjects.RECONSTRUCTION_SWISS: "swiss",
+        }.get(task_kind or "", "holistic")
     return task_kind, run_type
+
+
+ORDERED_KINDS = (JudgeRun.Subjects.PAIRS, JudgeRun.Subjects.CONTROLS, JudgeRun.Subjects.HYPOARENA, JudgeRun.Subjects.RECONSTRUCTION_SWISS)
 
 
 class Command(BaseCommand):
@@ -49,7 +57,8 @@ class Command(BaseCommand):
             "--pairs", default="all",
             help="all | batch:NAME | sample:N | controls | controls:KIND,KIND (the approved diagnostic control variants, each "
             "against its clean source; their verdicts go to controls_report, never to a leaderboard); on a HypoArena "
-            "benchmark: all | domain:NAME | sample:N (matches, or submissions for a rubric run)",
+            "benchmark: all | domain:NAME | sample:N (matches, or submissions for a rubric run); on a Reconstruction "
+            "benchmark: all | domain:NAME | system:NAME | sample:N (hypotheses to match-judge)",
         )
         parser.add_argument(
             "--orders", type=_orders, default=ORDERS, metavar="{original,reverse}[,...]",
@@ -57,8 +66,13 @@ class Command(BaseCommand):
             "(A and B swapped) or both, comma-separated (default: original,reverse)",
         )
         parser.add_argument(
-            "--run-type", default=None, choices=["holistic", "structured", "arena", "rubric"],
-            help="holistic (default) or structured for a Lit2Test benchmark; arena (default) or rubric for a HypoArena one",
+            "--run-type", default=None, choices=["holistic", "structured", "arena", "rubric", "match"],
+            help="holistic (default) or structured for a Lit2Test benchmark; arena (default) or rubric for a HypoArena one; "
+            "match for a Reconstruction one",
+        )
+        parser.add_argument(
+            "--judge-family", default="",
+            help="the judge's model family (Reconstruction match runs: the judge recuses on hypotheses of its own family)",
         )
         parser.add_argument(
             "--task-kind", default=None, choices=JudgeRun.Subjects.values,
@@ -106,6 +120,7 @@ class Command(BaseCommand):
             rate_per_second=o["rate"], temperature=o["temperature"], max_tokens=o["max_tokens"],  # type: ignore[arg-type]
             timeout=float(o["timeout"]), canonical=bool(o["canonical"]), label=o["label"], seed=int(o["seed"]),  # type: ignore[arg-type, call-overload]
             price_per_1k_prompt=o["price_per_1k_prompt"], price_per_1k_completion=o["price_per_1k_completion"],  # type: ignore[arg-type]
+            options={"judge_family": str(o["judge_family"])} if o["judge_family"] else {},
         )
         try:
             run, skipped = judge_run_create(request=request)
@@ -115,7 +130,7 @@ class Command(BaseCommand):
         self.stdout.write(f"run: {run.pk}")
         total = subjects_of(run).task_model.objects.filter(run=run).count()
         self.stdout.write(
-            f"{total} {'tasks' if run.subjects == JudgeRun.Subjects.HYPOARENA_RUBRIC else 'ordered tasks'}" + (f"; {skipped} pairs skipped: their proposals have no text" if skipped else "")
+            f"{total} {'ordered tasks' if run.subjects in ORDERED_KINDS else 'tasks'}" + (f"; {skipped} pairs skipped: their proposals have no text" if skipped else "")
             + (" (replay of stored judgments)" if replay else "")
         )
         if not o["wait"]:

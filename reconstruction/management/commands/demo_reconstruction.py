@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from reconstruction.demo import DEMO_NAME, SEED, demo_build
+from reconstruction.demo import DEMO_NAME, SEED, demo_build, demo_swiss
 
 
 class Command(BaseCommand):
@@ -14,3 +14,4 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, seed: int, name: str, **options: object) -> None:
         self.stdout.write(demo_build(seed=seed, name=name).line())
+        self.stdout.write(demo_swiss(name=name, seed=seed))

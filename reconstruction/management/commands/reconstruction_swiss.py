@@ -1,0 +1,84 @@
+"""``reconstruction_swiss``: start a Swiss selection (per seed and slot, a Swiss tournament among the proposers'
+hypotheses, round by round as judge runs on the shared engine), move one on, or show where it stands."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from django.core.exceptions import ObjectDoesNotExist
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from arena.models import JudgeRun
+from arena.selectors import benchmark_resolve
+from jobs.services import RunError
+from reconstruction.models import SwissSelection
+from reconstruction.swiss import selection_advance, selection_create
+
+from .reconstruction_propose import pairs_option
+
+
+def selection_summary(selection: SwissSelection) -> dict[str, object]:
+    tournaments = list(selection.tournaments.all())
+    return {
+        "selection": selection.pk, "name": selection.participant.name, "status": selection.status, "round": selection.round,
+        "tournaments": len(tournaments), "champions": sum(t.champion_id is not None for t in tournaments),
+        "rounds": max((t.rounds for t in tournaments), default=0),
+    }
+
+
+class Command(BaseCommand):
+    help = (
+        "Start a Swiss selection among proposers' hypotheses (--name, --proposers, --judges MODEL=FAMILY,...), or move one "
+        "on (--advance ID: after a failed round run was resumed), or show one (--status ID)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("benchmark", help="a Reconstruction benchmark: id, name or name@version")
+        parser.add_argument("--name", default="", help="the selection system's name (its champions' participant)")
+        parser.add_argument("--proposers", default="", help="comma-separated participant names whose hypotheses compete")
+        parser.add_argument("--judges", default="", help="MODEL=FAMILY,...: the judges and their model families")
+        parser.add_argument("--base-url", default="", help="the judges' OpenAI-compatible endpoint")
+        parser.add_argument("--api-key-env", default=None, help="environment variable holding the API key (never stored)")
+        parser.add_argument("--seed", type=int, default=0, help="seeds the pairing and tie-break lots")
+        parser.add_argument("--concurrency", type=int, default=8)
+        parser.add_argument("--timeout", type=float, default=120.0)
+        parser.add_argument("--advance", type=int, default=None, metavar="ID")
+        parser.add_argument("--status", type=int, default=None, metavar="ID")
+        parser.add_argument("--wait", action="store_true", help="wait until the selection completes or waits for a resume")
+
+    def handle(self, *args: object, **o: object) -> None:
+        try:
+            benchmark = benchmark_resolve(reference=str(o["benchmark"]))
+        except ObjectDoesNotExist as exc:
+            raise CommandError(str(exc)) from None
+        try:
+            if o["advance"] or o["status"]:
+                selection = SwissSelection.objects.filter(pk=o["advance"] or o["status"], benchmark=benchmark).first()
+                if selection is None:
+                    raise CommandError(f"{benchmark} has no Swiss selection {o['advance'] or o['status']}")
+                if o["advance"]:
+                    selection_advance(selection_id=selection.pk)
+            else:
+                judges = [{"model": m, "family": f} for m, f in pairs_option(str(o["judges"]), "--judges").items()]
+                selection = selection_create(
+                    benchmark=benchmark, name=str(o["name"]), proposers=str(o["proposers"]).split(","), judges=judges,
+                    seed=int(o["seed"]), base_url=str(o["base_url"]), api_key_env=o["api_key_env"] or None,  # type: ignore[call-overload, arg-type]
+                    concurrency=int(o["concurrency"]), timeout=float(o["timeout"]),  # type: ignore[call-overload, arg-type]
+                )
+        except RunError as exc:
+            raise CommandError(str(exc)) from None
+        while o["wait"]:
+            selection.refresh_from_db()
+            if selection.status != SwissSelection.Status.RUNNING:
+                break
+            time.sleep(1)
+        selection.refresh_from_db()
+        self.stdout.write(json.dumps(selection_summary(selection)))
+        if selection.status == SwissSelection.Status.WAITING:
+            failed = JudgeRun.objects.filter(subjects=JudgeRun.Subjects.RECONSTRUCTION_SWISS, parameters__options__selection=selection.pk,
+                                             status__in=[JudgeRun.Status.FAILED, JudgeRun.Status.CANCELLED]).values_list("pk", flat=True)
+            raise CommandError(
+                f"Swiss selection {selection.pk} waits: round run(s) {', '.join(map(str, failed))} ended without completing; "
+                "resume them (dashboard or run page), and the selection moves on when they complete"
+            )

@@ -1,0 +1,173 @@
+"""Reconstruction proposer runs (PROTOCOL.md §3; issue 13) on the shared engine's elicitation driver
+(``jobs.elicitation``; run kind ``reconstruction_proposer``).
+
+A task is one proposer and one seed with a frozen bibliography and no hypotheses from that proposer yet. The prompt is
+the frozen shown text and nothing else (``reconstruction.prompts.render_proposer_task``). An answer is valid when it is
+one JSON object with exactly five distinct hypotheses, each with a title, a summary and at least one cited anonymous id
+that exists in that seed's frozen bibliography. A malformed answer is asked again with its problems, at most two
+retries; what still fails is invalid (recorded on the task with every attempt), no hypothesis is stored, and the seed
+counts as excluded for that proposer. A valid answer becomes the proposer's slots 1–5 in the order given, of the
+proposer's family (``--families NAME=FAMILY``; by default the participant's name), for the match judges' recusal.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.db import transaction
+
+from arena.models import Benchmark, Participant
+from jobs import execution
+from jobs.elicitation import ElicitKind, Problems, elicit_kind_register, elicit_launch, elicit_problem
+from jobs.parsing import ParseError, _json_object
+from jobs.prompts import PROMPTS
+from jobs.providers import PermanentError, api_key_from_env
+from jobs.services import RunError
+
+from .models import BibliographyFreeze, Hypothesis, ProposerRun, ProposerTask, Reference, SeedPaper
+from .prompts import HYPOTHESES, PROPOSER_KIND, PROPOSER_V1, render_proposer_task
+
+RUN_KIND = "reconstruction_proposer"
+TITLE_MAX, SUMMARY_MAX = 500, 5000
+_SPACE = re.compile(r"\W+")
+
+
+def _norm(text: str) -> str:
+    return _SPACE.sub(" ", text.casefold()).strip()
+
+
+def answer_problems(text: str, *, known_ids: set[str]) -> tuple[list[dict[str, Any]] | None, Problems]:
+    """The answer's five hypotheses (title, summary, cited) and its problems (empty when valid)."""
+    try:
+        obj = _json_object(text)
+    except ParseError as exc:
+        return None, [elicit_problem("*", "not_json", str(exc))]
+    items = obj.get("hypotheses")
+    if not isinstance(items, list):
+        return None, [elicit_problem("hypotheses", "schema", 'must be a list of {"title", "summary", "cites"} objects')]
+    problems: Problems = []
+    if len(items) != HYPOTHESES:
+        problems.append(elicit_problem("hypotheses", "count", f"has {len(items)} entries; exactly {HYPOTHESES} were asked for"))
+    out: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for i, item in enumerate(items[:HYPOTHESES], start=1):
+        where = f"hypotheses[{i}]"
+        if not isinstance(item, dict):
+            problems.append(elicit_problem(where, "schema", "must be an object with title, summary and cites"))
+            continue
+        title, summary, cites = item.get("title"), item.get("summary"), item.get("cites")
+        for key, value, limit in (("title", title, TITLE_MAX), ("summary", summary, SUMMARY_MAX)):
+            if not isinstance(value, str) or not value.strip():
+                problems.append(elicit_problem(f"{where}.{key}", "empty", "must be non-empty text"))
+            elif len(value) > limit:
+                problems.append(elicit_problem(f"{where}.{key}", "long", f"has {len(value)} characters; at most {limit}"))
+        if not isinstance(cites, list) or not cites or not all(isinstance(c, str) for c in cites):
+            problems.append(elicit_problem(f"{where}.cites", "empty", "must list at least one reference id, e.g. [\"R3\"]"))
+            cites = []
+        else:
+            unknown = [c for c in cites if c.strip() not in known_ids]
+            if unknown:
+                problems.append(elicit_problem(
+                    f"{where}.cites", "unknown_id", f"cites {', '.join(map(repr, unknown))}, not in this bibliography (its ids are R1 ... as listed)"
+                ))
+        if isinstance(title, str) and isinstance(summary, str):
+            key = _norm(title) + "|" + _norm(summary)
+            if key in seen or _norm(title) in {k.split("|")[0] for k in seen}:
+                problems.append(elicit_problem(where, "duplicate", f"repeats hypothesis {seen.get(key) or 'with the same title'}; the five must be distinct"))
+            seen.setdefault(key, i)
+        out.append({"title": str(title or "").strip(), "summary": str(summary or "").strip(),
+                    "cited": sorted({c.strip() for c in cites}, key=lambda c: (len(c), c))})
+    return out, problems
+
+
+def _known_ids(seed_id: int) -> set[str]:
+    return set(Reference.objects.filter(seed_id=seed_id, eligible=True).values_list("anon_id", flat=True))
+
+
+def _messages(run: ProposerRun, task: ProposerTask) -> list[dict[str, str]]:
+    return render_proposer_task(bibliography=task.seed.freeze.shown_text, template=PROMPTS[run.prompt_version])
+
+
+def _context(run: ProposerRun, task: ProposerTask) -> set[str]:
+    return _known_ids(task.seed_id)
+
+
+def _check(run: ProposerRun, task: ProposerTask, text: str, known_ids: set[str]) -> tuple[Any, Problems]:
+    return answer_problems(text, known_ids=known_ids)
+
+
+def _store(task: ProposerTask, hypotheses: list[dict[str, Any]]) -> None:
+    run = task.run
+    family = (run.parameters.get("families") or {}).get(task.participant.name) or task.participant.name
+    Hypothesis.objects.bulk_create([
+        Hypothesis(seed_id=task.seed_id, participant_id=task.participant_id, family=family, slot=slot, **h)
+        for slot, h in enumerate(hypotheses, start=1)
+    ])
+
+
+KIND = ElicitKind(
+    run_kind=RUN_KIND, title="Reconstruction proposers", run_model=ProposerRun, task_model=ProposerTask,
+    related=("seed__freeze", "run"), messages=_messages, check=_check, store=_store, subject_field="seed", context=_context,
+)
+elicit_kind_register(KIND)
+
+
+def proposer_run_create(
+    *, benchmark: Benchmark, base_url: str, proposers: list[str], families: dict[str, str] | None = None, seeds: str = "all",
+    api_key_env: str | None = None, temperature: float = 1.0, max_tokens: int = 2000, concurrency: int = 8,
+    timeout: float = 300.0, model_names: dict[str, str] | None = None, launched_by: Any = None,  # noqa: ANN401
+    lease_seconds: float | None = None,
+) -> ProposerRun:
+    """A run asking each proposer for five hypotheses on each chosen frozen seed (``all`` or ``domain:NAME``) it has
+    none for yet. Proposers are the benchmark's participants by name (created when new). Raises :class:`RunError`
+    saying what to fix."""
+    if benchmark.protocol != Benchmark.Protocol.RECONSTRUCTION:
+        raise RunError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a Reconstruction one")
+    if not base_url:
+        raise RunError("a proposer run needs a base URL")
+    names = [p.strip() for p in proposers if p.strip()]
+    if not names:
+        raise RunError("name at least one proposer (--proposers NAME,NAME)")
+    if len(set(names)) != len(names):
+        raise RunError(f"a proposer is named twice: {', '.join(names)}")
+    unknown = sorted(set(families or {}) - set(names))
+    if unknown:
+        raise RunError(f"--families names {', '.join(unknown)}, which are not proposers of this run")
+    try:
+        api_key_from_env(api_key_env)
+    except PermanentError as exc:
+        raise RunError(str(exc)) from None
+    chosen = SeedPaper.objects.filter(benchmark=benchmark).order_by("id")
+    if seeds.startswith("domain:"):
+        chosen = chosen.filter(domain=seeds.removeprefix("domain:"))
+    elif seeds != "all":
+        raise RunError(f"seeds must be 'all' or 'domain:NAME', got {seeds!r}")
+    frozen = set(BibliographyFreeze.objects.filter(seed__in=chosen).values_list("seed_id", flat=True))
+    chosen_ids = [s for s in chosen.values_list("id", flat=True) if s in frozen]
+    if not chosen_ids:
+        raise RunError(f"{benchmark} has no seed with a frozen bibliography{' in ' + seeds if seeds != 'all' else ''}; freeze bibliographies first")
+    with transaction.atomic():
+        people = []
+        for name in names:
+            participant, _ = Participant.objects.get_or_create(benchmark=benchmark, name=name)
+            people.append(participant)
+        existing = set(Hypothesis.objects.filter(seed_id__in=chosen_ids).values_list("seed_id", "participant_id").distinct())
+        run = ProposerRun.objects.create(
+            benchmark=benchmark, prompt_version=PROPOSER_V1, launched_by=launched_by,
+            parameters={
+                "base_url": base_url, "api_key_env": api_key_env or "", "temperature": temperature, "max_tokens": max_tokens,
+                "concurrency": concurrency, "timeout": timeout, "lease_seconds": lease_seconds or execution.lease_seconds(),
+                "model_names": model_names or {}, "seeds": seeds, "families": {n: (families or {}).get(n) or n for n in names},
+                "unfrozen_skipped": chosen.count() - len(chosen_ids),
+            },
+        )
+        ProposerTask.objects.bulk_create(
+            [ProposerTask(run=run, seed_id=s, participant=p) for s in chosen_ids for p in people if (s, p.pk) not in existing]
+        )
+    assert PROMPTS[PROPOSER_V1].kind == PROPOSER_KIND
+    return run
+
+
+def proposer_run_launch(*, run: ProposerRun, event: str = "launched") -> None:
+    elicit_launch(kind=KIND, run=run, event=event)
