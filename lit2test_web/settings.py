@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "controls",
     "hypoarena",
     "reconstruction",
+    "intrinsic",
 ]
 
 MIDDLEWARE = [

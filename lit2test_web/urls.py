@@ -37,4 +37,5 @@ urlpatterns = [
     path("", include("controls.urls")),
     path("", include("hypoarena.urls")),
     path("", include("reconstruction.urls")),
+    path("", include("intrinsic.urls")),
 ]

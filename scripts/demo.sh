@@ -48,6 +48,7 @@ $PY manage.py collectstatic --no-input -v0
 $PY manage.py demo_setup
 $PY manage.py demo_hypoarena || true  # the synthetic HypoArena benchmark (hypoarena/demo.py); a second start adds nothing
 $PY manage.py demo_reconstruction || true  # the synthetic Reconstruction benchmark (reconstruction/demo.py); a second start adds nothing
+$PY manage.py demo_intrinsic || true  # the synthetic Intrinsic-scoring benchmark (intrinsic/demo.py: drawn scores, no model); a second start adds nothing
 $PY manage.py demo_study || true
 # Template-made diagnostic controls (no language model needed) for the review page; a second start adds nothing.
 # Subtle and sham come from the reserve templates here (--templates-only); with a model they are written by it.

@@ -4,6 +4,8 @@ Run:  python tests/fake_llm/server.py --port 0 --port-file PATH [--parent-pid PI
 
 Endpoints
   POST /v1/chat/completions   OpenAI chat completions (non-streaming)
+  POST /v1/completions        legacy completions of the toy model (``toy_lm.py``) with prompt log-probabilities
+  POST /tokenize              vLLM's tokenizer endpoint, for the same toy model
   POST /_script               replace the script (JSON object) and reset counters and the log
   GET  /_log                  every chat request since the last /_script
   GET  /_health               {"ok": true}
@@ -17,6 +19,25 @@ Canned answers (``"replies"``, optional): a list of rules ``{"contains": str | [
 (an object is sent as its JSON text); once a rule's answers are used up its last one repeats. Counters restart
 with each ``/_script``. Failure rules still come first; requests no rule matches get the ``mode`` answer. The log
 entry of a canned answer says which: ``"reply": [rule index, answer index]``.
+
+Completions (``"completions"``, optional): ``{"logprobs_mode": "raw_logprobs" | "raw_logits" |
+"processed_logprobs" | "processed_logits", "tokenize": bool, "max_model_len": int}``. ``/v1/completions`` scores
+a string prompt with the toy model of ``toy_lm.py`` (``<s>`` first): with ``echo: true`` and ``logprobs: N`` the
+choice's ``logprobs`` holds ``tokens``, ``token_logprobs`` (None for ``<s>``), ``text_offset`` (character offsets)
+and ``top_logprobs`` (the N best tokens by string) for the prompt, followed by the generated tokens (``max_tokens``
+greedy tokens, 16 if absent; 0 generates none); vLLM's ``prompt_logprobs: N`` adds ``choices[0].prompt_logprobs`` =
+``[None, {"<token id>": {"logprob", "rank", "decoded_token"}, ...}, ...]`` with the prompt token and the N best.
+As in vLLM's ``--logprobs-mode``, the "logprob" values are log-softmax values in the ``*_logprobs`` modes (the
+default) and raw logits in the ``*_logits`` modes (the toy model has no sampling processors, so raw and processed
+agree). ``/tokenize`` answers ``{"tokens", "count", "max_model_len"}`` (plus ``token_strs`` when
+``return_token_strs`` is true), or 404 when ``tokenize`` is false (servers without it). A prompt longer than
+``max_model_len`` tokens is refused with 400, as vLLM does.
+
+Failure rules apply to chat and completions requests alike (the task key of a completion is a hash of its prompt);
+a rule with ``"endpoints": [...]`` (any of "chat", "completions", "tokenize") applies to those only, and
+``/tokenize`` fails only by a rule that names it. Every log entry says its ``endpoint``; completions and tokenize
+entries carry the ``prompt`` (their ``messages`` is None). For a completion, ``malformed`` answers a choice without
+log-probabilities (its text is the rule's value) and ``missing_key`` drops that key from the choice.
 """
 
 from __future__ import annotations
@@ -25,6 +46,7 @@ import argparse
 import copy
 import hashlib
 import json
+import math
 import os
 import random
 import re
@@ -35,6 +57,11 @@ import uuid
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+try:
+    from tests.fake_llm import toy_lm
+except ImportError:  # run as a script: this folder is on sys.path, the repository may not be
+    import toy_lm  # type: ignore[no-redef]
 
 GENERATE_FIELDS = [
     "literature_gap",
@@ -48,6 +75,8 @@ DIMENSIONS = ["grounding", "hypothesis_specificity", "minimality_feasibility", "
 STRUCTURED_TOKEN = "STRUCTURED-DIMENSIONS"
 MODES = {"judge", "generate", "echo"}
 POLICIES = {"always_a", "always_b", "always_tie", "prefer_field", "prefer_text", "random"}
+LOGPROBS_MODES = {"raw_logprobs", "raw_logits", "processed_logprobs", "processed_logits"}
+ENDPOINTS = {"chat", "completions", "tokenize"}
 
 DEFAULT_SCRIPT: dict[str, Any] = {
     "latency": 0.0,
@@ -56,6 +85,7 @@ DEFAULT_SCRIPT: dict[str, Any] = {
     "failures": [],
     "generate": {"fields": list(GENERATE_FIELDS), "words": 30},
     "replies": [],
+    "completions": {"logprobs_mode": "raw_logprobs", "tokenize": True, "max_model_len": 4096},
 }
 
 MARKER_RE = re.compile(r"^===\s*(.*?)\s*===$")
@@ -80,7 +110,7 @@ def validate_script(raw: Any) -> dict[str, Any]:
     if unknown:
         raise ScriptError(f"unknown script keys: {sorted(unknown)}")
     script = copy.deepcopy(DEFAULT_SCRIPT)
-    for key in ("judge", "generate"):
+    for key in ("judge", "generate", "completions"):
         if key in raw:
             if not isinstance(raw[key], dict):
                 raise ScriptError(f"{key} must be an object")
@@ -93,6 +123,14 @@ def validate_script(raw: Any) -> dict[str, Any]:
         raise ScriptError(f"mode must be one of {sorted(MODES)}")
     if script["judge"]["policy"] not in POLICIES:
         raise ScriptError(f"judge.policy must be one of {sorted(POLICIES)}")
+    completions = script["completions"]
+    unknown = set(completions) - set(DEFAULT_SCRIPT["completions"])
+    if unknown:
+        raise ScriptError(f"unknown completions keys: {sorted(unknown)}")
+    if completions["logprobs_mode"] not in LOGPROBS_MODES:
+        raise ScriptError(f"completions.logprobs_mode must be one of {sorted(LOGPROBS_MODES)}")
+    if not isinstance(completions["max_model_len"], int) or completions["max_model_len"] < 1:
+        raise ScriptError("completions.max_model_len must be a positive integer")
     failures = raw.get("failures") or []
     if not isinstance(failures, list) or not all(isinstance(rule, dict) for rule in failures):
         raise ScriptError("failures must be a list of objects")
@@ -104,6 +142,9 @@ def validate_script(raw: Any) -> dict[str, Any]:
             raise ScriptError('failure "rate" must be between 0 and 1')
         if not {"status", "malformed", "missing_key", "sleep"} & set(rule):
             raise ScriptError("a failure needs one of status, malformed, missing_key, sleep")
+        endpoints = rule.get("endpoints", ["chat", "completions"])
+        if not isinstance(endpoints, list) or not set(endpoints) <= ENDPOINTS:
+            raise ScriptError(f'failure "endpoints" must be a list of {sorted(ENDPOINTS)}')
     script["failures"] = failures
     replies = raw.get("replies") or []
     if not isinstance(replies, list) or not all(isinstance(rule, dict) for rule in replies):
@@ -139,7 +180,9 @@ def reply_for(script: dict[str, Any], model: Any, messages: list[dict[str, Any]]
     return None
 
 
-def rule_matches(rule: dict[str, Any], task: str, attempt: int) -> bool:
+def rule_matches(rule: dict[str, Any], task: str, attempt: int, endpoint: str = "chat") -> bool:
+    if endpoint not in rule.get("endpoints", ["chat", "completions"]):
+        return False
     if "rate" in rule:
         digest = hashlib.sha1(f"{task}:{attempt}".encode()).digest()
         return int.from_bytes(digest[:8], "big") / 2**64 < float(rule["rate"])
@@ -311,13 +354,16 @@ class State:
         with self.lock:
             return reply_for(self.script, model, messages, self.replies)
 
-    def register(self, model: Any, messages: Any, task: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    def register(
+        self, model: Any, messages: Any, task: str | None, *, endpoint: str = "chat", prompt: Any = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         with self.lock:
             attempt = None
             if task is not None:
                 attempt = self.attempts[task] = self.attempts.get(task, 0) + 1
             entry = {
                 "t": time.time(),
+                "endpoint": endpoint,
                 "model": model,
                 "messages": messages,
                 "status": None,
@@ -325,6 +371,8 @@ class State:
                 "attempt": attempt,
                 "fault": None,
             }
+            if endpoint != "chat":
+                entry["prompt"] = prompt
             self.log.append(entry)
             return self.script, entry
 
@@ -410,6 +458,10 @@ class Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"ok": True})
         elif path in ("/v1/chat/completions", "/chat/completions"):
             self._chat()
+        elif path in ("/v1/completions", "/completions"):
+            self._completions()
+        elif path == "/tokenize":
+            self._tokenize()
         else:
             self._read_body()
             self._send_json(404, {"error": {"message": f"no route POST {path}", "type": "not_found", "code": None}})
@@ -440,25 +492,8 @@ class Handler(BaseHTTPRequestHandler):
 
         task = task_key(messages)
         script, entry = state.register(model, messages, task)
-        rule = next((r for r in script["failures"] if rule_matches(r, task, entry["attempt"])), None)
-
-        if script["latency"] > 0:
-            time.sleep(script["latency"])
-        if rule and rule.get("sleep"):
-            entry["fault"] = f"sleep {rule['sleep']}"
-            time.sleep(float(rule["sleep"]))
-
-        if rule and "status" in rule and int(rule["status"]) != 200:
-            status = int(rule["status"])
-            headers = {}
-            if rule.get("retry_after") is not None:
-                retry_after = float(rule["retry_after"])
-                headers["Retry-After"] = f"{retry_after:g}"
-                headers["retry-after-ms"] = str(int(round(retry_after * 1000)))
-            entry["fault"] = f"status {status}"
-            entry["status"] = status
-            message = "Rate limit reached (fake)" if status == 429 else f"Fake error {status}"
-            self._send_json(status, error_body(status, message), headers)
+        rule = self._fault(script, entry, task, "chat")
+        if rule is FAILED:
             return
 
         content: str
@@ -500,6 +535,171 @@ class Handler(BaseHTTPRequestHandler):
         }
         entry["status"] = int(HTTPStatus.OK)
         self._send_json(200, payload)
+
+
+    def _fault(self, script: dict[str, Any], entry: dict[str, Any], task: str, endpoint: str) -> Any:
+        """Apply the scripted latency and the first matching failure rule: the rule, or FAILED once an error was sent."""
+        rule = next((r for r in script["failures"] if rule_matches(r, task, entry["attempt"], endpoint)), None)
+        if script["latency"] > 0:
+            time.sleep(script["latency"])
+        if rule and rule.get("sleep"):
+            entry["fault"] = f"sleep {rule['sleep']}"
+            time.sleep(float(rule["sleep"]))
+        if rule and "status" in rule and int(rule["status"]) != 200:
+            status = int(rule["status"])
+            headers = {}
+            if rule.get("retry_after") is not None:
+                retry_after = float(rule["retry_after"])
+                headers["Retry-After"] = f"{retry_after:g}"
+                headers["retry-after-ms"] = str(int(round(retry_after * 1000)))
+            entry["fault"] = f"status {status}"
+            entry["status"] = status
+            message = "Rate limit reached (fake)" if status == 429 else f"Fake error {status}"
+            self._send_json(status, error_body(status, message), headers)
+            return FAILED
+        return rule
+
+    def _model_request(self, endpoint: str) -> tuple[dict[str, Any], dict[str, Any], Any] | None:
+        """Read a completions or tokenize request: (script, log entry, failure rule), or None once answered."""
+        state = self.server.state
+        try:
+            request = self._json_body()
+            if not isinstance(request, dict):
+                raise ValueError("body must be a JSON object")
+        except ValueError as exc:
+            _, entry = state.register(None, None, None, endpoint=endpoint)
+            entry["status"] = 400
+            self._send_json(400, error_body(400, f"invalid JSON body: {exc}"))
+            return None
+        prompt = request.get("prompt")
+        if not isinstance(prompt, str):
+            _, entry = state.register(request.get("model"), None, None, endpoint=endpoint, prompt=prompt)
+            entry["status"] = 400
+            self._send_json(400, error_body(400, "prompt must be a string (the fake LLM takes no token lists)"))
+            return None
+        task = hashlib.sha1(f"{endpoint}\x00{prompt}".encode()).hexdigest()[:16]
+        script, entry = state.register(request.get("model"), None, task, endpoint=endpoint, prompt=prompt)
+        rule = self._fault(script, entry, task, endpoint)
+        if rule is FAILED:
+            return None
+        ids = toy_lm.tokenize(prompt)
+        limit = script["completions"]["max_model_len"]
+        if len(ids) > limit:
+            entry["status"] = 400
+            self._send_json(400, error_body(400, f"This model's maximum context length is {limit} tokens. "
+                                                 f"However, you requested {len(ids)} tokens in the prompt."))
+            return None
+        return request, entry, rule
+
+    def _tokenize(self) -> None:
+        script = self.server.state.script
+        if not script["completions"]["tokenize"]:
+            try:
+                request = self._json_body()
+            except ValueError:
+                request = None
+            request = request if isinstance(request, dict) else {}
+            _, entry = self.server.state.register(request.get("model"), None, None, endpoint="tokenize",
+                                                  prompt=request.get("prompt"))
+            entry["status"] = 404
+            self._send_json(404, {"detail": "Not Found"})  # what a server without the route answers
+            return
+        read = self._model_request("tokenize")
+        if read is None:
+            return
+        request, entry, _ = read
+        ids = toy_lm.tokenize(request["prompt"], add_bos=request.get("add_special_tokens", True) is not False)
+        payload: dict[str, Any] = {
+            "count": len(ids), "max_model_len": script["completions"]["max_model_len"], "tokens": ids, "token_strs": None,
+        }
+        if request.get("return_token_strs"):
+            payload["token_strs"] = [toy_lm.token_str(token) for token in ids]
+        entry["status"] = 200
+        self._send_json(200, payload)
+
+    def _completions(self) -> None:
+        read = self._model_request("completions")
+        if read is None:
+            return
+        request, entry, rule = read
+        script = self.server.state.script
+        raw_logits = script["completions"]["logprobs_mode"].endswith("_logits")
+        prompt = request["prompt"]
+        n_top = request.get("logprobs")
+        n_prompt = request.get("prompt_logprobs")
+        max_tokens = request.get("max_tokens")
+        max_tokens = 16 if max_tokens is None else int(max_tokens)
+        ids = toy_lm.tokenize(prompt)
+        generated: list[int] = []
+        for _ in range(max_tokens):  # greedy: the best next token, ties to the lowest id
+            row = toy_lm.logits((ids + generated)[-1])
+            generated.append(max(range(toy_lm.V), key=lambda t: (row[t], -t)))
+        every = ids + generated
+
+        def values(position: int) -> list[float]:
+            """What the endpoint reports at ``position`` (predicted from the token before it), for every token."""
+            row = toy_lm.logits(every[position - 1])
+            if raw_logits:
+                return row
+            top = max(row)
+            norm = top + math.log(sum(math.exp(z - top) for z in row))
+            return [z - norm for z in row]
+
+        rows = [None] + [values(position) for position in range(1, len(every))]
+        echo = bool(request.get("echo"))
+        shown = range(0 if echo else len(ids), len(every))
+        text = "".join(toy_lm.token_bytes(t).decode("utf-8", errors="replace") for t in generated)
+        full_text = (prompt if echo else "") + text
+        choice: dict[str, Any] = {"index": 0, "text": full_text, "finish_reason": "length", "logprobs": None}
+        if n_top is not None:
+            offsets = toy_lm.text_offsets(every)
+            base = 0 if echo else len(prompt)
+            top_logprobs: list[dict[str, float] | None] = []
+            for position in shown:
+                row = rows[position]
+                if row is None:
+                    top_logprobs.append(None)
+                    continue
+                best = sorted(range(toy_lm.V), key=lambda t: (-row[t], t))[: int(n_top)]
+                top_logprobs.append({toy_lm.token_str(t): row[t] for t in best})
+            choice["logprobs"] = {
+                "tokens": [toy_lm.token_str(every[p]) for p in shown],
+                "token_logprobs": [None if rows[p] is None else rows[p][every[p]] for p in shown],
+                "text_offset": [offsets[p] - base for p in shown],
+                "top_logprobs": top_logprobs,
+            }
+        if n_prompt is not None:
+            prompt_logprobs: list[dict[str, dict[str, Any]] | None] = [None]
+            for position in range(1, len(ids)):
+                row = rows[position]
+                assert row is not None
+                order = sorted(range(toy_lm.V), key=lambda t: (-row[t], t))
+                keep = [ids[position]] + [t for t in order[: int(n_prompt)] if t != ids[position]]
+                prompt_logprobs.append({
+                    str(t): {"logprob": row[t], "rank": 1 + sum(1 for z in row if z > row[t]), "decoded_token": toy_lm.token_str(t)}
+                    for t in keep
+                })
+            choice["prompt_logprobs"] = prompt_logprobs
+        if rule and "malformed" in rule:
+            entry["fault"] = "malformed"
+            choice.update({"text": str(rule["malformed"]), "logprobs": None})
+            choice.pop("prompt_logprobs", None)
+        elif rule and rule.get("missing_key"):
+            entry["fault"] = f"missing_key {rule['missing_key']}"
+            choice.pop(rule["missing_key"], None)
+        payload = {
+            "id": f"cmpl-fake-{uuid.uuid4().hex[:24]}",
+            "object": "text_completion",
+            "created": int(time.time()),
+            "model": request.get("model"),
+            "choices": [choice],
+            "usage": {"prompt_tokens": len(ids), "completion_tokens": len(generated), "total_tokens": len(every)},
+        }
+        entry["status"] = 200
+        self._send_json(200, payload)
+
+
+FAILED = object()  # a failure rule answered the request with an error status
 
 
 class FakeLLMServer(ThreadingHTTPServer):

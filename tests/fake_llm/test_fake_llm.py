@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -10,7 +11,7 @@ import httpx
 import openai
 import pytest
 
-from tests.fake_llm import FakeLLM
+from tests.fake_llm import FakeLLM, toy_lm
 from tests.fake_llm.server import DIMENSIONS, GENERATE_FIELDS, parse_proposals
 
 SYSTEM = "You are a careful judge. Answer strict JSON."
@@ -245,3 +246,109 @@ def test_replies_answer_matching_requests_in_order_then_repeat_the_last(fake_llm
     with httpx.Client(trust_env=False, timeout=5) as http:
         assert http.post(f"{fake_llm.root_url}/_script", json={"replies": [{"contains": "x"}]}).status_code == 400
         assert http.post(f"{fake_llm.root_url}/_script", json={"replies": [{"answers": ["a"], "when": 1}]}).status_code == 400
+
+
+# --------------------------------------------------------------------------- completions and tokenize (toy model)
+
+
+def log_softmax_row(prev: int) -> list[float]:
+    row = toy_lm.logits(prev)
+    norm = math.log(sum(math.exp(z) for z in row))
+    return [z - norm for z in row]
+
+
+def test_completions_echo_the_prompt_with_log_probabilities_and_offsets(fake_llm: FakeLLM) -> None:
+    prompt = "Hi é 🙂"
+    response = client(fake_llm).completions.create(
+        model="toy", prompt=prompt, echo=True, logprobs=2, max_tokens=0, extra_body={"prompt_logprobs": 1}
+    )
+    choice = response.choices[0]
+    # <s>, "H", "i", " ", "é" (a merge), " ", then the emoji's four UTF-8 bytes: offsets count whole characters.
+    ids = [0, ord("H") + 1, ord("i") + 1, ord(" ") + 1, 257 + toy_lm.MERGES.index("é"), ord(" ") + 1,
+           0xF0 + 1, 0x9F + 1, 0x99 + 1, 0x82 + 1]
+    assert toy_lm.tokenize(prompt) == ids
+    assert choice.text == prompt and response.usage.prompt_tokens == len(ids) and response.usage.completion_tokens == 0
+    logprobs = choice.logprobs
+    assert logprobs.tokens == ["<s>", "H", "i", " ", "é", " ", "bytes:\\xf0", "bytes:\\x9f", "bytes:\\x99", "bytes:\\x82"]
+    assert logprobs.text_offset == [0, 0, 1, 2, 3, 4, 5, 5, 5, 5]
+    assert logprobs.token_logprobs[0] is None and logprobs.top_logprobs[0] is None
+    for position in range(1, len(ids)):
+        row = log_softmax_row(ids[position - 1])
+        assert logprobs.token_logprobs[position] == pytest.approx(row[ids[position]], abs=1e-12)
+        top = logprobs.top_logprobs[position]
+        assert len(top) == 2 and max(top.values()) == pytest.approx(max(row), abs=1e-12)
+    # vLLM's prompt_logprobs: keyed by token id, the prompt token plus the best one, with 1-based ranks.
+    prompt_logprobs = choice.model_extra["prompt_logprobs"]
+    assert prompt_logprobs[0] is None and len(prompt_logprobs) == len(ids)
+    entry = prompt_logprobs[4][str(ids[4])]
+    row = log_softmax_row(ids[3])
+    assert entry == {"logprob": pytest.approx(row[ids[4]], abs=1e-12), "rank": 1 + sum(z > row[ids[4]] for z in row),
+                     "decoded_token": "é"}
+    assert all(str(ids[p]) in prompt_logprobs[p] and 1 <= len(prompt_logprobs[p]) <= 2 for p in range(1, len(ids)))
+
+
+def test_completions_give_raw_logits_in_raw_logits_mode_and_generate_greedily(fake_llm: FakeLLM) -> None:
+    fake_llm.script(completions={"logprobs_mode": "raw_logits"})
+    response = client(fake_llm).completions.create(model="toy", prompt="ab", echo=True, logprobs=1, max_tokens=2)
+    ids = toy_lm.tokenize("ab")
+    logprobs = response.choices[0].logprobs
+    first = max(range(toy_lm.V), key=lambda t: (toy_lm.logit(ids[-1], t), -t))
+    assert logprobs.token_logprobs[1:3] == [toy_lm.logit(ids[0], ids[1]), toy_lm.logit(ids[1], ids[2])]
+    assert logprobs.token_logprobs[3] == toy_lm.logit(ids[-1], first) == max(toy_lm.logits(ids[-1]))
+    assert len(logprobs.tokens) == 5 and response.usage.completion_tokens == 2
+
+
+def test_tokenize_answers_like_vllm_or_404_when_switched_off(fake_llm: FakeLLM) -> None:
+    merge = {m: 257 + i for i, m in enumerate(toy_lm.MERGES)}
+    with httpx.Client(trust_env=False, timeout=5) as http:
+        url = f"{fake_llm.root_url}/tokenize"
+        answer = http.post(url, json={"model": "toy", "prompt": "Hypothesis: x", "return_token_strs": True}).json()
+        assert answer == {"count": 6, "max_model_len": 4096,
+                          "tokens": [0, merge["Hypothe"], merge["sis"], ord(":") + 1, ord(" ") + 1, ord("x") + 1],
+                          "token_strs": ["<s>", "Hypothe", "sis", ":", " ", "x"]}
+        # The boundary merges of toy_lm: ": (" and "sis: We" cross "Hypothesis:".
+        assert http.post(url, json={"prompt": "Hypothesis: (a"}).json()["tokens"][2:] == [merge["sis"], merge[": ("], ord("a") + 1]
+        assert http.post(url, json={"prompt": "Hypothesis: We"}).json()["tokens"][2:] == [merge["sis: We"]]
+        assert http.post(url, json={"prompt": "x", "add_special_tokens": False}).json()["tokens"] == [ord("x") + 1]
+        fake_llm.script(completions={"tokenize": False})
+        assert http.post(url, json={"prompt": "x"}).status_code == 404
+    assert [(e["endpoint"], e["status"], e["prompt"]) for e in fake_llm.log()] == [("tokenize", 404, "x")]
+
+
+def test_failure_rules_apply_to_completions_and_name_their_endpoints(fake_llm: FakeLLM) -> None:
+    fake_llm.script(failures=[{"attempts": [1], "status": 500}, {"endpoints": ["tokenize"], "attempts": [2], "status": 429}])
+    with httpx.Client(trust_env=False, timeout=5) as http:
+        body = {"model": "toy", "prompt": "ab", "echo": True, "logprobs": 0, "max_tokens": 0}
+        statuses = [http.post(f"{fake_llm.base_url}/completions", json=body).status_code for _ in range(2)]
+        tokenized = [http.post(f"{fake_llm.root_url}/tokenize", json=body).status_code for _ in range(3)]
+    assert statuses == [500, 200]
+    assert tokenized == [200, 429, 200]  # a rule without "endpoints" leaves /tokenize alone
+    with pytest.raises(openai.InternalServerError):
+        ask(fake_llm, "hello")  # chat keeps its own attempt counter: its first try fails too
+    ask(fake_llm, "hello")
+    log = fake_llm.log()
+    assert [(e["endpoint"], e["attempt"], e["status"]) for e in log[:5]] == [
+        ("completions", 1, 500), ("completions", 2, 200), ("tokenize", 1, 200), ("tokenize", 2, 429), ("tokenize", 3, 200)]
+    assert [(e["endpoint"], e["status"]) for e in log[5:]] == [("chat", 500), ("chat", 200)]
+    assert "prompt" not in log[-1] and log[0]["prompt"] == "ab" and log[0]["messages"] is None
+
+
+def test_completions_faults_and_limits(fake_llm: FakeLLM) -> None:
+    fake_llm.script(failures=[{"endpoints": ["completions"], "attempts": [1], "malformed": "nope"},
+                              {"endpoints": ["completions"], "attempts": [2], "missing_key": "logprobs"}],
+                    completions={"max_model_len": 3})
+    with httpx.Client(trust_env=False, timeout=5) as http:
+        url = f"{fake_llm.base_url}/completions"
+        body = {"model": "toy", "prompt": "ab", "echo": True, "logprobs": 1, "max_tokens": 0}
+        first = http.post(url, json=body).json()["choices"][0]
+        second = http.post(url, json=body).json()["choices"][0]
+        third = http.post(url, json=body).json()["choices"][0]
+        too_long = http.post(url, json={**body, "prompt": "abc"})
+        not_text = http.post(url, json={**body, "prompt": [1, 2]})
+        assert http.post(f"{fake_llm.root_url}/_script", json={"completions": {"logprobs_mode": "logits"}}).status_code == 400
+        assert http.post(f"{fake_llm.root_url}/_script", json={"completions": {"seed": 1}}).status_code == 400
+        assert http.post(f"{fake_llm.root_url}/_script", json={"failures": [{"status": 500, "endpoints": ["x"]}]}).status_code == 400
+    assert (first["text"], first["logprobs"]) == ("nope", None)
+    assert "logprobs" not in second and third["logprobs"]["tokens"] == ["<s>", "a", "b"]
+    assert too_long.status_code == 400 and "maximum context length is 3 tokens" in too_long.json()["error"]["message"]
+    assert not_text.status_code == 400

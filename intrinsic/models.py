@@ -1,0 +1,151 @@
+"""The Intrinsic-scoring data model (PROTOCOL.md §4; issue 14).
+
+An Intrinsic benchmark is an :class:`arena.models.Benchmark` with ``protocol = "intrinsic"``. Each **paper** has a
+discipline, a background and a research question; its **candidates** are hypotheses, exactly one of them the paper's
+own (the *gold*), the others distractors, kept in the order of the file (``position``). A **scorer** is one way of
+ranking the candidates: a model read by a criterion — ``nll`` (mean/sum of −log softmax at each target token of the
+hypothesis span), ``energy`` (mean/sum of the negated raw target logit) or ``listwise`` (a chat judge's ordered top
+5). Lower scores are better. A nll/energy scorer stores one **candidate score** per candidate (mean over the span,
+the primary aggregate; the sum, a length check; the span's token count); a listwise scorer stores one **listwise
+ranking** per paper (its top candidates in order, or invalid with the reason).
+
+The statistics (gold rank under the pessimistic tie rule, Hit@k, MRR, bootstraps) are computed from these rows by
+``arena/stats``; nothing here ranks.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from arena.models import Benchmark, JudgeRun
+
+#: How many candidates a listwise judge returns, in order; the others share the terminal rank.
+LISTWISE_TOP = 5
+
+
+class Paper(models.Model):
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="intrinsic_papers")
+    external_id = models.CharField(max_length=300, help_text="The paper_id of the files; unique within the benchmark.")
+    discipline = models.CharField(max_length=100)
+    background = models.TextField()
+    question = models.TextField(help_text="The research question the candidates answer.")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["benchmark", "external_id"], name="intrinsic_paper_id_unique")]
+        ordering = ["benchmark_id", "discipline", "external_id"]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class Candidate(models.Model):
+    """One candidate hypothesis of a paper. ``gold`` marks the paper's own (exactly one per paper: a partial unique
+    constraint holds at most one, the import checks there is one). Researcher-side: which candidate is gold never
+    reaches a scorer's prompt."""
+
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="candidates")
+    external_id = models.CharField(max_length=300, help_text="The candidate's id in the files; unique within the paper.")
+    text = models.TextField()
+    gold = models.BooleanField(default=False)
+    position = models.PositiveSmallIntegerField(help_text="Its place in the paper's line (0 first): the export keeps the order.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["paper", "external_id"], name="intrinsic_candidate_id_unique"),
+            models.UniqueConstraint(fields=["paper", "position"], name="intrinsic_candidate_position_unique"),
+            models.UniqueConstraint(fields=["paper"], condition=Q(gold=True), name="intrinsic_one_gold_per_paper"),
+            models.CheckConstraint(condition=~Q(text=""), name="intrinsic_candidate_text_not_empty"),
+        ]
+        ordering = ["paper_id", "position"]
+
+    def __str__(self) -> str:
+        return f"{self.paper}/{self.external_id}"
+
+
+class Scorer(models.Model):
+    """A model read by one criterion. ``endpoint`` describes where its numbers came from (a deployment, a file, the
+    demo generator): researcher-side, like ``model``. A scorer holds one result per candidate (nll, energy) or per
+    paper (listwise); a rerun is a new scorer."""
+
+    class Criterion(models.TextChoices):
+        NLL = "nll", "NLL (−log softmax)"
+        ENERGY = "energy", "raw-logit energy (−logit)"
+        LISTWISE = "listwise", "listwise judge (top 5)"
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="intrinsic_scorers")
+    name = models.CharField(max_length=200, help_text="Unique within the benchmark; names the scorer in files and reports.")
+    model = models.CharField(max_length=200)
+    criterion = models.CharField(max_length=10, choices=Criterion.choices)
+    endpoint = models.TextField(blank=True, help_text="Where the scores came from (an endpoint, a file, a generator).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "name"], name="intrinsic_scorer_name_unique"),
+            models.CheckConstraint(condition=Q(criterion__in=["nll", "energy", "listwise"]), name="intrinsic_scorer_criterion_known"),
+        ]
+        ordering = ["benchmark_id", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_listwise(self) -> bool:
+        return self.criterion == self.Criterion.LISTWISE
+
+
+class CandidateScore(models.Model):
+    """A nll/energy scorer's numbers for one candidate: ``mean`` over the hypothesis span (the primary aggregate),
+    ``total`` (the sum; a length check) and ``tokens`` (the span's length). Lower is better. ``source`` says where the
+    row came from ("import" for a scores.jsonl line); the scoring-run engine will add its run."""
+
+    scorer = models.ForeignKey(Scorer, on_delete=models.CASCADE, related_name="scores")
+    candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="scores")
+    source = models.CharField(max_length=200, default="import")
+    mean = models.FloatField()
+    total = models.FloatField()
+    tokens = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["scorer", "candidate"], name="intrinsic_one_score_per_candidate"),
+            models.CheckConstraint(condition=Q(tokens__gte=1), name="intrinsic_score_has_tokens"),
+        ]
+        ordering = ["scorer_id", "candidate_id"]
+
+    def __str__(self) -> str:
+        return f"{self.scorer} on {self.candidate}: {self.mean:.4f}"
+
+
+class ListwiseRanking(models.Model):
+    """A listwise scorer's answer for one paper: ``top`` holds candidate external ids, best first (``LISTWISE_TOP``
+    of them, or all when the paper has fewer); every other candidate shares the terminal rank. An ``invalid`` answer
+    (unknown labels, duplicates, a short list after the retries) keeps no top and says why. ``run`` is the judge run
+    that produced it, if any; ``source`` labels it ("import" for a listwise.jsonl line)."""
+
+    class Status(models.TextChoices):
+        ACCEPTED = "accepted", "accepted"
+        INVALID = "invalid", "invalid"
+
+    scorer = models.ForeignKey(Scorer, on_delete=models.CASCADE, related_name="rankings")
+    run = models.ForeignKey(JudgeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="intrinsic_rankings")
+    source = models.CharField(max_length=200, default="import")
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="rankings")
+    top = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACCEPTED)
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["scorer", "paper"], name="intrinsic_one_ranking_per_paper"),
+            models.CheckConstraint(
+                condition=Q(status="accepted", reason="") | Q(status="invalid") & ~Q(reason=""),
+                name="intrinsic_ranking_reason_iff_invalid",
+            ),
+        ]
+        ordering = ["scorer_id", "paper_id"]
+
+    def __str__(self) -> str:
+        return f"{self.scorer} on {self.paper}: {self.status}"
