@@ -19,7 +19,7 @@ import pandas as pd
 from arena.models import Benchmark
 from arena.stats.reconstruction import LABEL_COLUMNS, hypothesis_labels, reconstruction_report
 
-from .models import MatchLabel
+from .models import Hypothesis, MatchLabel
 
 #: Bootstrap replicates by default (the protocol's 2,000) and the default seed.
 REPORT_REPLICATES = 2000
@@ -65,7 +65,39 @@ def label_frame(*, benchmark: Benchmark) -> tuple[pd.DataFrame, dict[str, Any]]:
              "system_families": (family,), "label": label}
         )
     frame = pd.DataFrame(records, columns=LABEL_COLUMNS)
-    return frame, {"judgments": len(records), "recused": n_recused, "sources": sorted(sources)}
+    excluded = excluded_cases(benchmark=benchmark)
+    if excluded and not frame.empty:
+        # A case with fewer than five valid hypotheses is out of the rates for that system, and counted.
+        keep = [(paper, system) not in excluded for paper, system in zip(frame["paper"], frame["system"], strict=True)]
+        frame = frame[keep].reset_index(drop=True)
+    by_system: dict[str, int] = {}
+    for _paper, system in excluded:
+        by_system[system] = by_system.get(system, 0) + 1
+    return frame, {"judgments": len(records), "recused": n_recused, "sources": sorted(sources),
+                   "excluded_cases": dict(sorted(by_system.items()))}
+
+
+def excluded_cases(*, benchmark: Benchmark) -> set[tuple[str, str]]:
+    """(seed external id, system) cases where the proposer did not give five valid hypotheses: a hypothesis stored as
+    invalid (imported with ``"valid": false``), or a proposer run's answer that stayed invalid after every attempt
+    (nothing stored for that case). A case imported with fewer slots, all valid, is kept: a file may carry only the
+    judged slots."""
+    from django.db.models import Count, Q
+
+    from .models import ProposerTask
+
+    counts = (
+        Hypothesis.objects.filter(seed__benchmark=benchmark)
+        .values("seed__external_id", "participant__name")
+        .annotate(invalid=Count("id", filter=Q(valid=False)))
+    )
+    out = {(c["seed__external_id"], c["participant__name"]) for c in counts if c["invalid"]}
+    stored = {(c["seed__external_id"], c["participant__name"]) for c in counts}
+    invalid = ProposerTask.objects.filter(run__benchmark=benchmark, status="done", last_error__startswith="invalid:").values_list(
+        "seed__external_id", "participant__name"
+    )
+    out |= {case for case in invalid if case not in stored}
+    return out
 
 
 def _finite(value: Any) -> Any:  # noqa: ANN401

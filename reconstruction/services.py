@@ -31,7 +31,7 @@ from .models import SLOTS, BibliographyFreeze, Hypothesis, MatchLabel, Reference
 FILES: tuple[str, ...] = ("seeds", "references", "hypotheses", "labels", "tournament")
 SEED_KEYS = ("seed_id", "domain", "title", "abstract", "t0")
 REFERENCE_KEYS = ("seed_id", "ref_id", "anon_id", "title", "abstract", "published")
-HYPOTHESIS_KEYS = ("seed_id", "model", "family", "slot", "title", "summary", "cited", "valid", "invalid_reason")
+HYPOTHESIS_KEYS = ("seed_id", "model", "family", "slot", "title", "summary", "cited", "valid", "invalid_reason", "selected_from")
 LABEL_KEYS = ("seed_id", "model", "slot", "judge", "judge_family", "run_label", "label", "recused", "reason")
 LABELS = tuple(MatchLabel.Label.values)
 MAX_TEXT = 100_000
@@ -220,6 +220,12 @@ def _parse_hypothesis(record: dict[str, Any], f: _Fields) -> _Line | None:
     elif valid and not cited:
         f.problem("cited", "empty; a valid hypothesis cites at least one anonymous reference id of its seed's bibliography")
     values["cited"] = cited
+    chosen = record.get("selected_from")
+    if chosen is not None and not (
+        isinstance(chosen, dict) and set(chosen) == {"model", "slot"} and isinstance(chosen["model"], str) and chosen["slot"] in SLOTS
+    ):
+        f.problem("selected_from", f'must be {{"model": NAME, "slot": 1-5}} (the proposer\'s hypothesis a selection chose), got {_json_type(chosen)}')
+    values["selected_from"] = chosen
     if len(f.problems) != before:
         return None
     return _Line(f.ref, values)
@@ -460,9 +466,11 @@ def _write_hypotheses(benchmark: Benchmark, *, seeds: dict[str, SeedPaper], froz
     seen: dict[tuple, int | None] = {}
     refused: set[tuple[str, str, Any]] = set()  # hypotheses reported here: labels naming them are skipped quietly
     texts: dict[tuple[int, str], dict[tuple[str, str], int]] = {}
-    for line in lines["hypotheses"]:
+    # A selection's champion names the proposer's hypothesis it was chosen from: those are written after the others.
+    for line in sorted(lines["hypotheses"], key=lambda line: line.values.get("selected_from") is not None):
         v = line.values
         before = len(problems)
+        origin = None
         try:
             seed = seeds.get(v["seed_id"])
             if seed is None:
@@ -476,7 +484,15 @@ def _write_hypotheses(benchmark: Benchmark, *, seeds: dict[str, SeedPaper], froz
                 _problem(problems, line, "slot", f"{_show(v['model'])} already has slot {v['slot']} for seed {_show(v['seed_id'])} on line {seen[key]}; one hypothesis per slot")
                 continue
             seen[key] = line.ref.line
-            said = families.setdefault(v["model"], v["family"])
+            if v["selected_from"] is not None:
+                origin = stored.get((seed.pk, v["selected_from"]["model"], v["selected_from"]["slot"]))
+                if origin is None or origin.origin_id is not None:
+                    _problem(problems, line, "selected_from", f"no proposer hypothesis of {_show(v['selected_from']['model'])} in slot {v['selected_from']['slot']} for seed {_show(v['seed_id'])}; a champion is chosen from an imported proposer's hypothesis")
+                    continue
+                if origin.family != v["family"]:
+                    _problem(problems, line, "family", f"is {_show(v['family'])}, but the hypothesis it was selected from is of family {_show(origin.family)}; a champion keeps its origin's family (for recusal)")
+                    continue
+            said = families.setdefault(v["model"], v["family"]) if origin is None else v["family"]
             family_line.setdefault(v["model"], f"line {line.ref.line}")
             if said != v["family"]:
                 _problem(problems, line, "family", f"is {_show(v['family'])}, but {_show(v['model'])} is of family {_show(said)} ({family_line[v['model']]}); a model has one family")
@@ -500,10 +516,12 @@ def _write_hypotheses(benchmark: Benchmark, *, seeds: dict[str, SeedPaper], froz
                     created["participants"] += 1
                 stored[key] = Hypothesis.objects.create(
                     seed=seed, participant=participants[v["model"]], family=v["family"], slot=v["slot"], title=v["title"], summary=v["summary"],
-                    cited=v["cited"], valid=v["valid"], invalid_reason=v["invalid_reason"],
+                    cited=v["cited"], valid=v["valid"], invalid_reason=v["invalid_reason"], origin=origin,
                 )
                 created["hypotheses"] += 1
-            elif (old.title, old.summary, old.cited, old.valid, old.invalid_reason) != (v["title"], v["summary"], v["cited"], v["valid"], v["invalid_reason"]):
+            elif (old.title, old.summary, old.cited, old.valid, old.invalid_reason, old.origin_id) != (
+                v["title"], v["summary"], v["cited"], v["valid"], v["invalid_reason"], origin.pk if origin else None
+            ):
                 _problem(problems, line, "title", f"{_show(v['model'])} already has another slot-{v['slot']} hypothesis for seed {_show(v['seed_id'])}; it cannot be replaced by an import")
             else:
                 unchanged["hypotheses"] += 1
@@ -557,6 +575,23 @@ def _dump(record: Mapping[str, Any]) -> str:
     return json.dumps(record, ensure_ascii=False) + "\n"
 
 
+def _selection_lines(benchmark: Benchmark) -> list[dict[str, Any]]:
+    """The Swiss selections' matches as tournament.jsonl lines (FORMAT.md), one per match, with every judge's votes."""
+    from .models import SwissMatch, SwissVote
+
+    votes: dict[int, list[dict[str, str]]] = {}
+    for v in SwissVote.objects.filter(match__tournament__selection__benchmark=benchmark, status="accepted").order_by("judge", "order"):
+        votes.setdefault(v.match_id, []).append({"judge": v.judge, "order": v.order, "winner": v.winner})
+    matches = SwissMatch.objects.filter(tournament__selection__benchmark=benchmark).select_related(
+        "tournament__selection__participant", "tournament__seed_paper", "a__participant", "b__participant"
+    ).order_by("tournament__selection__participant__name", "tournament__seed_paper__external_id", "tournament__slot", "round", "a__participant__name")
+    return [
+        {"seed_id": m.tournament.seed_paper.external_id, "selection": m.tournament.selection.participant.name, "slot": m.tournament.slot,
+         "round": m.round, "a": m.a.participant.name, "b": m.b.participant.name if m.b else None, "votes": votes.get(m.pk, [])}
+        for m in matches
+    ]
+
+
 def reconstruction_export(*, benchmark: Benchmark, directory: Path) -> dict[str, int]:
     """Write the benchmark's files (``FORMAT.md``) into ``directory``; returns the lines written per file. References
     carry their anonymous id, so importing the export reproduces the same frozen bibliographies (same hashes)."""
@@ -565,7 +600,9 @@ def reconstruction_export(*, benchmark: Benchmark, directory: Path) -> dict[str,
     directory.mkdir(parents=True, exist_ok=True)
     seeds = SeedPaper.objects.filter(benchmark=benchmark).order_by("external_id")
     refs = Reference.objects.filter(seed__benchmark=benchmark).select_related("seed").order_by("seed__external_id", "original_id")
-    hyps = Hypothesis.objects.filter(seed__benchmark=benchmark).select_related("seed", "participant").order_by("seed__external_id", "participant__name", "slot")
+    hyps = Hypothesis.objects.filter(seed__benchmark=benchmark).select_related("seed", "participant", "origin__participant").order_by(
+        "seed__external_id", "participant__name", "slot"
+    )
     labels = MatchLabel.objects.filter(hypothesis__seed__benchmark=benchmark).select_related("hypothesis__seed", "hypothesis__participant").order_by(
         "source", "judge", "hypothesis__seed__external_id", "hypothesis__participant__name", "hypothesis__slot"
     )
@@ -578,6 +615,7 @@ def reconstruction_export(*, benchmark: Benchmark, directory: Path) -> dict[str,
         "hypotheses": [
             {"seed_id": h.seed.external_id, "model": h.participant.name, "family": h.family, "slot": h.slot, "title": h.title, "summary": h.summary, "cited": h.cited}
             | ({} if h.valid else {"valid": False, "invalid_reason": h.invalid_reason})
+            | ({"selected_from": {"model": h.origin.participant.name, "slot": h.origin.slot}} if h.origin else {})
             for h in hyps
         ],
         "labels": [
@@ -585,7 +623,8 @@ def reconstruction_export(*, benchmark: Benchmark, directory: Path) -> dict[str,
              "judge_family": x.judge_family, "run_label": x.source, "label": x.label} | ({"recused": True} if x.recused else {}) | ({"reason": x.reason} if x.reason else {})
             for x in labels
         ],
-        "tournament": [t.record for t in TournamentRecord.objects.filter(seed__benchmark=benchmark).order_by("seed__external_id", "line", "id")],
+        "tournament": [t.record for t in TournamentRecord.objects.filter(seed__benchmark=benchmark).order_by("seed__external_id", "line", "id")]
+        + _selection_lines(benchmark),
     }
     written = {}
     for kind in FILES:

@@ -150,3 +150,37 @@ def test_the_commands_report_problems_and_refuse_other_protocols(tmp_path: Path)
         reconstruction_import(name="lit", files=import_files(h.folder(tmp_path)))
     with pytest.raises(CommandError, match="not a Reconstruction one"):
         call_command("export_reconstruction", "lit", str(tmp_path / "x"))
+
+
+def test_the_demo_with_its_swiss_selection_exports_imports_and_exports_again_identically(tmp_path: Path) -> None:
+    """A selection's champions are of several families (each keeps its origin's): the import accepts them by their
+    ``selected_from`` line, and the selection's matches and votes travel as tournament lines."""
+    from reconstruction import demo
+
+    demo.demo_build()
+    demo.demo_swiss()
+    call_command("export_reconstruction", demo.DEMO_NAME, str(tmp_path / "one"))
+    lines = [json.loads(x) for x in (tmp_path / "one" / "tournament.jsonl").read_text().splitlines()]
+    assert lines and {x["selection"] for x in lines} == {demo.DEMO_SELECTION}
+    assert sum(x["b"] is None for x in lines) == len({(x["seed_id"], x["slot"], x["round"]) for x in lines})  # a bye a round
+    champions = [json.loads(x) for x in (tmp_path / "one" / "hypotheses.jsonl").read_text().splitlines() if "selected_from" in x]
+    assert len(champions) == 20 and len({c["family"] for c in champions}) > 1
+    call_command("import_reconstruction", "demo-copy", str(tmp_path / "one"))
+    call_command("export_reconstruction", "demo-copy", str(tmp_path / "two"))
+    for name in ("seeds", "references", "hypotheses", "labels", "tournament"):
+        assert (tmp_path / "one" / f"{name}.jsonl").read_text() == (tmp_path / "two" / f"{name}.jsonl").read_text(), name
+    copy = Hypothesis.objects.filter(seed__benchmark__name="demo-copy", participant__name=demo.DEMO_SELECTION).select_related("origin__participant")
+    assert copy.count() == 20 and all(c.origin is not None and c.family == c.origin.family for c in copy)
+
+
+def test_a_champion_must_name_an_existing_proposer_hypothesis_of_its_family(tmp_path: Path) -> None:
+    folder = h.folder(tmp_path / "in")
+    lines = (folder / "hypotheses.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])  # Alpha, family alpha, slot 1 of s1
+    champ = first | {"model": "Sel", "family": "beta", "selected_from": {"model": "Alpha", "slot": 1}}
+    ghost = first | {"model": "Sel", "slot": 2, "selected_from": {"model": "Nobody", "slot": 1}}
+    (folder / "hypotheses.jsonl").write_text("\n".join([*lines, json.dumps(champ), json.dumps(ghost)]) + "\n")
+    found = problems_of(folder)
+    assert any('selected from is of family "alpha"' in p for p in found), found
+    assert any('no proposer hypothesis of "Nobody" in slot 1' in p for p in found), found
+    assert nothing_stored()

@@ -96,7 +96,7 @@ def pair(doc: dict[str, Any], a: str, b: str, domain: str) -> dict[str, Any]:
 def test_the_command_json_equals_hand_computed_figures(tiny: Benchmark) -> None:
     doc = command_json(str(tiny.pk), "--replicates", "400", "--seed", "3")
     assert doc["benchmark"]["id"] == tiny.pk and doc["systems"] == ["Alpha", "Beta"] and doc["domains"] == ["bio", "chem", "all"]
-    assert doc["labels"] | {"sources": None} == {"judgments": 19, "recused": 1, "hypotheses": 12, "unlabelled": 0, "ties": 1, "papers": 3, "sources": None}
+    assert doc["labels"] | {"sources": None} == {"judgments": 19, "recused": 1, "hypotheses": 12, "unlabelled": 0, "ties": 1, "papers": 3, "sources": None, "excluded_cases": {}}
     expected = {  # (system, domain): (matches, hypotheses, papers with a Match, papers, ties)
         ("Alpha", "all"): (3, 6, 2, 3, 0), ("Beta", "all"): (1, 6, 1, 3, 1),
         ("Alpha", "chem"): (1, 4, 1, 2, 0), ("Beta", "chem"): (1, 4, 1, 2, 1),

@@ -237,7 +237,11 @@ def test_a_full_reconstruction_cycle_against_the_scripted_endpoint(tmp_path: Pat
     out = io.StringIO()
     call_command("reconstruction_report", str(benchmark.pk), "--json", "--replicates", "200", stdout=out)
     report = json.loads(out.getvalue())
-    assert "Swiss-ABG" in json.dumps(report)
+    assert "Swiss-ABG" in report["systems"]
+    assert report["labels"]["excluded_cases"] == {"Epsilon": 1}  # its answer stayed invalid: the case is out, and counted
+    # With J-alpha recused on Alpha's hypotheses, Alpha's labels are J-delta's alone: slots 1 and 2 match of 5.
+    alpha = next(r for r in report["rates"] if r["system"] == "Alpha" and r["domain"] == "all")
+    assert alpha["match_rate"] == pytest.approx(2 / 5)
 
 
 def test_proposer_answers_are_checked_strictly() -> None:
