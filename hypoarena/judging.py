@@ -233,5 +233,5 @@ subjects_register(JudgeSubjects(
 subjects_register(JudgeSubjects(
     name=RUBRIC_KIND, task_model=RubricJudgeTask, judgment_model=RubricJudgment, subject_field="submission",
     plan=_rubric_plan, specs=_rubric_specs, judgment=_rubric_judgment, recorded=_rubric_recorded,
-    default_prompts=DEFAULT_RUBRIC, parse=_rubric_parse,
+    default_prompts=DEFAULT_RUBRIC, parse=_rubric_parse, ordered=False,
 ))

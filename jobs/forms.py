@@ -26,8 +26,15 @@ class JudgeRunForm(forms.Form):
         choices=[
             ("holistic", "holistic (A / B / tie)"), ("structured", "structured (0–4 per dimension)"),
             ("arena", "arena (HypoArena: 5-level A≫B … B≫A)"), ("rubric", "rubric (HypoArena: 1–5 per criterion)"),
+            ("match", "match (Reconstruction: Match / No-match per hypothesis)"),
+            ("listwise", "listwise (Intrinsic scoring: the judge's top 5 of a paper's candidates)"),
         ],
-        help_text="holistic or structured for a Lit2Test benchmark; arena or rubric for a HypoArena one.",
+        help_text="holistic or structured for a Lit2Test benchmark; arena or rubric for a HypoArena one; match for a "
+        "Reconstruction one; listwise for an Intrinsic-scoring one.",
+    )
+    judge_family = forms.CharField(
+        required=False, max_length=100,
+        help_text="Reconstruction match runs: the judge's model family. The judge recuses on hypotheses of its own family.",
     )
     prompt_version = forms.ChoiceField(
         choices=[("", "default for the run type")] + [(v, v) for v, t in PROMPTS.items() if not t.kind.endswith("generation")], required=False
@@ -35,7 +42,8 @@ class JudgeRunForm(forms.Form):
     pairs = forms.CharField(
         initial="all",
         help_text="all · batch:NAME · sample:N · controls (the approved diagnostic control variants against their clean sources; "
-        "never in a leaderboard) · controls:KIND,KIND (e.g. controls:clear,naive); on a HypoArena benchmark: all · domain:NAME · sample:N",
+        "never in a leaderboard) · controls:KIND,KIND (e.g. controls:clear,naive); on a HypoArena benchmark: all · domain:NAME · sample:N; "
+        "on a Reconstruction benchmark: all · domain:NAME · system:NAME · sample:N",
     )
     orders = forms.MultipleChoiceField(
         choices=[("original", "original"), ("reverse", "reverse")], initial=["original", "reverse"], widget=forms.CheckboxSelectMultiple
@@ -58,6 +66,8 @@ class JudgeRunForm(forms.Form):
     PROTOCOL_RUN_TYPES: dict[str, dict[str, str | None]] = {
         Benchmark.Protocol.LIT2TEST: {"holistic": None, "structured": None},
         Benchmark.Protocol.HYPOARENA: {"arena": JudgeRun.Subjects.HYPOARENA, "rubric": JudgeRun.Subjects.HYPOARENA_RUBRIC},
+        Benchmark.Protocol.RECONSTRUCTION: {"match": JudgeRun.Subjects.RECONSTRUCTION_MATCH},
+        Benchmark.Protocol.INTRINSIC: {"listwise": JudgeRun.Subjects.INTRINSIC_LISTWISE},
     }
 
     def clean(self) -> dict:
@@ -79,6 +89,8 @@ class JudgeRunForm(forms.Form):
                     + (" or ".join(allowed) if allowed else "not judged from this form")
                     + f", not {run_type}. Choose one of those run types.",
                 )
+        if data.get("task_kind") == JudgeRun.Subjects.RECONSTRUCTION_MATCH and not (data.get("judge_family") or "").strip():
+            self.add_error("judge_family", "A Reconstruction match run needs the judge's model family: the judge recuses on its own family's hypotheses.")
         if replay and bench and replay.benchmark_id != bench.pk:
             self.add_error("replay_of", "The replayed run must belong to the same benchmark.")
         if not replay and not data.get("base_url"):

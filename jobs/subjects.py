@@ -61,6 +61,9 @@ class JudgeSubjects:
     # run that completed or failed -> work that follows it (idempotent; e.g. pair and launch a Swiss tournament's next
     # round, or mark the selection waiting for a resume); None: nothing
     after: Callable[[Any], None] | None = None
+    # a task is one subject in one presentation order (two texts compared); False: one subject asked once (a rubric,
+    # a match label, a listwise ranking) — how pages and commands count a run's tasks
+    ordered: bool = True
 
 
 SUBJECTS: dict[str, JudgeSubjects] = {}

@@ -67,6 +67,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
             pairs=d["pairs"], orders=tuple(d["orders"]), concurrency=d["concurrency"], rate_per_second=d["rate_per_second"],
             temperature=d["temperature"], max_tokens=d["max_tokens"], timeout=d["timeout"], canonical=d["canonical"],
             price_per_1k_prompt=d["price_per_1k_prompt"], price_per_1k_completion=d["price_per_1k_completion"],
+            options={"judge_family": d["judge_family"].strip()} if d["judge_family"].strip() else {},
         )
         try:
             run, skipped = judge_run_create(request=req, launched_by=request.user)
@@ -77,7 +78,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
                 offer_version = d["benchmark"]
         else:
             note = f" {skipped} pairs were skipped because their proposals have no text." if skipped else ""
-            unit = "tasks" if run.subjects == JudgeRun.Subjects.HYPOARENA_RUBRIC else "ordered tasks"
+            unit = "ordered tasks" if subjects_of(run).ordered else "tasks"
             messages.success(request, f"Run {run.pk} launched: {subjects_of(run).task_model.objects.filter(run=run).count()} {unit}.{note}")
             return redirect("jobs:run", run_id=run.pk)
     return render(request, "jobs/run_new.html", {"form": form, "offer_version": offer_version})

@@ -266,7 +266,7 @@ def _swiss_describe(vote: SwissVote) -> tuple[str, str]:
 subjects_register(JudgeSubjects(
     name=MATCH_KIND, task_model=MatchJudgeTask, judgment_model=MatchJudgment, subject_field="hypothesis",
     plan=_match_plan, specs=_match_specs, judgment=_match_judgment, recorded=_match_recorded,
-    default_prompts=DEFAULT_MATCH, parse=_match_parse, describe=_match_describe,
+    default_prompts=DEFAULT_MATCH, parse=_match_parse, describe=_match_describe, ordered=False,
 ))
 subjects_register(JudgeSubjects(
     name=SWISS_KIND, task_model=SwissJudgeTask, judgment_model=SwissVote, subject_field="match",

@@ -92,3 +92,23 @@ def test_a_lit2test_benchmark_still_launches_a_pairs_run(rita_client: Client, im
     assert response.status_code == 302
     assert (run.subjects, run.run_type) == (JudgeRun.Subjects.PAIRS, "structured")
     assert run.tasks.count() == 4  # 2 sampled pairs × 2 orders
+
+
+def test_a_reconstruction_benchmark_launches_match_runs_that_need_the_judge_family(rita_client: Client, tmp_path: Path) -> None:
+    from reconstruction.models import MatchJudgeTask, MatchLabel
+    from reconstruction.services import import_files, reconstruction_import
+    from tests.reconstruction import helpers as rh
+
+    recon = reconstruction_import(name="recon-form", files=import_files(rh.folder(tmp_path / "in"))).benchmark
+    body = refusal(rita_client.post(reverse("jobs:run-new"), values(recon, "match")))
+    assert "A Reconstruction match run needs the judge's model family" in body and not JudgeRun.objects.exists()
+    body = refusal(rita_client.post(reverse("jobs:run-new"), values(recon, "arena")))
+    assert f"{recon} is a Reconstruction benchmark: its runs are match, not arena." in body
+
+    response = rita_client.post(reverse("jobs:run-new"), values(recon, "match") | {"judge_family": "alpha"})
+    run = JudgeRun.objects.get(benchmark=recon)
+    assert response.status_code == 302 and (run.subjects, run.run_type) == (JudgeRun.Subjects.RECONSTRUCTION_MATCH, "match")
+    # helpers: Alpha's five (family alpha: recused) and Beta's four valid ones (its slot 5 is invalid: never judged).
+    assert MatchJudgeTask.objects.filter(run=run).count() == 4
+    assert MatchLabel.objects.filter(run=run, recused=True).count() == 5
+    assert [str(m) for m in get_messages(response.wsgi_request)] == [f"Run {run.pk} launched: 4 tasks."]
