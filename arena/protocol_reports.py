@@ -32,6 +32,12 @@ from .selectors import benchmark_resolve
 Report = Callable[..., dict[str, Any]]
 
 
+def protocol_phrase(protocol: str) -> str:
+    """"a Reconstruction", "an Intrinsic scoring": the protocol's name with its article, for refusals."""
+    name = Benchmark.Protocol(protocol).label
+    return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}"
+
+
 def share_text(value: Any, ci: list[Any] | None = None, digits: int = 3) -> str:  # noqa: ANN401
     """``0.200 [0.000, 0.400]``; a missing value is ``—``; a string (``"inf"``) stays as written."""
 
@@ -73,10 +79,10 @@ class ProtocolReportCommand(BaseCommand):
             chosen = benchmark_resolve(reference=benchmark)
         except ObjectDoesNotExist as exc:
             raise CommandError(str(exc)) from None
-        name = Benchmark.Protocol(self.protocol).label
         if chosen.protocol != self.protocol:
             raise CommandError(
-                f"{chosen} is a {chosen.get_protocol_display()} benchmark, not a {name} one; name a benchmark imported with {self.import_command}"
+                f"{chosen} is a {chosen.get_protocol_display()} benchmark, not {protocol_phrase(self.protocol)} one; "
+                f"name a benchmark imported with {self.import_command}"
             )
         if replicates < 1 or seed < 0:
             raise CommandError(f"--replicates must be 1 or more (got {replicates}) and --seed 0 or more (got {seed})")
@@ -121,7 +127,7 @@ class ProtocolReportApi(APIView):
         params.is_valid(raise_exception=True)
         benchmark = get_or_not_found(Benchmark.objects, f"no benchmark {benchmark_id}", pk=benchmark_id)
         if benchmark.protocol != self.protocol:
-            raise NotFound(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a {Benchmark.Protocol(self.protocol).label} one")
+            raise NotFound(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not {protocol_phrase(self.protocol)} one")
         data = params.validated_data
         try:
             document = self.report(benchmark, data["replicates"], data["seed"])

@@ -1,8 +1,10 @@
 from django.urls import path
 
-from . import views
+from . import apis, views
 
 app_name = "intrinsic"
 urlpatterns = [
     path("dashboard/benchmarks/<int:benchmark_id>/intrinsic/", views.paper_list_page, name="benchmark"),
+    path("dashboard/benchmarks/<int:benchmark_id>/intrinsic/report/", views.report_page, name="report"),
+    path("api/benchmarks/<int:benchmark_id>/intrinsic/", apis.IntrinsicReportApi.as_view(), name="api-report"),
 ]

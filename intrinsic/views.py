@@ -1,18 +1,27 @@
-"""Intrinsic scoring's researcher page: the papers of a benchmark (discipline, question, candidates, which one is
-gold) and its scorers (model, criterion, coverage). Researcher-side only: it shows the gold and the scorers' model
-names. The results page comes with the report (issue 14)."""
+"""Intrinsic scoring's researcher pages: the papers of a benchmark (discipline, question, candidates, which one is
+gold) and its scorers (model, criterion, coverage); and the report (the document of ``manage.py intrinsic_report
+--json``: the main table, the per-discipline heat map, the gold-rank distributions, cross-model agreement and paired
+differences). Researcher-side only: they show the gold and the scorers' model names."""
 
 from __future__ import annotations
 
+from typing import Any
+from urllib.parse import urlencode
+
+from django.conf import settings
 from django.db.models import Count, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from arena import formatting
+from arena.apis import MAX_SEED
 from arena.models import Benchmark
 from arena.permissions import researcher_required
+from arena.stats.intrinsic import HIT_KS, POOLED
 
 from .models import LISTWISE_TOP, Candidate, Paper, Scorer
+from .reports import REPORT_REPLICATES, REPORT_SEED, ReportError, intrinsic_report_cached
 
 
 def _benchmark_get(benchmark_id: int) -> Benchmark:
@@ -51,3 +60,211 @@ def paper_list_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     )
     context = {"benchmark": benchmark, "papers": papers, "disciplines": sorted(disciplines.items()), "scorers": scorers, "listwise_top": LISTWISE_TOP}
     return render(request, "intrinsic/paper_list.html", context)
+
+
+# --------------------------------------------------------------------------- the report
+
+#: Colour steps of the heat map (Hit@1 in tenths); every cell also prints its value (colour is never the only cue).
+HEAT_STEPS = 10
+#: Size of a gold-rank distribution chart (SVG user units): bar width, gap, plot height, label band.
+BAR_W, BAR_GAP, PLOT_H, LABEL_H = 14, 3, 60, 16
+CRITERION_LABELS = {"nll": "NLL", "energy": "energy", "listwise": "listwise"}
+
+
+def _int_option(request: HttpRequest, name: str, default: int, low: int, high: int, problems: list[str]) -> int:
+    """A whole-number query option in [low, high]; anything else shows ``default`` and says so in ``problems``."""
+    raw = request.GET.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = None
+    if value is None or not low <= value <= high:
+        problems.append(f"{name} must be a whole number from {low:,} to {high:,}, not {raw!r}; showing {default:,}.")
+        return default
+    return value
+
+
+def _pct(value: float | None) -> str:
+    return formatting.NONE if value is None else formatting.number(100 * value, 1)
+
+
+def _ci_pct(ci: list[float | None] | None) -> str:
+    if not ci or ci[0] is None or ci[1] is None:
+        return formatting.NONE
+    return f"[{_pct(ci[0])}, {_pct(ci[1])}]"
+
+
+def _cell(metric: dict[str, Any] | None, percent: bool) -> dict[str, Any] | None:
+    """A metric as the page prints it: the value and its interval, in percent (shares) or to three places (MRR)."""
+    if metric is None:
+        return None
+    if percent:
+        return {"text": _pct(metric["value"]), "ci_text": _ci_pct(metric["ci"]), "value": metric["value"]}
+    return {"text": formatting.number(metric["value"], 3), "ci_text": formatting.interval(metric["ci"], 3), "value": metric["value"]}
+
+
+def _flipped(diff: dict[str, Any] | None) -> dict[str, Any] | None:
+    """b − a from a − b: the value negated and the interval's ends negated and swapped (percentile intervals of the
+    negated replicates, exactly)."""
+    if diff is None:
+        return None
+    lo, hi = diff["ci"]
+    return diff | {"value": None if diff["value"] is None else -diff["value"], "ci": [None if hi is None else -hi, None if lo is None else -lo]}
+
+
+def _signed_pct(metric: dict[str, Any] | None, percent: bool = True) -> dict[str, Any] | None:
+    """A difference in percentage points (or MRR units) with its sign; the interval's ends likewise, and whether the
+    interval excludes 0."""
+    if metric is None or metric["value"] is None:
+        return None
+    scale, digits = (100, 1) if percent else (1, 3)
+
+    def signed(v: float | None) -> str:
+        if v is None:
+            return formatting.NONE
+        text = formatting.number(scale * v, digits)
+        return text if text.startswith(formatting.MINUS) or float(text.replace(",", "")) == 0 else "+" + text
+
+    lo, hi = metric["ci"]
+    clear = lo is not None and hi is not None and (lo > 0 or hi < 0)
+    return {"text": signed(metric["value"]), "ci_text": f"[{signed(lo)}, {signed(hi)}]", "clear": clear}
+
+
+def _distribution_plot(counts: list[int], listwise_width: int | None) -> dict[str, Any]:
+    """A bar per gold rank (for a listwise scorer: ranks 1..w and the terminal rank n, the unlisted), scaled to the
+    largest count; positions in SVG user units."""
+    n = len(counts)
+    ranks = list(range(1, n + 1)) if listwise_width is None else [*range(1, listwise_width + 1), n]
+    top = max([counts[r - 1] for r in ranks] + [1])
+    bars = []
+    for i, r in enumerate(ranks):
+        c = counts[r - 1]
+        h = round(PLOT_H * c / top, 1)
+        terminal = listwise_width is not None and r == n
+        bars.append({
+            "rank": r, "count": c, "x": 4 + i * (BAR_W + BAR_GAP), "y": round(4 + PLOT_H - h, 1), "height": h,
+            "label": f"{r}" if not terminal else f"{r}*", "label_x": 4 + i * (BAR_W + BAR_GAP) + BAR_W / 2, "terminal": terminal,
+        })
+    width = 8 + len(ranks) * (BAR_W + BAR_GAP)
+    return {"bars": bars, "width": width, "height": 4 + PLOT_H + LABEL_H, "base_y": 4 + PLOT_H, "label_y": 4 + PLOT_H + LABEL_H - 3}
+
+
+def report_sections(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document as the page's rows: the main table (a row per scorer, pooled metrics with intervals), the heat map
+    (a row per discipline and the pooled row, a column per scorer: Hit@1), the gold-rank distributions (an SVG bar
+    chart and the counts per scorer), cross-model agreement (a row per criterion, a cell per scope), each scoring
+    scorer against the listwise baseline, and the best scorer (pooled Hit@1, then MRR; picked after the fact) against
+    every other."""
+    scorers = doc["scorers"]
+    by_key = {(r["discipline"], r["scorer"]): r for r in doc["results"]}
+    pooled = {s["name"]: by_key[(POOLED, s["name"])] for s in scorers}
+    hit_names = [f"hit_at_{k}" for k in HIT_KS]
+    main = []
+    for s in scorers:
+        r = pooled[s["name"]]
+        m = r["metrics"]
+        main.append({
+            "scorer": s, "criterion": CRITERION_LABELS.get(s["criterion"], s["criterion"]), "result": r,
+            "hits": [_cell(m[h], True) for h in hit_names], "mrr": _cell(m["mrr"], False), "beats": _cell(m["beats"], True),
+        })
+    scoring = [s for s in scorers if s["kind"] == "scoring"]
+    best = None
+    if scoring:
+        def strength(s: dict[str, Any]) -> tuple[float, float]:
+            m = pooled[s["name"]]["metrics"]
+            return (m["hit_at_1"]["value"] or 0.0, (m["mrr"] or {}).get("value") or 0.0)
+
+        best = max(scoring, key=strength)["name"]
+    for row in main:
+        row["best"] = row["scorer"]["name"] == best
+
+    heat_rows = []
+    for d in doc["disciplines"]:
+        cells = []
+        for s in scorers:
+            r = by_key[(d, s["name"])]
+            hit = r["metrics"]["hit_at_1"]
+            v = None if hit is None else hit["value"]
+            cells.append({
+                "scorer": s["name"], "value": v, "text": _pct(v), "ci_text": _ci_pct(None if hit is None else hit["ci"]),
+                "step": None if v is None else min(HEAT_STEPS - 1, int(v * HEAT_STEPS)), "n_ranked": r["n_ranked"], "n_papers": r["n_papers"],
+            })
+        heat_rows.append({"discipline": d, "label": "all disciplines" if d == POOLED else d, "pooled": d == POOLED, "cells": cells,
+                          "n_papers": doc["n_papers"][d]})
+    legend = [{"step": i, "text": f"{10 * i}–{10 * (i + 1)}%"} for i in range(HEAT_STEPS)]
+
+    n = doc["method"]["n_candidates"]
+    distributions = []
+    for s in scorers:
+        counts = pooled[s["name"]]["rank_distribution"]
+        distributions.append({
+            "scorer": s, "counts": counts, "plot": _distribution_plot(counts, s["listwise_width"]),
+            "described": "; ".join(
+                f"rank {r}: {counts[r - 1]}" for r in (range(1, n + 1) if s["listwise_width"] is None else [*range(1, s["listwise_width"] + 1), n])
+            ),
+        })
+
+    agreement: dict[tuple[str, str | None], dict[str, Any]] = {}
+    for a in doc["agreement"]:
+        row = agreement.setdefault((a["criterion"], a["aggregate"]), {"criterion": CRITERION_LABELS.get(a["criterion"], a["criterion"]), "models": a["models"], "cells": {}})
+        row["cells"][a["discipline"]] = a | {"text": _pct(a["share"]), "ci_text": _ci_pct(a["ci"])}
+    agreement_rows = [r | {"cells": [r["cells"].get(d) for d in doc["disciplines"]]} for r in agreement.values()]
+
+    pairs = {(p["a"], p["b"]): p for p in doc["pairs"] if p["discipline"] == POOLED}
+
+    def difference(a: str, b: str) -> tuple[dict[str, Any] | None, int | None]:
+        """a − b per metric (None when that pair was not computed) and the papers both ranked."""
+        if (a, b) in pairs:
+            return pairs[(a, b)]["differences"], pairs[(a, b)]["n_papers"]
+        if (b, a) in pairs:
+            return {m: _flipped(v) for m, v in pairs[(b, a)]["differences"].items()}, pairs[(b, a)]["n_papers"]
+        return None, None
+
+    def diff_row(a: str, b: str) -> dict[str, Any] | None:
+        diffs, n_both = difference(a, b)
+        if diffs is None:
+            return None
+        return {"a": a, "b": b, "n_papers": n_both, "hits": [_signed_pct(diffs[h]) for h in hit_names],
+                "mrr": _signed_pct(diffs["mrr"], percent=False), "beats": _signed_pct(diffs["beats"])}
+
+    baseline = doc["baselines"][0] if doc["baselines"] else None
+    vs_baseline = [x for x in (diff_row(s["name"], baseline) for s in scoring) if x] if baseline else []
+    vs_best = [x for x in (diff_row(best, s["name"]) for s in scorers if s["name"] != best) if x] if best else []
+    return {
+        "main_rows": main, "hit_ks": HIT_KS, "best": best, "baseline": baseline, "heat_rows": heat_rows, "heat_legend": legend,
+        "heat_scorers": scorers, "distributions": distributions, "agreement_rows": agreement_rows, "vs_baseline": vs_baseline,
+        "vs_best": vs_best, "listwise_note": pooled[baseline]["not_reported"].get("mrr") if baseline else None,
+        "length_rows": [
+            r | {"hit1": _cell(r["metrics"]["hit_at_1"], True), "mrr_cell": _cell(r["metrics"]["mrr"], False),
+                 "mean_hit1": _cell(pooled[r["scorer"]]["metrics"]["hit_at_1"], True)}
+            for r in doc["length_check"]
+        ],
+    }
+
+
+@require_GET
+@researcher_required
+def report_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
+    """The report of a benchmark in the layout of the paper's main table (a row per scorer: model, criterion, Hit@1,
+    2, 3, 5, MRR and the gold-beats rate with paper-bootstrap intervals; the listwise baseline with Hit@k only), a
+    per-discipline heat map of Hit@1, the gold-rank distributions, cross-model agreement and paired differences.
+    ``?replicates=`` and ``?seed=`` choose the bootstrap (bounded as the API's). Cached with the API's document.
+    Names the models: researcher-side only."""
+    benchmark = _benchmark_get(benchmark_id)
+    problems: list[str] = []
+    cap = settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES
+    replicates = _int_option(request, "replicates", min(REPORT_REPLICATES, cap), 1, cap, problems)
+    seed = _int_option(request, "seed", REPORT_SEED, 0, MAX_SEED, problems)
+    context: dict[str, Any] = {
+        "benchmark": benchmark, "replicates": replicates, "seed": seed, "cap": cap, "problems": problems,
+        "query": urlencode({"replicates": replicates, "seed": seed}),
+    }
+    try:
+        doc = intrinsic_report_cached(benchmark=benchmark, replicates=replicates, seed=seed)
+    except ReportError as exc:
+        context["report_problem"] = str(exc)
+    else:
+        context |= {"doc": doc, **report_sections(doc)}
+    return render(request, "intrinsic/report.html", context)

@@ -7,7 +7,6 @@ span tokens of the boundary and Unicode cases are written out by hand.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Coroutine
 from typing import Any
@@ -16,6 +15,7 @@ import pytest
 
 import jobs.engine
 from intrinsic.endpoint import CompletionsScorer, EmptyCandidate, build_prompt, score_candidates
+from jobs.engine import run_blocking
 from jobs.providers import PermanentError
 from tests.fake_llm import FakeLLM, toy_lm
 
@@ -25,7 +25,8 @@ PREFIX = f"Background: {BACKGROUND}\nResearch Question: {QUESTION}\nHypothesis:"
 
 
 def run[T](coroutine: Coroutine[Any, Any, T]) -> T:
-    return asyncio.run(coroutine)
+    """As the engine runs its drivers: in a fresh thread when this one has a running loop (a browser test's)."""
+    return run_blocking(lambda: coroutine)
 
 
 def scorer(llm: FakeLLM, criterion: str = "nll", mode: str | None = None, **kwargs: Any) -> CompletionsScorer:
