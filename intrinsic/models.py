@@ -15,10 +15,12 @@ The statistics (gold rank under the pessimistic tie rule, Hit@k, MRR, bootstraps
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
 from arena.models import Benchmark, JudgeRun
+from jobs.models import ClaimableTask, JudgmentRecord
 
 #: How many candidates a listwise judge returns, in order; the others share the terminal rank.
 LISTWISE_TOP = 5
@@ -98,7 +100,8 @@ class Scorer(models.Model):
 class CandidateScore(models.Model):
     """A nll/energy scorer's numbers for one candidate: ``mean`` over the hypothesis span (the primary aggregate),
     ``total`` (the sum; a length check) and ``tokens`` (the span's length). Lower is better. ``source`` says where the
-    row came from ("import" for a scores.jsonl line); the scoring-run engine will add its run."""
+    row came from ("import" for a scores.jsonl line, "run N" for a scoring run's); ``run`` is that scoring run, and
+    ``detail`` what it saw of the span (per-token values, how the span was located; empty for an import)."""
 
     scorer = models.ForeignKey(Scorer, on_delete=models.CASCADE, related_name="scores")
     candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="scores")
@@ -106,6 +109,11 @@ class CandidateScore(models.Model):
     mean = models.FloatField()
     total = models.FloatField()
     tokens = models.PositiveIntegerField()
+    run = models.ForeignKey("IntrinsicScoringRun", on_delete=models.SET_NULL, null=True, blank=True, related_name="scores")
+    detail = models.JSONField(
+        default=dict, blank=True,
+        help_text='{"values": [per span token], "tokens": [their text], "span_method", "boundary_merged", "skipped_chars", "logits_proved"}',
+    )
 
     class Meta:
         constraints = [
@@ -149,3 +157,73 @@ class ListwiseRanking(models.Model):
 
     def __str__(self) -> str:
         return f"{self.scorer} on {self.paper}: {self.status}"
+
+
+class IntrinsicScoringRun(models.Model):
+    """Scores candidates for one nll/energy :class:`Scorer` against an OpenAI-compatible completions endpoint
+    (``intrinsic.scoring``), on the shared engine as run kind ``intrinsic_scoring``. Its fields are those of
+    ``jobs.GenerationRun`` that the engine's provider, limiter and lease helpers read; ``parameters`` holds
+    ``base_url``, ``api_key_env`` (the variable's name, never the key), ``model``, ``criterion``, ``logprobs_mode``,
+    ``concurrency``, ``rate_per_second``, ``timeout``, ``lease_seconds`` and the prices."""
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="intrinsic_scoring_runs")
+    scorer = models.ForeignKey(Scorer, on_delete=models.CASCADE, related_name="runs")
+    provider = models.CharField(max_length=50, default=JudgeRun.Provider.OPENAI_COMPATIBLE)
+    parameters = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=20, choices=JudgeRun.Status.choices, default=JudgeRun.Status.PENDING)
+    launched_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Intrinsic scoring run {self.pk} ({self.scorer})"
+
+
+class ScoringTask(ClaimableTask):
+    """One candidate to score in a scoring run: one request to the endpoint (plus its tokenizations)."""
+
+    run = models.ForeignKey(IntrinsicScoringRun, on_delete=models.CASCADE, related_name="tasks")
+    candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="+")
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "candidate"], name="intrinsic_scoring_task_unique")]
+        indexes = [models.Index(fields=["run", "status"])]
+
+
+class ListwiseTask(ClaimableTask):
+    """One paper to rank in a listwise judge run (``JudgeRun.subjects == "intrinsic_listwise"``; order ``single``)."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="intrinsic_listwise_tasks")
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="+")
+    order = models.CharField(max_length=10, default="single")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "paper", "order"], name="intrinsic_listwise_task_unique")]
+        indexes = [models.Index(fields=["run", "status"])]
+
+
+class ListwiseJudgment(JudgmentRecord):
+    """A listwise judge's answer as given (invalid ones too): ``labels`` as answered, best first, ``top`` the candidate
+    external ids they stood for, ``shown`` the candidates' external ids in the order shown (C1 first: the seeded
+    shuffle, researcher-side). An answer also becomes the paper's :class:`ListwiseRanking` under the run's listwise
+    scorer, in the same transaction."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="intrinsic_listwise_judgments")
+    paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="listwise_judgments")
+    labels = models.JSONField(default=list, blank=True)
+    top = models.JSONField(default=list, blank=True)
+    shown = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "paper", "order"], condition=Q(status="accepted"), name="intrinsic_one_accepted_listwise_judgment"),
+        ]
+        ordering = ["paper_id", "id"]
+
+    def __str__(self) -> str:
+        return f"listwise {self.run_id} on {self.paper_id}: {self.status}"

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -16,7 +19,7 @@ from .elicitation import elicit_runs_listed
 from .forms import GenerationRunForm, JudgeRunForm
 from .models import GenerationRun
 from .prompts import PROMPTS, render_judge_task
-from .selectors import STABILITY_CHOICES, generation_progress, run_judgments, run_log, run_progress, run_tasks_by_key
+from .selectors import STABILITY_CHOICES, Progress, generation_progress, run_judgments, run_log, run_progress, run_tasks_by_key
 from .services import (
     JudgeRunRequest,
     RunError,
@@ -31,6 +34,23 @@ from .services import (
 )
 from .subjects import subjects_of
 
+#: Runs of other kinds for the runs page's second table, registered by the apps that own them (an Intrinsic scoring
+#: run, say): each callable takes a limit and gives its newest runs as (title, run, progress).
+RUN_LISTINGS: list[Callable[[int], list[tuple[str, Any, Progress]]]] = []
+
+
+def run_listing_register(listed: Callable[[int], list[tuple[str, Any, Progress]]]) -> None:
+    if listed not in RUN_LISTINGS:
+        RUN_LISTINGS.append(listed)
+
+
+def _elicitations_listed(limit: int) -> list[tuple[str, Any, Progress]]:
+    """Every protocol's elicitation runs (HypoArena submissions, Reconstruction proposals ...)."""
+    return [(kind.title, g, p) for kind, g, p in elicit_runs_listed(limit)]
+
+
+run_listing_register(_elicitations_listed)
+
 
 def _get_run(run_id: int) -> JudgeRun:
     return get_object_or_404(JudgeRun.objects.select_related("benchmark", "launched_by"), pk=run_id)
@@ -43,8 +63,9 @@ def run_list(request: HttpRequest) -> HttpResponse:
     runs = list(JudgeRun.objects.select_related("benchmark").order_by("-created_at", "-id")[:100])
     rows = [(run, run_progress(run=run)) for run in runs]
     generations = [("Lit2Test generation", g, generation_progress(run=g)) for g in GenerationRun.objects.select_related("benchmark")[:20]]
-    # Every protocol's elicitation runs (HypoArena submissions, Reconstruction proposals ...) share the table.
-    generations += [(kind.title, g, p) for kind, g, p in elicit_runs_listed()]
+    # Every protocol's other runs (elicitation, Intrinsic scoring ...) share the table.
+    for listed in RUN_LISTINGS:
+        generations += listed(20)
     live = any(not p.settled for _, p in rows) or any(not p.settled for _, _, p in generations)
     context = {"rows": rows, "generations": generations, "live": live}
     template = "jobs/run_list.html#runs" if request.htmx else "jobs/run_list.html"

@@ -629,6 +629,9 @@ def reconstruction_export(*, benchmark: Benchmark, directory: Path) -> dict[str,
     written = {}
     for kind in FILES:
         if records[kind] or kind in ("seeds", "references"):
-            (directory / f"{kind}.jsonl").write_text("".join(_dump(r) for r in records[kind]), encoding="utf-8")
+            # Tournament lines are free-form objects: PostgreSQL's jsonb does not keep their key order, so they are
+            # written with sorted keys, and an export of an import is the same file on every database.
+            dump = (lambda r: json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n") if kind == "tournament" else _dump
+            (directory / f"{kind}.jsonl").write_text("".join(dump(r) for r in records[kind]), encoding="utf-8")
             written[f"{kind}.jsonl"] = len(records[kind])
     return written

@@ -27,21 +27,22 @@ def _orders(raw: str) -> tuple[str, ...]:
 def _kind_and_type(benchmark: Benchmark, task_kind: str | None, run_type: str | None) -> tuple[str | None, str]:
     """The task kind and run type a run gets when the command does not name them: a HypoArena benchmark's runs judge its
     matches (``arena``) or score its submissions (``--run-type rubric``); a Lit2Test benchmark's judge its pairs or, with
-    ``--pairs controls``, its controls (the service decides that from ``pairs``). An explicit kind on a benchmark of
+    ``--pairs controls``, its controls (the service decides that from ``pairs``); an Intrinsic benchmark's rank its
+    papers' candidates (``listwise``). An explicit kind on a benchmark of
     the other protocol is passed on: the service refuses it, saying why."""
     if task_kind is None and benchmark.protocol == Benchmark.Protocol.HYPOARENA:
         task_kind = JudgeRun.Subjects.HYPOARENA_RUBRIC if run_type == "rubric" else JudgeRun.Subjects.HYPOARENA
     if task_kind is None and benchmark.protocol == Benchmark.Protocol.RECONSTRUCTION:
         task_kind = JudgeRun.Subjects.RECONSTRUCTION_MATCH
+    if task_kind is None and benchmark.protocol == Benchmark.Protocol.INTRINSIC:
+        task_kind = JudgeRun.Subjects.INTRINSIC_LISTWISE
     if run_type is None:
         run_type = {
             JudgeRun.Subjects.HYPOARENA: "arena", JudgeRun.Subjects.HYPOARENA_RUBRIC: "rubric",
             JudgeRun.Subjects.RECONSTRUCTION_MATCH: "match", JudgeRun.Subjects.RECONSTRUCTION_SWISS: "swiss",
+            JudgeRun.Subjects.INTRINSIC_LISTWISE: "listwise",
         }.get(task_kind or "", "holistic")
     return task_kind, run_type
-
-
-ORDERED_KINDS = (JudgeRun.Subjects.PAIRS, JudgeRun.Subjects.CONTROLS, JudgeRun.Subjects.HYPOARENA, JudgeRun.Subjects.RECONSTRUCTION_SWISS)
 
 
 class Command(BaseCommand):
@@ -58,7 +59,8 @@ class Command(BaseCommand):
             help="all | batch:NAME | sample:N | controls | controls:KIND,KIND (the approved diagnostic control variants, each "
             "against its clean source; their verdicts go to controls_report, never to a leaderboard); on a HypoArena "
             "benchmark: all | domain:NAME | sample:N (matches, or submissions for a rubric run); on a Reconstruction "
-            "benchmark: all | domain:NAME | system:NAME | sample:N (hypotheses to match-judge)",
+            "benchmark: all | domain:NAME | system:NAME | sample:N (hypotheses to match-judge); on an Intrinsic benchmark: "
+            "all | discipline:NAME | sample:N (papers to rank)",
         )
         parser.add_argument(
             "--orders", type=_orders, default=ORDERS, metavar="{original,reverse}[,...]",
@@ -66,9 +68,9 @@ class Command(BaseCommand):
             "(A and B swapped) or both, comma-separated (default: original,reverse)",
         )
         parser.add_argument(
-            "--run-type", default=None, choices=["holistic", "structured", "arena", "rubric", "match"],
+            "--run-type", default=None, choices=["holistic", "structured", "arena", "rubric", "match", "listwise"],
             help="holistic (default) or structured for a Lit2Test benchmark; arena (default) or rubric for a HypoArena one; "
-            "match for a Reconstruction one",
+            "match for a Reconstruction one; listwise for an Intrinsic one",
         )
         parser.add_argument(
             "--judge-family", default="",
@@ -130,7 +132,7 @@ class Command(BaseCommand):
         self.stdout.write(f"run: {run.pk}")
         total = subjects_of(run).task_model.objects.filter(run=run).count()
         self.stdout.write(
-            f"{total} {'ordered tasks' if run.subjects in ORDERED_KINDS else 'tasks'}" + (f"; {skipped} pairs skipped: their proposals have no text" if skipped else "")
+            f"{total} {'ordered tasks' if subjects_of(run).ordered else 'tasks'}" + (f"; {skipped} pairs skipped: their proposals have no text" if skipped else "")
             + (" (replay of stored judgments)" if replay else "")
         )
         if not o["wait"]:

@@ -1,0 +1,386 @@
+"""Scoring runs of Intrinsic scoring (PROTOCOL.md §4; issue 14) on the shared engine (run kind ``intrinsic_scoring``).
+
+A run scores candidates for ONE nll/energy :class:`~intrinsic.models.Scorer` (a model read by a criterion; created, or
+reused when its name, model and criterion match) against an OpenAI-compatible *completions* endpoint that returns
+prompt log-probabilities (vLLM; ``intrinsic.endpoint.CompletionsScorer`` does the request, the span and the
+numbers). One task per candidate, one request each; the engine's driver (``jobs.services._drive``) claims, leases,
+heartbeats, rate-limits (``rate_per_second``, ``concurrency`` calls at a time) and counts calls, failed calls and
+tokens exactly as for judge runs; the watchdog relaunches a run whose driver died and its open claims are taken over.
+
+Never twice: a run gets tasks only for candidates its scorer has no score for, a scorer has at most one active run,
+and a score is unique per (scorer, candidate) in the database, so a candidate scored by a driver that died before
+acknowledging is skipped when redone. A resume (``scoring_run_resume``) reopens failed and abandoned tasks only.
+
+Refusals before any request: a criterion the endpoint's configured ``--logprobs-mode`` cannot give, an unknown mode,
+a missing API key (at creation and again when the driver starts), a blank candidate (at creation; the import refuses
+them too). An energy run's driver first calls the scorer's ``probe()``: a server configured as raw logits that
+answers like log-probabilities fails the run with that reason (``jobs.services._start_problem``) before any candidate
+is scored. An nll run's every answer is checked by the client (a value no log-probability can have fails its task).
+
+A stored score (:class:`~intrinsic.models.CandidateScore`) keeps the mean (primary), the sum, the span's token count,
+its run, and ``detail``: the per-token values and how the span was located.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from celery import shared_task
+from django.db import IntegrityError, transaction
+from django.db.models import Sum
+from django.utils import timezone
+
+from arena.models import Benchmark, JudgeRun
+from jobs import execution
+from jobs.engine import BeforeCall, call_with_backoff, run_blocking
+from jobs.execution import RunKindSpec, run_event_add, run_kind_register
+from jobs.models import TaskStatus
+from jobs.providers import Completion, PermanentError
+from jobs.selectors import Progress, _health, _task_counts
+from jobs.services import RunError, _drive, _finish, _lease, _limiter_for, _owned, _running, _start_problem
+from jobs.tasks import _DRIVER
+
+from .endpoint import CRITERIA, CompletionsScorer, SpanScore, scoring_messages
+from .models import Candidate, CandidateScore, IntrinsicScoringRun, Paper, Scorer, ScoringTask
+
+RUN_KIND = "intrinsic_scoring"
+TITLE = "Intrinsic scoring"
+ACTIVE = JudgeRun.ACTIVE_STATUSES
+
+
+def default_scorer_name(model: str, criterion: str) -> str:
+    return f"{model}-{criterion}"
+
+
+def endpoint_description(base_url: str, logprobs_mode: str) -> str:
+    """What a run's scorer records as its ``endpoint``: where its numbers come from."""
+    return f"{base_url.rstrip('/')} (completions, --logprobs-mode {logprobs_mode})"
+
+
+def _completions_scorer(p: dict[str, Any]) -> CompletionsScorer:
+    """The endpoint client of a run's parameters; PermanentError for a refused configuration or a missing key."""
+    return CompletionsScorer(
+        base_url=p["base_url"], model=p["model"], criterion=p["criterion"], logprobs_mode=p["logprobs_mode"],
+        api_key_env=p.get("api_key_env") or None, timeout=float(p.get("timeout") or 120),
+        connections=int(p.get("concurrency") or 8), tokenize_url=p.get("tokenize_url") or None,
+    )
+
+
+def _configuration_problem(p: dict[str, Any]) -> str | None:
+    """Why the endpoint client refuses these parameters (criterion vs mode, unknown mode, API key), without a request."""
+
+    async def check() -> None:
+        await _completions_scorer(p).close()
+
+    try:
+        run_blocking(check)
+    except PermanentError as exc:
+        return str(exc)
+    return None
+
+
+def _choose(benchmark: Benchmark, spec: str, seed: int) -> list[int]:
+    papers = list(Paper.objects.filter(benchmark=benchmark).order_by("id").values_list("id", "discipline"))
+    kind, _, value = spec.partition(":")
+    if kind == "all" and not value:
+        return [pk for pk, _ in papers]
+    if kind == "discipline" and value:
+        chosen = [pk for pk, d in papers if d == value]
+        if not chosen:
+            raise RunError(f"{benchmark} has no papers in discipline {value!r}; its disciplines are {', '.join(sorted({d for _, d in papers}))}")
+        return chosen
+    if kind == "sample" and value.isdigit() and int(value) > 0:
+        return sorted(random.Random(seed).sample([pk for pk, _ in papers], min(int(value), len(papers))))
+    raise RunError(f"papers must be 'all', 'discipline:NAME' or 'sample:N', got {spec!r}")
+
+
+def scoring_run_create(
+    *, benchmark: Benchmark, model: str, criterion: str, logprobs_mode: str, base_url: str, api_key_env: str | None = None,
+    scorer: str | None = None, papers: str = "all", seed: int = 0, concurrency: int = 8, rate_per_second: float | None = None,
+    timeout: float = 120.0, lease_seconds: float | None = None, price_per_1k_prompt: float | None = None,
+    price_per_1k_completion: float | None = None, tokenize_url: str | None = None, launched_by: Any = None,  # noqa: ANN401
+) -> IntrinsicScoringRun:
+    """A pending run with one task per chosen candidate its scorer has not scored yet. Raises :class:`RunError`
+    saying what to fix: another protocol's benchmark, a criterion the endpoint's mode cannot give, a missing key, a
+    scorer name held by another model or criterion, a scorer with a run still active, a blank candidate, nothing to do."""
+    if benchmark.protocol != Benchmark.Protocol.INTRINSIC:
+        raise RunError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: it has no Intrinsic candidates to score")
+    model = model.strip()
+    if not model:
+        raise RunError("a scoring run needs the model's name as the endpoint serves it (--model)")
+    if criterion not in CRITERIA:
+        raise RunError(f"unknown criterion {criterion!r}: choose one of {', '.join(CRITERIA)}")
+    if not base_url:
+        raise RunError("a scoring run needs the completions endpoint's base URL (--base-url), e.g. http://127.0.0.1:8000/v1")
+    parameters: dict[str, Any] = {
+        "base_url": base_url, "api_key_env": api_key_env or "", "model": model, "criterion": criterion,
+        "logprobs_mode": logprobs_mode, "tokenize_url": tokenize_url or "", "papers": papers, "seed": seed,
+        "concurrency": concurrency, "rate_per_second": rate_per_second, "timeout": timeout,
+        "lease_seconds": lease_seconds or execution.lease_seconds(),
+        "price_per_1k_prompt": price_per_1k_prompt, "price_per_1k_completion": price_per_1k_completion,
+    }
+    problem = _configuration_problem(parameters)
+    if problem:
+        raise RunError(problem)
+    name = (scorer or default_scorer_name(model, criterion)).strip()
+    endpoint = endpoint_description(base_url, logprobs_mode)
+    existing = Scorer.objects.filter(benchmark=benchmark, name=name).first()
+    if existing is not None:
+        if (existing.model, existing.criterion) != (model, criterion):
+            raise RunError(f"scorer {name!r} of {benchmark} is model {existing.model!r}, criterion {existing.criterion!r}; this run "
+                           f"scores {model!r} by {criterion!r}: give it another name (--scorer NAME)")
+        if existing.endpoint != endpoint:
+            raise RunError(f"scorer {name!r} took its numbers from {existing.endpoint or '(no endpoint recorded)'}; this run asks "
+                           f"{endpoint}: a scorer's numbers come from one place, give this run another scorer name (--scorer NAME)")
+        active = existing.runs.filter(status__in=ACTIVE).order_by("id").first()
+        if active is not None:
+            raise RunError(f"scorer {name!r} has run {active.pk} {active.status}: resume it (intrinsic_score ... --resume {active.pk}) "
+                           "or cancel it first, so that no candidate is scored twice")
+    paper_ids = _choose(benchmark, papers, seed)
+    todo = Candidate.objects.filter(paper_id__in=paper_ids).order_by("paper_id", "position")
+    if existing is not None:
+        todo = todo.exclude(scores__scorer=existing)
+    chosen = list(todo.select_related("paper").only("id", "text", "external_id", "paper__external_id"))
+    blank = [c for c in chosen if not c.text.strip()]
+    if blank:
+        shown = ", ".join(f"{c.paper.external_id}/{c.external_id}" for c in blank[:5])
+        raise RunError(f"{len(blank)} candidate(s) have no text ({shown}): an empty span has no score; fix their text and launch again")
+    if not chosen:
+        raise RunError(f"scorer {name!r} has scored every chosen candidate of {benchmark} already; nothing to score")
+    with transaction.atomic():
+        target = existing or Scorer.objects.create(
+            benchmark=benchmark, name=name, model=model, criterion=criterion, endpoint=endpoint
+        )
+        run = IntrinsicScoringRun.objects.create(benchmark=benchmark, scorer=target, parameters=parameters, launched_by=launched_by)
+        ScoringTask.objects.bulk_create([ScoringTask(run=run, candidate=c) for c in chosen], batch_size=2000)
+    return run
+
+
+def _enqueue(run_id: int) -> None:
+    execution.enqueue(lambda: scoring_run_execute_task.delay(run_id), kind=RUN_KIND, run_id=run_id)
+
+
+def scoring_run_launch(*, run: IntrinsicScoringRun, event: str = "launched") -> None:
+    """Mark a pending or paused run running and enqueue its driver once the transaction commits."""
+    with transaction.atomic():
+        if not IntrinsicScoringRun.objects.filter(pk=run.pk, status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.PAUSED]).update(
+            status=JudgeRun.Status.RUNNING, finished_at=None
+        ):
+            raise RunError(f"scoring run {run.pk} is {IntrinsicScoringRun.objects.get(pk=run.pk).status}; only a pending or paused run starts")
+        run_event_add(kind=RUN_KIND, run_id=run.pk, code=event, message=f"{event} with 1 driver(s)")
+        transaction.on_commit(lambda: _enqueue(run.pk))
+    run.refresh_from_db()
+
+
+def scoring_run_pause(*, run: IntrinsicScoringRun) -> None:
+    """Stop claiming new candidates; requests already sent are still stored."""
+    if not IntrinsicScoringRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).update(status=JudgeRun.Status.PAUSED):
+        raise RunError(f"scoring run {run.pk} is not running")
+    run.refresh_from_db()
+
+
+def scoring_run_cancel(*, run: IntrinsicScoringRun) -> None:
+    if not IntrinsicScoringRun.objects.filter(pk=run.pk, status__in=ACTIVE).update(status=JudgeRun.Status.CANCELLED, finished_at=timezone.now()):
+        raise RunError(f"scoring run {run.pk} has already ended")
+    ScoringTask.objects.filter(run=run, status=TaskStatus.PENDING).update(status=TaskStatus.SKIPPED, last_error="cancelled")
+    run.refresh_from_db()
+
+
+def scoring_run_resume(*, run: IntrinsicScoringRun) -> int:
+    """Reopen the failed, skipped and abandoned tasks of a paused, failed or cancelled run and launch it; returns how
+    many tasks were reopened. A scored candidate is never asked for again."""
+    with transaction.atomic():
+        run = IntrinsicScoringRun.objects.select_for_update().get(pk=run.pk)
+        if run.status not in (JudgeRun.Status.PAUSED, JudgeRun.Status.FAILED, JudgeRun.Status.CANCELLED):
+            why = " (a worker's watchdog takes over a run whose driver died)" if run.status == JudgeRun.Status.RUNNING else ""
+            raise RunError(f"scoring run {run.pk} is {run.status}{why}; only a paused, failed or cancelled run resumes")
+        reopened = execution.tasks_reclaim(kind=RUN_KIND, task_model=ScoringTask, run_id=run.pk)
+        reopened += ScoringTask.objects.filter(run=run, status=TaskStatus.SKIPPED).update(status=TaskStatus.PENDING, last_error="")
+        IntrinsicScoringRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.PAUSED)
+        run.refresh_from_db()
+        scoring_run_launch(run=run, event="resumed")
+    return reopened
+
+
+# --------------------------------------------------------------------------- execution
+
+
+@dataclass(frozen=True)
+class _Spec:
+    task_id: int
+    candidate_id: int
+    background: str
+    question: str
+    text: str
+
+
+class _Probe:
+    """The scorer's probe as a provider, so that ``call_with_backoff`` retries its transient errors."""
+
+    replay = False
+
+    def __init__(self, scorer: CompletionsScorer) -> None:
+        self.scorer = scorer
+
+    async def complete(self, *, messages: list[dict[str, str]], task: tuple[int, str] | None = None) -> Completion:
+        checked = await self.scorer.probe()
+        return Completion(text=checked.detail, latency_seconds=0.0)
+
+    async def close(self) -> None:
+        await self.scorer.close()
+
+
+def _probe_problem(run: IntrinsicScoringRun) -> str | None:
+    """Probe the endpoint's mode before an energy run (one request, retried on transient errors); the refusal, or None.
+    The probe's calls are written to the run's log (they belong to no candidate)."""
+
+    async def probe() -> Any:  # noqa: ANN401
+        provider = _Probe(_completions_scorer(run.parameters))
+        try:
+            return await call_with_backoff(provider, None, [], None)
+        finally:
+            await provider.close()
+
+    outcome = run_blocking(probe)
+    if outcome.completion is None:
+        return f"the mode probe of {run.parameters['base_url']} failed: {outcome.error}"
+    run_event_add(kind=RUN_KIND, run_id=run.pk, code="probe", message=f"mode probe ({outcome.calls} call(s)): {outcome.completion.text}")
+    return None
+
+
+def _detail(score: SpanScore) -> dict[str, Any]:
+    return {"values": score.values, "tokens": score.tokens, "span_method": score.span_method,
+            "boundary_merged": score.boundary_merged, "skipped_chars": score.skipped_chars, "logits_proved": score.logits_proved}
+
+
+def _store(run: IntrinsicScoringRun, token: str, batch: list[tuple[_Spec, dict[str, Any]]]) -> None:
+    """Store a batch of results in one transaction: scores for the tasks this driver still holds, failures as failed
+    tasks; an answer for a task that passed to another driver is counted as discarded, not stored."""
+    now = timezone.now()
+    with transaction.atomic():
+        owned, finished = _owned(ScoringTask, token, [spec.task_id for spec, _ in batch])
+        scores: list[CandidateScore] = []
+        done: dict[int, SpanScore] = {}
+        failed: dict[int, str] = {}
+        for spec, result in batch:
+            score = result.get("score")
+            if spec.task_id not in owned:
+                if spec.task_id not in finished and score is not None:
+                    execution.answer_discard(task_model=ScoringTask, task_id=spec.task_id, prompt_tokens=score.prompt_tokens or 0,
+                                             completion_tokens=score.completion_tokens or 0)
+                continue
+            if score is None:
+                failed[spec.task_id] = result.get("failed") or "no answer"
+                continue
+            done[spec.task_id] = score
+            scores.append(CandidateScore(scorer_id=run.scorer_id, candidate_id=spec.candidate_id, source=f"run {run.pk}", run=run,
+                                         mean=score.mean, total=score.total, tokens=score.n_tokens, detail=_detail(score)))
+        try:
+            with transaction.atomic():
+                CandidateScore.objects.bulk_create(scores)
+        except IntegrityError:
+            for row in scores:  # scored already (a store repeated after a lost acknowledgement): the first stays
+                try:
+                    with transaction.atomic():
+                        row.save()
+                except IntegrityError:
+                    pass
+        tasks = list(ScoringTask.objects.filter(id__in=[*done, *failed]))
+        for task in tasks:
+            if task.pk in done:
+                s = done[task.pk]
+                task.status, task.last_error = TaskStatus.DONE, ""
+                task.prompt_tokens, task.completion_tokens = s.prompt_tokens or 0, s.completion_tokens or 0
+            else:
+                task.status, task.last_error = TaskStatus.FAILED, failed[task.pk]
+            task.updated_at = now
+        ScoringTask.objects.bulk_update(tasks, ["status", "last_error", "prompt_tokens", "completion_tokens", "updated_at"])
+
+
+def scoring_run_execute(*, run_id: int) -> str:
+    """Score the run's open candidates until done, paused or cancelled; then close the run. Safe to call twice at once.
+
+    A driver that cannot start (refused configuration, missing key, a probe that contradicts the configured mode)
+    fails the run with the reason, before any candidate is scored."""
+    run, status = _running(IntrinsicScoringRun, run_id)
+    if run is None:
+        return status
+    try:
+        scorer = _completions_scorer(run.parameters)
+    except PermanentError as exc:
+        return _start_problem(RUN_KIND, run.pk, exc)
+    if run.parameters["criterion"] == "energy":
+        problem = _probe_problem(run)
+        if problem is not None:
+            run_blocking(scorer.close)
+            return _start_problem(RUN_KIND, run.pk, PermanentError(problem))
+    token = uuid.uuid4().hex
+    limiter = _limiter_for(run)  # type: ignore[arg-type]
+    lease = _lease(run)  # type: ignore[arg-type]
+
+    def claim(n: int, held: frozenset[int]) -> list[_Spec]:
+        ids = execution.tasks_claim(kind=RUN_KIND, task_model=ScoringTask, run_id=run.pk, token=token, lease=lease, n=n, held=held)
+        # In id order: a paper's candidates were made together, so a batch shares one tokenization of the prefix.
+        tasks = ScoringTask.objects.filter(id__in=ids).select_related("candidate__paper").order_by("id")
+        return [_Spec(t.pk, t.candidate_id, t.candidate.paper.background, t.candidate.paper.question, t.candidate.text) for t in tasks]
+
+    async def work(spec: _Spec, before_call: BeforeCall) -> dict[str, Any]:
+        if not spec.text.strip():  # refused at creation; a text blanked since is refused here, before any request
+            return {"failed": "the candidate hypothesis is empty: an empty span has no score; fix its text and resume"}
+        outcome = await call_with_backoff(scorer, limiter, scoring_messages(spec.background, spec.question, spec.text), None, before_call)
+        if outcome.completion is None:
+            return {"failed": outcome.error or "no answer"}
+        return {"score": outcome.completion}
+
+    _drive(run=run, kind=RUN_KIND, task_model=ScoringTask, token=token, claim=claim, work=work,  # type: ignore[arg-type]
+           store=lambda batch: _store(run, token, batch), task_id=lambda spec: spec.task_id, providers=[scorer], limiter=limiter,
+           on_error=lambda exc: {"failed": f"internal error: {type(exc).__name__}: {exc}"})
+    return _finish(RUN_KIND, run.pk)
+
+
+@shared_task(name="intrinsic.scoring_run_execute", **_DRIVER)
+def scoring_run_execute_task(run_id: int) -> str:
+    return scoring_run_execute(run_id=run_id)
+
+
+# --------------------------------------------------------------------------- progress
+
+
+def scoring_progress(*, run: IntrinsicScoringRun) -> Progress:
+    """The run's counts in the engine's terms (done = a score stored), with calls, tokens and, when priced, the cost
+    (answers discarded after a takeover were paid for too)."""
+    tasks_qs = ScoringTask.objects.filter(run=run)
+    tasks = _task_counts(tasks_qs, prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"))
+    prompt, completion = tasks["prompt"] or 0, tasks["completion"] or 0
+    p = run.parameters
+    cost = None
+    if p.get("price_per_1k_prompt") is not None or p.get("price_per_1k_completion") is not None:
+        paid_in, paid_out = prompt + (tasks["discarded_prompt"] or 0), completion + (tasks["discarded_completion"] or 0)
+        cost = paid_in / 1000 * float(p.get("price_per_1k_prompt") or 0) + paid_out / 1000 * float(p.get("price_per_1k_completion") or 0)
+    errors = list(tasks_qs.exclude(last_error="").order_by("-updated_at").values_list("last_error", flat=True)[:5])
+    return Progress(
+        total=tasks["total"], done=tasks["done"], accepted=tasks["done"], invalid=0, failed=tasks["failed"],
+        remaining=tasks["remaining"], skipped=tasks["skipped"], prompt_tokens=prompt, completion_tokens=completion, cost=cost,
+        eta_seconds=None, recent_errors=errors, status=run.status, replay=False, **_health(RUN_KIND, run, tasks),  # type: ignore[arg-type]
+    )
+
+
+def scoring_runs_listed(limit: int = 20) -> list[tuple[str, IntrinsicScoringRun, Progress]]:
+    """The newest scoring runs with their progress, for the runs page."""
+    runs = IntrinsicScoringRun.objects.select_related("benchmark", "scorer").order_by("-created_at", "-id")[:limit]
+    return [(f"{TITLE} ({run.scorer.criterion}: {run.scorer.name})", run, scoring_progress(run=run)) for run in runs]
+
+
+run_kind_register(RunKindSpec(
+    kind=RUN_KIND, run_model=IntrinsicScoringRun, task_model_of=lambda run_id: ScoringTask, launch=_enqueue,
+    finish=lambda run_id: _finish(RUN_KIND, run_id),
+))
+
+__all__ = [
+    "RUN_KIND", "default_scorer_name", "endpoint_description", "scoring_progress", "scoring_run_cancel",
+    "scoring_run_create", "scoring_run_execute", "scoring_run_launch", "scoring_run_pause", "scoring_run_resume",
+    "scoring_runs_listed",
+]
