@@ -515,7 +515,11 @@ def _dump(record: Mapping[str, Any]) -> str:
 
 def intrinsic_export(*, benchmark: Benchmark, directory: Path) -> dict[str, int]:
     """Write the benchmark's files (``FORMAT.md``) into ``directory``; returns the lines written per file. Importing
-    them into a new benchmark reproduces it, and exporting that gives the same bytes."""
+    them into a new benchmark reproduces it, and exporting that gives the same bytes.
+
+    A paper a scorer scored only in part (a scoring run that ended with failed candidates; the report leaves it out for
+    that scorer) is not written: a score file names whole papers. ``"partial (scorer, paper) left out"`` counts them
+    (resume the run to complete them)."""
     if benchmark.protocol != Benchmark.Protocol.INTRINSIC:
         raise IntrinsicError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not an Intrinsic-scoring one")
     directory.mkdir(parents=True, exist_ok=True)
@@ -528,6 +532,11 @@ def intrinsic_export(*, benchmark: Benchmark, directory: Path) -> dict[str, int]
         .order_by("scorer__name", "candidate__paper__discipline", "candidate__paper__external_id", "candidate__position")
     )
     rankings = ListwiseRanking.objects.filter(scorer__benchmark=benchmark).select_related("scorer", "paper").order_by("scorer__name", "paper__discipline", "paper__external_id")
+    scored: dict[tuple[int, int], int] = {}
+    for scorer_id, paper_id in CandidateScore.objects.filter(scorer__benchmark=benchmark).values_list("scorer_id", "candidate__paper_id"):
+        scored[(scorer_id, paper_id)] = scored.get((scorer_id, paper_id), 0) + 1
+    partial = {key for key, n in scored.items() if n != len(candidates.get(key[1], []))}
+    scores = [x for x in scores if (x.scorer_id, x.candidate.paper_id) not in partial]
 
     def endpoint(scorer: Scorer) -> dict[str, str]:
         return {"endpoint": scorer.endpoint} if scorer.endpoint else {}
@@ -553,4 +562,6 @@ def intrinsic_export(*, benchmark: Benchmark, directory: Path) -> dict[str, int]
         if records[kind] or kind == "papers":
             (directory / f"{kind}.jsonl").write_text("".join(_dump(r) for r in records[kind]), encoding="utf-8")
             written[f"{kind}.jsonl"] = len(records[kind])
+    if partial:
+        written["partial (scorer, paper) left out"] = len(partial)
     return written

@@ -277,3 +277,24 @@ def test_the_commands_report_problems_and_refuse_other_protocols(tmp_path: Path)
         intrinsic_export(benchmark=lit, directory=tmp_path / "x")
     with pytest.raises(CommandError, match="no benchmark 'nope'"):
         call_command("export_intrinsic", "nope", str(tmp_path / "x"))
+
+
+def test_a_paper_a_scorer_scored_in_part_is_left_out_of_the_export_and_counted(tmp_path: Path) -> None:
+    """A run that ended with failed candidates leaves a paper scored in part; the export writes whole papers only, so
+    it still imports, and says what it left out."""
+    summary = intrinsic_import(name="intr", files=import_files(folder(tmp_path / "in")))
+    scorer = Scorer.objects.filter(benchmark=summary.benchmark).exclude(criterion="listwise").order_by("name").first()
+    one = CandidateScore.objects.filter(scorer=scorer).order_by("candidate__paper__external_id", "candidate__position").first()
+    paper_id = one.candidate.paper.external_id
+    one.delete()  # as if that candidate's request had failed
+    written = intrinsic_export(benchmark=summary.benchmark, directory=tmp_path / "out")
+    assert written["partial (scorer, paper) left out"] == 1
+    lines = [json.loads(x) for x in (tmp_path / "out" / "scores.jsonl").read_text().splitlines()]
+    assert not [x for x in lines if x["scorer"] == scorer.name and x["paper_id"] == paper_id]
+    n_candidates = Candidate.objects.filter(paper__benchmark=summary.benchmark, paper__external_id=paper_id).count()
+    # Every other (scorer, paper) is written whole: all stored scores but that paper's remaining ones.
+    assert len(lines) == CandidateScore.objects.filter(scorer__benchmark=summary.benchmark).count() - (n_candidates - 1)
+    intrinsic_import(name="intr-copy", files=import_files(tmp_path / "out"))  # imports without a problem
+    out = __import__("io").StringIO()
+    call_command("export_intrinsic", "intr", str(tmp_path / "again"), stdout=out)
+    assert "1 (scorer, paper) left out: scored in part" in out.getvalue()

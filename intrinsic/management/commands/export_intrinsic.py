@@ -25,4 +25,9 @@ class Command(BaseCommand):
             written = intrinsic_export(benchmark=found, directory=directory)
         except IntrinsicError as exc:
             raise CommandError(str(exc)) from None
+        left_out = written.pop("partial (scorer, paper) left out", 0)
         self.stdout.write(", ".join(f"{n} lines in {f}" for f, n in written.items()))
+        if left_out:
+            self.stdout.write(
+                f"{left_out} (scorer, paper) left out: scored in part (a run ended with failed candidates); resume the run, then export again"
+            )
