@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import secrets
 
-from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Greatest, Least
 
 from arena.models import Benchmark, JudgeRun, Participant
-from jobs.models import ClaimableTask
+from jobs.models import ClaimableTask, EngineRun
 
 #: The 5-level verdict, from the A/B labels of the order it was given in, and the win share it gives A
 #: (the statistics' ``FIVE_LEVEL_SHARES`` says the same; kept here so the data model needs no statistics import).
@@ -274,22 +273,16 @@ class RubricJudgment(models.Model):
         return f"rubric answer on {self.submission_id} in run {self.run_id}: {self.status}"
 
 
-class GenerationRun(models.Model):
+class GenerationRun(EngineRun):
     """Elicits K-pair submissions from participants under one common prompt (``hypoarena.generation``), on the shared
     engine as run kind ``hypoarena_generation``. Its fields are those of ``jobs.GenerationRun`` (the engine's provider,
     limiter and lease helpers read them); its tasks are per (case, participant), not per Lit2Test context."""
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="hypoarena_generation_runs")
     prompt_version = models.CharField(max_length=50)
-    provider = models.CharField(max_length=50, default=JudgeRun.Provider.OPENAI_COMPATIBLE)
-    parameters = models.JSONField(default=dict, blank=True)
-    status = models.CharField(max_length=20, choices=JudgeRun.Status.choices, default=JudgeRun.Status.PENDING)
-    launched_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(EngineRun.Meta):
+        pass
 
     def __str__(self) -> str:
         return f"HypoArena generation run {self.pk} ({self.prompt_version})"

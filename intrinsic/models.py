@@ -15,12 +15,11 @@ The statistics (gold rank under the pessimistic tie rule, Hit@k, MRR, bootstraps
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
 from arena.models import Benchmark, JudgeRun
-from jobs.models import ClaimableTask, JudgmentRecord
+from jobs.models import ClaimableTask, EngineRun, JudgmentRecord
 
 #: How many candidates a listwise judge returns, in order; the others share the terminal rank.
 LISTWISE_TOP = 5
@@ -159,7 +158,7 @@ class ListwiseRanking(models.Model):
         return f"{self.scorer} on {self.paper}: {self.status}"
 
 
-class IntrinsicScoringRun(models.Model):
+class IntrinsicScoringRun(EngineRun):
     """Scores candidates for one nll/energy :class:`Scorer` against an OpenAI-compatible completions endpoint
     (``intrinsic.scoring``), on the shared engine as run kind ``intrinsic_scoring``. Its fields are those of
     ``jobs.GenerationRun`` that the engine's provider, limiter and lease helpers read; ``parameters`` holds
@@ -168,15 +167,9 @@ class IntrinsicScoringRun(models.Model):
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="intrinsic_scoring_runs")
     scorer = models.ForeignKey(Scorer, on_delete=models.CASCADE, related_name="runs")
-    provider = models.CharField(max_length=50, default=JudgeRun.Provider.OPENAI_COMPATIBLE)
-    parameters = models.JSONField(default=dict, blank=True)
-    status = models.CharField(max_length=20, choices=JudgeRun.Status.choices, default=JudgeRun.Status.PENDING)
-    launched_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(EngineRun.Meta):
+        pass
 
     def __str__(self) -> str:
         return f"Intrinsic scoring run {self.pk} ({self.scorer})"

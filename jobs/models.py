@@ -102,6 +102,25 @@ class JudgeTask(ClaimableTask):
         indexes = [models.Index(fields=["run", "status"])]
 
 
+class EngineRun(models.Model):
+    """The fields every non-judge run of the engine has, which its provider, limiter and lease helpers read
+    (``jobs.services._provider_for``, ``_limiter_for``, ``_lease``): ``parameters`` holds ``base_url``,
+    ``api_key_env`` (a variable's name, never a key), ``concurrency``, ``rate_per_second``, ``timeout``,
+    ``lease_seconds`` and what the kind itself reads. A protocol's run model extends it with its ``benchmark`` (and
+    what else it needs)."""
+
+    provider = models.CharField(max_length=50, default=JudgeRun.Provider.OPENAI_COMPATIBLE)
+    parameters = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=20, choices=JudgeRun.Status.choices, default=JudgeRun.Status.PENDING)
+    launched_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["-created_at", "-id"]
+
+
 class GenerationRun(models.Model):
     """Elicits proposals from participants under one common prompt."""
 

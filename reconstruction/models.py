@@ -11,12 +11,11 @@ are a judge's Match / No-match on one hypothesis, recused (no label) when the ju
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
 from arena.models import Benchmark, JudgeRun, Participant
-from jobs.models import ClaimableTask, JudgmentRecord
+from jobs.models import ClaimableTask, EngineRun, JudgmentRecord
 
 SLOTS = (1, 2, 3, 4, 5)
 
@@ -166,21 +165,15 @@ class TournamentRecord(models.Model):
 # --------------------------------------------------------------------------- runs (issue 13)
 
 
-class ProposerRun(models.Model):
+class ProposerRun(EngineRun):
     """Asks proposers for five hypotheses per seed from its frozen bibliography (``reconstruction.runs``), on the shared
     engine's elicitation driver (run kind ``reconstruction_proposer``). Fields as ``hypoarena.GenerationRun``."""
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="reconstruction_proposer_runs")
     prompt_version = models.CharField(max_length=50)
-    provider = models.CharField(max_length=50, default=JudgeRun.Provider.OPENAI_COMPATIBLE)
-    parameters = models.JSONField(default=dict, blank=True)
-    status = models.CharField(max_length=20, choices=JudgeRun.Status.choices, default=JudgeRun.Status.PENDING)
-    launched_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(EngineRun.Meta):
+        pass
 
     def __str__(self) -> str:
         return f"Reconstruction proposer run {self.pk} on {self.benchmark}"
