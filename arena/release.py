@@ -26,7 +26,7 @@ import json
 import math
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -202,6 +202,18 @@ def release_files(directory: Path) -> dict[str, list[Path]]:
         "judgments": [p for p in [directory / JUDGMENTS_FILE] if p.is_file()],
     }
     return files
+
+
+#: Valid values named in a problem message, at most.
+LISTED = 12
+
+
+def names_listed(values: Iterable[Any]) -> str:
+    """Values for a problem message: JSON-quoted, comma-separated, the first :data:`LISTED` and how many more;
+    ``(none)`` when there are none."""
+    values = list(values)
+    shown = ", ".join(json.dumps(v, ensure_ascii=False) for v in values[:LISTED])
+    return (shown + (f" ... and {len(values) - LISTED} more" if len(values) > LISTED else "")) or "(none)"
 
 
 def _json_type(value: Any) -> str:

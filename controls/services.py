@@ -9,7 +9,6 @@ has prose instead of fields.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from arena.blindness import benchmark_matcher, proposal_blind_content
 from arena.models import Benchmark, Context, Proposal
 from arena.release import (
     EXTERNAL_ID,
+    LISTED,
     MODEL_NAME,
     Problem,
     ReleaseImportError,
@@ -32,6 +32,7 @@ from arena.release import (
     _read_jsonl,
     _Ref,
     _show,
+    names_listed,
 )
 from arena.schemas import SIX_FIELD
 from jobs.prompts import render_context
@@ -50,7 +51,6 @@ TEMPLATE_KINDS: tuple[str, ...] = ("clear", "rendering", "falsifier_off", "naive
 LINE_KEYS = ("control_id", "kind", "context_id", "source_model", "target", "proposal", "prose", "status", "provenance")
 # A rendering holds six fields' worth of text plus the connecting phrases.
 MAX_PROSE_CHARS = 6 * SIX_FIELD.max_chars + 2_000
-LISTED = 12  # valid values named in a message, at most
 # How the model path shows a context: with each paper's source id, as the v2 judge prompts do, so that a grounding
 # edit can keep (or misuse) the citations proposals make by source id.
 CONTEXT_FORMAT = 2
@@ -64,9 +64,7 @@ class ControlImportError(ReleaseImportError):
     """The controls file cannot be imported; nothing was written. ``problems`` says where and why."""
 
 
-def _names(values: Sequence[str]) -> str:
-    shown = ", ".join(json.dumps(v, ensure_ascii=False) for v in list(values)[:LISTED])
-    return shown + (f" ... and {len(values) - LISTED} more" if len(values) > LISTED else "")
+_names = names_listed
 
 
 # --------------------------------------------------------------------------- checks shared by every path

@@ -29,6 +29,7 @@ from arena.release import (
     _read_jsonl,
     _Ref,
     _show,
+    names_listed,
     orientation_flipped,
 )
 
@@ -51,7 +52,6 @@ ARENA_RUN, RUBRIC_RUN = "arena", "rubric"
 MAX_CONTEXT_CHARS = 100_000
 MAX_PAIR_CHARS = 10_000
 MAX_PAIRS = 20
-LISTED = 12  # valid values named in a message, at most
 BATCH = 2_000  # rows per INSERT: large enough to be quick, small enough for SQLite's variable limit
 
 CASE_ID = (Case, "external_id")
@@ -68,11 +68,7 @@ class HypoArenaImportError(ReleaseImportError):
     """The files cannot be imported; nothing was written. ``problems`` says where and why."""
 
 
-def _names(values: Iterable[str]) -> str:
-    values = list(values)
-    shown = ", ".join(json.dumps(v, ensure_ascii=False) for v in values[:LISTED])
-    more = f" ... and {len(values) - LISTED} more" if len(values) > LISTED else ""
-    return (shown + more) or "(none)"
+_names = names_listed
 
 
 # --------------------------------------------------------------------------- checks shared by every path

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ from typing import Any
 from django.db import transaction
 
 from arena.models import Benchmark
-from arena.release import Problem, ReleaseImportError, _Fields, _json_type, _Parsed, _read_jsonl, _Ref, _show
+from arena.release import Problem, ReleaseImportError, _Fields, _json_type, _Parsed, _read_jsonl, _Ref, _show, names_listed
 
 from .models import LISTWISE_TOP, Candidate, CandidateScore, ListwiseRanking, Paper, Scorer
 
@@ -40,7 +40,6 @@ SUM_TOLERANCE = 1e-3
 #: An NLL is −log of a probability: never below 0, but a server's float rounding may give −1e-7.
 NLL_FLOOR = -1e-6
 IMPORT_SOURCE = "import"
-LISTED = 12
 BATCH = 2_000  # rows per INSERT: quick, and under SQLite's variable limit
 
 PAPER_ID = (Paper, "external_id")
@@ -58,10 +57,7 @@ class IntrinsicImportError(ReleaseImportError):
     """The files cannot be imported; nothing was written. ``problems`` says where and why."""
 
 
-def _names(values: Iterable[Any]) -> str:
-    values = list(values)
-    shown = ", ".join(json.dumps(v, ensure_ascii=False) for v in values[:LISTED])
-    return (shown + (f" ... and {len(values) - LISTED} more" if len(values) > LISTED else "")) or "(none)"
+_names = names_listed
 
 
 def listwise_length(n_candidates: int) -> int:

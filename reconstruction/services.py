@@ -13,7 +13,7 @@ import json
 import random
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -22,7 +22,18 @@ from typing import Any
 from django.db import transaction
 
 from arena.models import Benchmark, Participant
-from arena.release import MODEL_NAME, Problem, ReleaseImportError, _Fields, _json_type, _Parsed, _read_jsonl, _Ref, _show
+from arena.release import (
+    MODEL_NAME,
+    Problem,
+    ReleaseImportError,
+    _Fields,
+    _json_type,
+    _Parsed,
+    _read_jsonl,
+    _Ref,
+    _show,
+    names_listed,
+)
 
 from . import leakage
 from .models import SLOTS, BibliographyFreeze, Hypothesis, MatchLabel, Reference, SeedPaper, TournamentRecord
@@ -35,7 +46,6 @@ HYPOTHESIS_KEYS = ("seed_id", "model", "family", "slot", "title", "summary", "ci
 LABEL_KEYS = ("seed_id", "model", "slot", "judge", "judge_family", "run_label", "label", "recused", "reason")
 LABELS = tuple(MatchLabel.Label.values)
 MAX_TEXT = 100_000
-LISTED = 12
 BATCH = 2_000  # rows per INSERT: quick, and under SQLite's variable limit
 _ANON = re.compile(r"R[1-9]\d{0,5}")
 _DATE = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
@@ -56,10 +66,7 @@ class ReconstructionImportError(ReleaseImportError):
     """The files cannot be imported; nothing was written. ``problems`` says where and why."""
 
 
-def _names(values: Iterable[Any]) -> str:
-    values = list(values)
-    shown = ", ".join(json.dumps(v, ensure_ascii=False) for v in values[:LISTED])
-    return (shown + (f" ... and {len(values) - LISTED} more" if len(values) > LISTED else "")) or "(none)"
+_names = names_listed
 
 
 def parse_date(value: str) -> tuple[date, str] | None:
