@@ -38,6 +38,18 @@ def protocol_phrase(protocol: str) -> str:
     return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}"
 
 
+def protocol_benchmark_or_404(benchmark_id: int, protocol: str) -> Benchmark:
+    """The benchmark of that id for a protocol's page; a 404 naming its protocol when it is another protocol's."""
+    from django.http import Http404
+
+    benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
+    if benchmark is None:
+        raise Http404(f"no benchmark {benchmark_id}")
+    if benchmark.protocol != protocol:
+        raise Http404(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not {protocol_phrase(protocol)} one")
+    return benchmark
+
+
 def share_text(value: Any, ci: list[Any] | None = None, digits: int = 3) -> str:  # noqa: ANN401
     """``0.200 [0.000, 0.400]``; a missing value is ``—``; a string (``"inf"``) stays as written."""
 

@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.db.models import Count, Q
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -18,6 +18,7 @@ from arena import formatting
 from arena.apis import MAX_SEED
 from arena.models import Benchmark
 from arena.permissions import researcher_required
+from arena.protocol_reports import protocol_benchmark_or_404
 from arena.stats.intrinsic import HIT_KS, POOLED
 
 from .models import LISTWISE_TOP, Candidate, Paper, Scorer
@@ -25,13 +26,7 @@ from .reports import REPORT_REPLICATES, REPORT_SEED, ReportError, intrinsic_repo
 
 
 def _benchmark_get(benchmark_id: int) -> Benchmark:
-    """The Intrinsic benchmark of that id; 404 naming the protocol when it is another protocol's."""
-    benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
-    if benchmark is None:
-        raise Http404(f"no benchmark {benchmark_id}")
-    if benchmark.protocol != Benchmark.Protocol.INTRINSIC:
-        raise Http404(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not an Intrinsic-scoring one")
-    return benchmark
+    return protocol_benchmark_or_404(benchmark_id, Benchmark.Protocol.INTRINSIC)
 
 
 @require_GET

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET
 from arena import formatting
 from arena.models import Benchmark
 from arena.permissions import researcher_required
+from arena.protocol_reports import protocol_benchmark_or_404
 
 from . import leakage
 from .models import BibliographyFreeze, Hypothesis, SeedPaper, SwissMatch, SwissSelection, SwissTournament, SwissVote
@@ -21,13 +22,7 @@ from .reports import REPORT_REPLICATES, REPORT_SEED, ReportError, benchmark_reco
 
 
 def _benchmark_get(benchmark_id: int) -> Benchmark:
-    """The Reconstruction benchmark of that id; 404 naming the protocol when it is another protocol's."""
-    benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
-    if benchmark is None:
-        raise Http404(f"no benchmark {benchmark_id}")
-    if benchmark.protocol != Benchmark.Protocol.RECONSTRUCTION:
-        raise Http404(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a Reconstruction one")
-    return benchmark
+    return protocol_benchmark_or_404(benchmark_id, Benchmark.Protocol.RECONSTRUCTION)
 
 
 @require_GET
