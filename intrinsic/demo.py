@@ -161,3 +161,27 @@ def demo_build(*, seed: int = SEED, name: str = DEMO_NAME) -> ImportSummary:
             name=name, files=import_files(Path(tmp)),
             description="Synthetic Intrinsic-scoring demo (intrinsic/demo.py): generated papers and candidates, scores drawn by a seeded generator; no language model, no real paper.",
         )
+
+
+#: The benchmark the demo's live scoring run scores (``make demo``: the scripted toy endpoint,
+#: ``intrinsic/demo_endpoint.py``): the first paper of each discipline, without scores, so that the toy's figures
+#: stay out of the synthetic benchmark's agreement and pairs.
+LIVE_NAME = "intrinsic-demo-live"
+
+
+def demo_live_build(*, seed: int = SEED, name: str = LIVE_NAME) -> ImportSummary:
+    """The live-run benchmark: one paper per discipline of the demo, papers only (idempotent)."""
+    import json
+
+    with tempfile.TemporaryDirectory() as tmp:
+        demo_files(Path(tmp), seed=seed)
+        lines = (Path(tmp) / "papers.jsonl").read_text(encoding="utf-8").splitlines()
+        first = [line for line in lines if json.loads(line)["paper_id"].endswith("-01")]
+        live = Path(tmp) / "live"
+        live.mkdir()
+        (live / "papers.jsonl").write_text("".join(line + "\n" for line in first), encoding="utf-8")
+        return intrinsic_import(
+            name=name, files=import_files(live),
+            description="The demo's live scoring run (make demo): 12 synthetic papers scored through the engine against a "
+            "scripted toy endpoint (intrinsic/demo_endpoint.py), not a language model.",
+        )

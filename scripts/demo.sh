@@ -62,15 +62,15 @@ WORKER=$!
 trap 'kill $WORKER 2>/dev/null || true' EXIT INT TERM
 
 # The scripted scorer endpoint (intrinsic/demo_endpoint.py: a deterministic toy, NOT a language model) and one real
-# Intrinsic scoring run against it on 24 papers, driven by the worker above: its run page and report row are live.
+# Intrinsic scoring run against it on the 12 papers of intrinsic-demo-live, driven by the worker above.
 SCORER_PORT="${DEMO_SCORER_PORT:-$((PORT + 11))}"
 if $PY -c "import socket,sys; s=socket.socket(); s.bind(('127.0.0.1', int(sys.argv[1])))" "$SCORER_PORT" 2>/dev/null; then
   $PY manage.py intrinsic_demo_endpoint --port "$SCORER_PORT" >"$VAR/demo-scorer.log" 2>&1 &
   SCORER=$!
   trap 'kill $WORKER $SCORER 2>/dev/null || true' EXIT INT TERM
   sleep 1
-  $PY manage.py intrinsic_score intrinsic-demo --model demo-toy-lm --criterion nll --logprobs-mode raw_logprobs \
-    --base-url "http://127.0.0.1:$SCORER_PORT/v1" --papers sample:24 >>"$VAR/demo-scorer.log" 2>&1 || true
+  $PY manage.py intrinsic_score intrinsic-demo-live --model demo-toy-lm --criterion nll --logprobs-mode raw_logprobs \
+    --base-url "http://127.0.0.1:$SCORER_PORT/v1" >>"$VAR/demo-scorer.log" 2>&1 || true
 else
   echo "The demo scorer endpoint's port $SCORER_PORT is taken: no live scoring run this time (set DEMO_SCORER_PORT)." >&2
 fi

@@ -24,8 +24,10 @@ from .test_import_export import folder
 pytestmark = pytest.mark.django_db
 
 
-def counts() -> tuple[int, ...]:
-    return (Paper.objects.count(), Candidate.objects.count(), Scorer.objects.count(), CandidateScore.objects.count(), ListwiseRanking.objects.count())
+def counts(name: str = demo.DEMO_NAME) -> tuple[int, ...]:
+    return (Paper.objects.filter(benchmark__name=name).count(), Candidate.objects.filter(paper__benchmark__name=name).count(),
+            Scorer.objects.filter(benchmark__name=name).count(), CandidateScore.objects.filter(scorer__benchmark__name=name).count(),
+            ListwiseRanking.objects.filter(scorer__benchmark__name=name).count())
 
 
 def gold_ranks(scorer: Scorer) -> list[int]:
@@ -49,13 +51,18 @@ def test_the_demo_stores_what_its_constants_say_labelled_synthetic_and_a_second_
     out = StringIO()
     call_command("demo_intrinsic", stdout=out)
     assert counts() == expected and out.getvalue().startswith("nothing new")
+    # The live run's benchmark: the first paper of each discipline, papers only (make demo scores it with the toy).
+    assert counts(demo.LIVE_NAME) == (12, 12 * demo.CANDIDATES, 0, 0, 0)
+    assert set(Paper.objects.filter(benchmark__name=demo.LIVE_NAME).values_list("external_id", flat=True)) == {
+        f"demo-{d.replace(' ', '-')}-01" for d in demo.DISCIPLINES
+    }
 
     benchmark = Benchmark.objects.get(name=demo.DEMO_NAME)
     assert benchmark.protocol == "intrinsic" and "Synthetic" in benchmark.description and "no language model" in benchmark.description
     assert all(s.endpoint.startswith("synthetic:") for s in Scorer.objects.all())
     assert set(Paper.objects.values_list("discipline", flat=True)) == set(demo.DISCIPLINES) and len(demo.DISCIPLINES) == 12
     assert all(b.startswith("Synthetic demo paper.") for b in Paper.objects.values_list("background", flat=True))
-    assert Candidate.objects.filter(gold=True).count() == papers
+    assert Candidate.objects.filter(gold=True, paper__benchmark=benchmark).count() == papers
     # Every score obeys the format's own arithmetic, and NLLs are never negative.
     for mean, total, tokens, criterion in CandidateScore.objects.values_list("mean", "total", "tokens", "scorer__criterion"):
         assert abs(mean * tokens - total) < 1e-6 and (criterion != "nll" or mean > 0)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from intrinsic.demo import DEMO_NAME, SEED, demo_build
+from intrinsic.demo import DEMO_NAME, SEED, demo_build, demo_live_build
 
 
 class Command(BaseCommand):
@@ -17,3 +17,4 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, seed: int, name: str, **options: object) -> None:
         self.stdout.write(demo_build(seed=seed, name=name).line())
+        self.stdout.write(demo_live_build(seed=seed).line())
