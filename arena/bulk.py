@@ -141,3 +141,16 @@ def rows_update(*, model: type[models.Model], fields: Sequence[str], rows: Itera
             cursor.executemany(sql, batch)
             written += len(batch)
     return written
+
+
+def tables_analyze(*model_classes: type[models.Model]) -> None:
+    """Refresh PostgreSQL's planner statistics of these tables after a bulk load (a no-op elsewhere).
+
+    Autovacuum analyses a table only a while after a large insert; until then the planner estimates from an empty
+    table and may choose nested sequential scans, which on a freshly imported release made pages take minutes.
+    ``ANALYZE`` samples a bounded number of rows, so it costs well under a second even on large tables."""
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        for model in model_classes:
+            cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")

@@ -37,7 +37,7 @@ from django.db import models, transaction
 from django.db.backends.base.operations import BaseDatabaseOperations
 
 from .blindness import benchmark_redact
-from .bulk import rows_insert
+from .bulk import rows_insert, tables_analyze
 from .csvsafe import csv_safe
 from .models import (
     Batch,
@@ -1047,6 +1047,7 @@ def _release_import(*, directory: Path, benchmark_name: str | None, version: str
         writer.write()
         if parsed.problems:
             raise ReleaseImportError(parsed.problems)  # rolls the transaction back
+    tables_analyze(OrderedJudgment, CanonicalPair, Proposal, Context)
     return summary
 
 

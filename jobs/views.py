@@ -19,7 +19,16 @@ from .elicitation import elicit_runs_listed
 from .forms import GenerationRunForm, JudgeRunForm
 from .models import GenerationRun
 from .prompts import PROMPTS, render_judge_task
-from .selectors import STABILITY_CHOICES, Progress, generation_progress, run_judgments, run_log, run_progress, run_tasks_by_key
+from .selectors import (
+    STABILITY_CHOICES,
+    Progress,
+    generation_progress,
+    judgments_stability,
+    run_judgments,
+    run_log,
+    run_progress,
+    run_tasks_by_key,
+)
 from .services import (
     JudgeRunRequest,
     RunError,
@@ -172,8 +181,10 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     for p in Proposal.objects.filter(context_id__in=contexts):
         proposals.setdefault(p.context_id, {})[p.participant_id] = p
     tasks = run_tasks_by_key(run=run, pair_ids={j.pair_id for j in judgments_on_page})
+    stability = judgments_stability(run=run, pair_ids={j.pair_id for j in judgments_on_page})
     items = []
     for j in judgments_on_page:
+        j.stability = stability[j.pair_id]
         prompt = None
         by_participant = proposals.get(j.pair.context_id, {})
         if j.pair.context_id in contexts:
