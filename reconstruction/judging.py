@@ -177,6 +177,24 @@ def swiss_eligible(matches: list[SwissMatch], family: str) -> list[SwissMatch]:
     return [m for m in matches if family not in (m.a.family, m.b.family)]
 
 
+def _distinct_when_shown(match: SwissMatch, benchmark: Benchmark, template: PromptTemplate) -> bool:
+    """Whether the match passes the orientation gate. Two candidates that read the same once redacted (two proposers
+    gave the same hypothesis) cannot be told apart by a judge: such a match is not judged, and neither side gets a
+    vote (the bracket page shows it unjudged)."""
+    matcher = benchmark_matcher(benchmark_id=benchmark.pk)
+    bibliography = match.tournament.seed_paper.freeze.shown_text
+    original, reverse_ = (
+        render_swiss_task(bibliography=bibliography, shown_a=a, shown_b=b, template=template, matcher=matcher)
+        for a, b in (_shown(match, o) for o in ("original", "reverse"))
+    )
+    return orientation_gate(original, reverse_)
+
+
+def swiss_judgeable(matches: list[SwissMatch], family: str, benchmark: Benchmark, template: PromptTemplate) -> list[SwissMatch]:
+    """The matches a judge of ``family`` gets: it proposed neither side, and the two sides differ when shown."""
+    return [m for m in swiss_eligible(matches, family) if _distinct_when_shown(m, benchmark, template)]
+
+
 def _swiss_plan(benchmark: Benchmark, request: Any, template: PromptTemplate) -> tuple[Callable[[JudgeRun], list[SwissJudgeTask]], int]:  # noqa: ANN401
     _require(benchmark)
     family = _judge_family(request)
@@ -184,16 +202,7 @@ def _swiss_plan(benchmark: Benchmark, request: Any, template: PromptTemplate) ->
         selection, round_no = int(request.options["selection"]), int(request.options["round"])
     except (KeyError, TypeError, ValueError):
         raise RunError("a Swiss run is made by its selection (reconstruction_swiss), round by round; it cannot be launched alone") from None
-    matches = swiss_eligible(_swiss_matches(selection=selection, round_no=round_no), family)
-    matcher = benchmark_matcher(benchmark_id=benchmark.pk)
-    for m in matches:
-        bibliography = m.tournament.seed_paper.freeze.shown_text
-        original, reverse_ = (
-            render_swiss_task(bibliography=bibliography, shown_a=a, shown_b=b, template=template, matcher=matcher)
-            for a, b in (_shown(m, o) for o in ("original", "reverse"))
-        )
-        if not orientation_gate(original, reverse_):
-            raise RunError(f"orientation gate: the reverse task of Swiss match {m.pk} does not swap A and B (are its two hypotheses identical?)")
+    matches = swiss_judgeable(_swiss_matches(selection=selection, round_no=round_no), family, benchmark, template)
 
     def make(run: JudgeRun) -> list[SwissJudgeTask]:
         return [SwissJudgeTask(run=run, match=m, order=o) for m in matches for o in request.orders]

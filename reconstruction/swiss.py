@@ -31,10 +31,13 @@ from django.utils import timezone
 
 from arena.models import Benchmark, JudgeRun, Participant
 from arena.stats.swiss import swiss_pairings, swiss_standings
+from jobs.prompts import PROMPTS
+from jobs.providers import PermanentError, api_key_from_env
 from jobs.services import JudgeRunRequest, RunError, judge_run_create, judge_run_launch
 
-from .judging import SWISS_KIND, _swiss_matches, swiss_eligible
+from .judging import SWISS_KIND, _swiss_matches, swiss_judgeable
 from .models import SLOTS, BibliographyFreeze, Hypothesis, SwissMatch, SwissSelection, SwissTournament, SwissVote
+from .prompts import SWISS_V1
 
 ENDED_BAD = (JudgeRun.Status.FAILED, JudgeRun.Status.CANCELLED)
 
@@ -69,6 +72,14 @@ def selection_create(
         raise RunError("a judge is named twice")
     if provider != JudgeRun.Provider.RECORDED and not base_url:
         raise RunError("a Swiss selection needs the judges' base URL")
+    if provider != JudgeRun.Provider.RECORDED:
+        try:
+            api_key_from_env(api_key_env)
+        except PermanentError as exc:
+            raise RunError(str(exc)) from None
+    clash = sorted({j["model"] for j in judges} & set(Participant.objects.filter(benchmark=benchmark).values_list("name", flat=True)))
+    if clash:
+        raise RunError(f"{', '.join(clash)} is a participant of {benchmark}; a judge may never judge its own hypotheses")
     frozen = set(BibliographyFreeze.objects.filter(seed__benchmark=benchmark).values_list("seed_id", flat=True))
     by_seed: dict[int, dict[str, list[Hypothesis]]] = defaultdict(lambda: defaultdict(list))
     for h in Hypothesis.objects.filter(seed_id__in=frozen, participant__name__in=proposers).select_related("participant"):
@@ -154,9 +165,22 @@ def selection_advance(*, selection_id: int) -> str:
                         selection.status = SwissSelection.Status.RUNNING
                         selection.save(update_fields=["status"])
                     break
-            if not round_pair(selection):
+            try:
+                with transaction.atomic():  # a round is paired and given its runs together, or not at all
+                    if not round_pair(selection):
+                        break
+                    launches = _round_runs_create(selection, selection.round)
+            except RunError as exc:
+                # The round's runs cannot be made (an endpoint setting, a judge that became a participant ...): the
+                # selection waits, saying why, instead of sitting "running" with nothing to run.
+                selection.refresh_from_db()
+                selection.status = SwissSelection.Status.WAITING
+                selection.parameters = {**selection.parameters, "problem": f"round {selection.round + 1} could not be launched: {exc}"}
+                selection.save(update_fields=["status", "parameters"])
                 break
-            launches = _round_runs_create(selection, selection.round)
+            if selection.parameters.get("problem"):
+                selection.parameters = {k: v for k, v in selection.parameters.items() if k != "problem"}
+                selection.save(update_fields=["parameters"])
             if launches:
                 break
             # Nothing to judge this round (byes only, or every match recused for every judge): pair the next one.
@@ -195,9 +219,10 @@ def round_pair(selection: SwissSelection) -> bool:
 def _round_runs_create(selection: SwissSelection, round_no: int) -> list[JudgeRun]:
     p = selection.parameters
     matches = _swiss_matches(selection=selection.pk, round_no=round_no)
+    template = PROMPTS[SWISS_V1]
     runs = []
     for judge in selection.judges:
-        if not swiss_eligible(matches, judge["family"]):
+        if not swiss_judgeable(matches, judge["family"], selection.benchmark, template):
             continue
         replay_of = JudgeRun.objects.get(pk=judge["replay_of"]) if judge.get("replay_of") else None
         request = JudgeRunRequest(

@@ -310,3 +310,62 @@ def test_a_failed_proposer_run_resumes_and_stores_each_set_once(tmp_path: Path, 
         elicit_resume(kind=KIND, run=run)
     again = proposer_run_create(benchmark=benchmark, base_url=fake_llm.base_url, proposers=["Alpha", "Beta"])
     assert again.tasks.count() == 0  # nobody is asked twice for a seed they have hypotheses for
+
+
+def three_proposers(tmp_path: Path, *, same_slot_1: bool = False) -> Benchmark:
+    """helpers' seeds and references, and five valid hypotheses each for Alpha, Beta and Gamma on s1 (imported)."""
+    s1_refs = [r for r in h.references() if r["seed_id"] == "s1"]
+    reconstruction_import(name="recon-swiss", files={
+        "seeds": h.write(tmp_path / "seeds.jsonl", h.seeds()), "references": h.write(tmp_path / "references.jsonl", s1_refs + [r for r in h.references() if r["seed_id"] != "s1"]),
+    })
+    benchmark = Benchmark.objects.get(name="recon-swiss")
+    cite = sorted(Reference.objects.filter(seed__benchmark=benchmark, seed__external_id="s1", eligible=True).values_list("anon_id", flat=True))[:1]
+    rows = []
+    for model in ("Alpha", "Beta", "Gamma"):
+        for k, item in enumerate(five(model, cite)["hypotheses"], start=1):
+            if same_slot_1 and k == 1 and model == "Gamma":
+                item = five("Alpha", cite)["hypotheses"][0]  # Gamma's slot 1 reads exactly as Alpha's
+            rows.append({"seed_id": "s1", "model": model, "family": model.lower(), "slot": k, "title": item["title"],
+                         "summary": item["summary"], "cited": item["cites"]})
+    reconstruction_import(name="recon-swiss", files={"hypotheses": h.write(tmp_path / "hypotheses.jsonl", rows)})
+    return benchmark
+
+
+def test_a_round_that_cannot_be_launched_leaves_the_selection_waiting_with_the_reason(tmp_path: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN401
+    benchmark = three_proposers(tmp_path)
+    monkeypatch.delenv("SWISS_TEST_API_KEY", raising=False)
+    fake_llm.script(replies=swiss_rules("J-delta"))
+    sel = {"benchmark": benchmark, "proposers": ["Alpha", "Beta", "Gamma"], "base_url": fake_llm.base_url, "api_key_env": "SWISS_TEST_API_KEY"}
+    with pytest.raises(RunError, match="SWISS_TEST_API_KEY"):  # refused at once when the key is missing here
+        selection_create(name="Sel", judges=[{"model": "J-delta", "family": "delta"}], **sel)
+    with pytest.raises(RunError, match="Alpha is a participant"):
+        selection_create(name="Sel", judges=[{"model": "Alpha", "family": "alpha"}], **sel | {"api_key_env": None})
+    monkeypatch.setenv("SWISS_TEST_API_KEY", "secret")
+    selection = selection_create(name="Sel", judges=[{"model": "J-delta", "family": "delta"}], launch=False, **sel)
+    monkeypatch.delenv("SWISS_TEST_API_KEY")  # gone by the time the first round is launched
+    selection_advance(selection_id=selection.pk)
+    selection.refresh_from_db()
+    assert selection.status == SwissSelection.Status.WAITING and selection.round == 0
+    assert "round 1 could not be launched" in selection.parameters["problem"] and "SWISS_TEST_API_KEY" in selection.parameters["problem"]
+    assert not SwissMatch.objects.exists() and not JudgeRun.objects.exists()  # nothing half made
+    with pytest.raises(CommandError, match="--advance"):
+        call_command("reconstruction_swiss", str(benchmark.pk), "--status", str(selection.pk), stdout=io.StringIO())
+    monkeypatch.setenv("SWISS_TEST_API_KEY", "secret")
+    call_command("reconstruction_swiss", str(benchmark.pk), "--advance", str(selection.pk), stdout=io.StringIO())
+    selection.refresh_from_db()
+    assert selection.status == SwissSelection.Status.COMPLETED and "problem" not in selection.parameters
+    assert Hypothesis.objects.filter(participant__name="Sel").count() == 5
+
+
+def test_two_candidates_that_read_the_same_are_not_judged_and_get_no_vote(tmp_path: Path, fake_llm: Any) -> None:  # noqa: ANN401
+    benchmark = three_proposers(tmp_path, same_slot_1=True)
+    fake_llm.script(replies=swiss_rules("J-delta"))
+    selection = selection_create(benchmark=benchmark, name="Sel", proposers=["Alpha", "Beta", "Gamma"], base_url=fake_llm.base_url,
+                                 judges=[{"model": "J-delta", "family": "delta"}])
+    assert selection.status == SwissSelection.Status.COMPLETED
+    slot_1 = SwissTournament.objects.get(selection=selection, slot=1)
+    name = {x.pk: x.participant.name for x in Hypothesis.objects.select_related("participant")}
+    twin = [m for m in SwissMatch.objects.filter(tournament=slot_1, b__isnull=False) if {name[m.a_id], name[m.b_id]} == {"Alpha", "Gamma"}]
+    assert all(not SwissVote.objects.filter(match=m).exists() for m in twin)  # never sent to the judge
+    other = SwissMatch.objects.filter(tournament__selection=selection, b__isnull=False).exclude(pk__in=[m.pk for m in twin])
+    assert all(SwissVote.objects.filter(match=m).count() == 2 for m in other)  # one judge, both orders

@@ -24,6 +24,7 @@ def selection_summary(selection: SwissSelection) -> dict[str, object]:
         "selection": selection.pk, "name": selection.participant.name, "status": selection.status, "round": selection.round,
         "tournaments": len(tournaments), "champions": sum(t.champion_id is not None for t in tournaments),
         "rounds": max((t.rounds for t in tournaments), default=0),
+        "problem": selection.parameters.get("problem", ""),
     }
 
 
@@ -75,6 +76,11 @@ class Command(BaseCommand):
             time.sleep(1)
         selection.refresh_from_db()
         self.stdout.write(json.dumps(selection_summary(selection)))
+        if selection.status == SwissSelection.Status.WAITING and selection.parameters.get("problem"):
+            raise CommandError(
+                f"Swiss selection {selection.pk} waits: {selection.parameters['problem']}; fix that, then run "
+                f"reconstruction_swiss {benchmark.pk} --advance {selection.pk}"
+            )
         if selection.status == SwissSelection.Status.WAITING:
             failed = JudgeRun.objects.filter(subjects=JudgeRun.Subjects.RECONSTRUCTION_SWISS, parameters__options__selection=selection.pk,
                                              status__in=[JudgeRun.Status.FAILED, JudgeRun.Status.CANCELLED]).values_list("pk", flat=True)
