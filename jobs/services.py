@@ -963,7 +963,15 @@ def _judge_finish(run_id: int) -> str:
         run = JudgeRun.objects.get(pk=run_id)
         kind = SUBJECTS.get(run.subjects)
         if kind is not None and kind.after is not None:
-            kind.after(run)
+            try:
+                kind.after(run)
+            except Exception as exc:  # noqa: BLE001 - the run itself is done; what follows it says why it did not happen
+                log.exception("the step after judge run %s failed", run_id)
+                run_event_add(
+                    kind=RunKind.JUDGE, run_id=run_id, code="after_failed", level=RunEvent.Level.ERROR,
+                    message=f"the run is {status}, but the step that follows it failed ({type(exc).__name__}: {exc}); "
+                    "fix the cause and move it on by hand (e.g. reconstruction_swiss BENCHMARK --advance SELECTION)",
+                )
     return status
 
 
