@@ -34,7 +34,8 @@ agree). ``/tokenize`` answers ``{"tokens", "count", "max_model_len"}`` (plus ``t
 ``max_model_len`` tokens is refused with 400, as vLLM does.
 
 Failure rules apply to chat and completions requests alike (the task key of a completion is a hash of its prompt);
-a rule with ``"endpoints": [...]`` (any of "chat", "completions", "tokenize") applies to those only, and
+a rule with ``"model": NAME`` applies to that model's requests only; a rule with ``"endpoints": [...]`` (any of
+"chat", "completions", "tokenize") applies to those only, and
 ``/tokenize`` fails only by a rule that names it. Every log entry says its ``endpoint``; completions and tokenize
 entries carry the ``prompt`` (their ``messages`` is None). For a completion, ``malformed`` answers a choice without
 log-probabilities (its text is the rule's value) and ``missing_key`` drops that key from the choice.
@@ -140,6 +141,8 @@ def validate_script(raw: Any) -> dict[str, Any]:
             raise ScriptError('failure "attempts" must be a list of integers or "all"')
         if "rate" in rule and not 0.0 <= float(rule["rate"]) <= 1.0:
             raise ScriptError('failure "rate" must be between 0 and 1')
+        if "model" in rule and not isinstance(rule["model"], str):
+            raise ScriptError('failure "model" must be a model name: the rule then applies to that model\'s requests only')
         if not {"status", "malformed", "missing_key", "sleep"} & set(rule):
             raise ScriptError("a failure needs one of status, malformed, missing_key, sleep")
         endpoints = rule.get("endpoints", ["chat", "completions"])
@@ -180,8 +183,10 @@ def reply_for(script: dict[str, Any], model: Any, messages: list[dict[str, Any]]
     return None
 
 
-def rule_matches(rule: dict[str, Any], task: str, attempt: int, endpoint: str = "chat") -> bool:
+def rule_matches(rule: dict[str, Any], task: str, attempt: int, endpoint: str = "chat", model: str | None = None) -> bool:
     if endpoint not in rule.get("endpoints", ["chat", "completions"]):
+        return False
+    if "model" in rule and rule["model"] != model:
         return False
     if "rate" in rule:
         digest = hashlib.sha1(f"{task}:{attempt}".encode()).digest()
@@ -539,7 +544,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _fault(self, script: dict[str, Any], entry: dict[str, Any], task: str, endpoint: str) -> Any:
         """Apply the scripted latency and the first matching failure rule: the rule, or FAILED once an error was sent."""
-        rule = next((r for r in script["failures"] if rule_matches(r, task, entry["attempt"], endpoint)), None)
+        rule = next((r for r in script["failures"] if rule_matches(r, task, entry["attempt"], endpoint, entry.get("model"))), None)
         if script["latency"] > 0:
             time.sleep(script["latency"])
         if rule and rule.get("sleep"):

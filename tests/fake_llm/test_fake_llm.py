@@ -352,3 +352,13 @@ def test_completions_faults_and_limits(fake_llm: FakeLLM) -> None:
     assert "logprobs" not in second and third["logprobs"]["tokens"] == ["<s>", "a", "b"]
     assert too_long.status_code == 400 and "maximum context length is 3 tokens" in too_long.json()["error"]["message"]
     assert not_text.status_code == 400
+
+
+def test_a_failure_rule_with_a_model_applies_to_that_models_requests_only(fake_llm) -> None:  # noqa: ANN001
+    import httpx
+
+    fake_llm.script(failures=[{"model": "bad-judge", "status": 503}])
+    body = {"messages": [{"role": "user", "content": "=== PROPOSAL A ===\n[hypothesis] x\n=== PROPOSAL B ===\n[hypothesis] y"}]}
+    bad = httpx.post(f"{fake_llm.base_url}/chat/completions", json=body | {"model": "bad-judge"}, timeout=10)
+    good = httpx.post(f"{fake_llm.base_url}/chat/completions", json=body | {"model": "good-judge"}, timeout=10)
+    assert (bad.status_code, good.status_code) == (503, 200)
