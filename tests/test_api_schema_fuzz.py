@@ -53,6 +53,7 @@ def api_schema(live_server, researcher_cookie, imported, annotator, annotator2, 
     controls_runs(imported, tmp_path)
     hypoarena = hypoarena_benchmark(tmp_path)
     reconstruction = reconstruction_benchmark()
+    intrinsic = intrinsic_benchmark(tmp_path)
     runs = list(JudgeRun.objects.values_list("pk", flat=True))
     # Path and query ids are drawn from the existing objects most of the time, else generated freely
     # (so 404s and out-of-range ids are exercised too).
@@ -60,7 +61,7 @@ def api_schema(live_server, researcher_cookie, imported, annotator, annotator2, 
         {
             "cache": {"enabled": False},  # no failures replayed from earlier runs: each run stands alone
             "dictionaries": {
-                "benchmarks": {"values": [imported.pk, hypoarena.pk, reconstruction.pk]}, "runs": {"values": runs}, "studies": {"values": [study.pk]},
+                "benchmarks": {"values": [imported.pk, hypoarena.pk, reconstruction.pk, intrinsic.pk]}, "runs": {"values": runs}, "studies": {"values": [study.pk]},
             },
             "parameters": {
                 "path.benchmark_id": {"dictionary": "benchmarks", "probability": 0.7},
@@ -131,6 +132,15 @@ def reconstruction_benchmark():  # noqa: ANN201
 
     demo.demo_build()
     return Benchmark.objects.get(name=demo.DEMO_NAME)
+
+
+def intrinsic_benchmark(tmp_path: Path):  # noqa: ANN201
+    """A tiny Intrinsic benchmark with scores and listwise rankings (tests/intrinsic), so that its report endpoint
+    has a document to give."""
+    from intrinsic.services import import_files, intrinsic_import
+    from tests.intrinsic.test_import_export import folder
+
+    return intrinsic_import(name="intrinsic-fuzz", files=import_files(folder(tmp_path / "intrinsic"))).benchmark
 
 
 schema = schemathesis.pytest.from_fixture("api_schema")
