@@ -9,10 +9,11 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
+from django.contrib import messages
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
 
 from arena import formatting
 from arena.apis import MAX_SEED
@@ -263,3 +264,33 @@ def report_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     else:
         context |= {"doc": doc, **report_sections(doc)}
     return render(request, "intrinsic/report.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+@researcher_required
+def launch_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
+    """Launch a scoring run with the service ``intrinsic_score`` uses; a refusal (a criterion the endpoint's mode
+    cannot give, a missing key, nothing left to score ...) is shown on the form and nothing is made. Listwise runs
+    are launched from the judge-run form."""
+    from jobs.services import RunError
+
+    from .forms import ScoringRunForm
+    from .scoring import scoring_run_create, scoring_run_launch
+
+    benchmark = _benchmark_get(benchmark_id)
+    form = ScoringRunForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        d = form.cleaned_data
+        try:
+            run = scoring_run_create(
+                benchmark=benchmark, model=d["model"], criterion=d["criterion"], logprobs_mode=d["logprobs_mode"],
+                base_url=d["base_url"], api_key_env=d["api_key_env"] or None, papers=d["papers"], concurrency=d["concurrency"],
+                rate_per_second=d["rate_per_second"], timeout=d["timeout"], launched_by=request.user,
+            )
+            scoring_run_launch(run=run)
+        except RunError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Scoring run {run.pk} launched: {run.tasks.count()} candidates to score for {run.scorer.name}.")
+            return redirect("jobs:runs")
+    return render(request, "intrinsic/launch.html", {"benchmark": benchmark, "form": form})

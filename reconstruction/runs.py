@@ -17,7 +17,7 @@ from typing import Any
 
 from django.db import transaction
 
-from arena.models import Benchmark, Participant
+from arena.models import Benchmark, JudgeRun, Participant
 from jobs import execution
 from jobs.elicitation import ElicitKind, Problems, elicit_kind_register, elicit_launch, elicit_problem
 from jobs.parsing import ParseError, _json_object
@@ -153,6 +153,21 @@ def proposer_run_create(
             participant, _ = Participant.objects.get_or_create(benchmark=benchmark, name=name)
             people.append(participant)
         existing = set(Hypothesis.objects.filter(seed_id__in=chosen_ids).values_list("seed_id", "participant_id").distinct())
+        # Asked already by a run that has not ended (a form posted twice, a command repeated): not asked again.
+        asking = {
+            (seed_id, participant_id): run_id
+            for seed_id, participant_id, run_id in ProposerTask.objects.filter(
+                seed_id__in=chosen_ids, status__in=["pending", "claimed"],
+                run__status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING, JudgeRun.Status.PAUSED],
+            ).values_list("seed_id", "participant_id", "run_id")
+        }
+        todo = [(s, p) for s in chosen_ids for p in people if (s, p.pk) not in existing and (s, p.pk) not in asking]
+        if not todo:
+            busy = sorted(set(asking.values()))
+            raise RunError(
+                "nothing to ask: every chosen seed has hypotheses from these proposers"
+                + (f", or is being asked by proposer run {', '.join(map(str, busy))} (resume that run if it stopped)" if busy else "")
+            )
         run = ProposerRun.objects.create(
             benchmark=benchmark, prompt_version=PROPOSER_V1, launched_by=launched_by,
             parameters={
@@ -162,9 +177,7 @@ def proposer_run_create(
                 "unfrozen_skipped": chosen.count() - len(chosen_ids),
             },
         )
-        ProposerTask.objects.bulk_create(
-            [ProposerTask(run=run, seed_id=s, participant=p) for s in chosen_ids for p in people if (s, p.pk) not in existing]
-        )
+        ProposerTask.objects.bulk_create([ProposerTask(run=run, seed_id=s, participant=p) for s, p in todo])
     assert PROMPTS[PROPOSER_V1].kind == PROPOSER_KIND
     return run
 

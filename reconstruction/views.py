@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
 
 from arena import formatting
 from arena.models import Benchmark
@@ -160,3 +161,48 @@ def bracket_page(request: HttpRequest, benchmark_id: int, selection_id: int) -> 
         "slots": slots,
     }
     return render(request, "reconstruction/bracket.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+@researcher_required
+def launch_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
+    """Launch a proposer run or start a Swiss selection, with the services the commands use; a refusal is shown on
+    its form and nothing is made."""
+    from jobs.services import RunError
+
+    from .forms import ProposerRunForm, SwissSelectionForm
+    from .runs import proposer_run_create, proposer_run_launch
+    from .swiss import selection_create
+
+    benchmark = _benchmark_get(benchmark_id)
+    action = request.POST.get("action", "")
+    proposer_form = ProposerRunForm(request.POST if action == "propose" else None, prefix="propose")
+    swiss_form = SwissSelectionForm(request.POST if action == "swiss" else None, prefix="swiss")
+    if action == "propose" and proposer_form.is_valid():
+        d = proposer_form.cleaned_data
+        try:
+            run = proposer_run_create(
+                benchmark=benchmark, base_url=d["base_url"], proposers=d["proposers"], families=d["families"], seeds=d["seeds"],
+                api_key_env=d["api_key_env"] or None, temperature=d["temperature"], max_tokens=d["max_tokens"],
+                concurrency=d["concurrency"], timeout=d["timeout"], launched_by=request.user,
+            )
+            proposer_run_launch(run=run)
+        except RunError as exc:
+            proposer_form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Proposer run {run.pk} launched: {run.tasks.count()} hypothesis sets to elicit.")
+            return redirect("jobs:runs")
+    if action == "swiss" and swiss_form.is_valid():
+        d = swiss_form.cleaned_data
+        try:
+            selection = selection_create(
+                benchmark=benchmark, name=d["name"], proposers=d["proposers"], seed=d["seed"], base_url=d["base_url"],
+                judges=[{"model": m, "family": f} for m, f in d["judges"].items()], api_key_env=d["api_key_env"] or None,
+                concurrency=d["concurrency"], timeout=d["timeout"],
+            )
+        except RunError as exc:
+            swiss_form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Swiss selection {selection.participant.name} started: round {selection.round} is being judged.")
+            return redirect("reconstruction:bracket", benchmark_id=benchmark.pk, selection_id=selection.pk)
+    return render(request, "reconstruction/launch.html", {"benchmark": benchmark, "proposer_form": proposer_form, "swiss_form": swiss_form})
