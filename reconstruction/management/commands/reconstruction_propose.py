@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from arena.launch import name_values
 from arena.selectors import benchmark_resolve
 from jobs.elicitation import elicit_progress, elicit_resume
 from jobs.forms import GenerationRunForm, JudgeRunForm, argument_type
@@ -16,14 +17,11 @@ from reconstruction.runs import KIND, proposer_run_create, proposer_run_launch
 
 
 def pairs_option(raw: str, what: str) -> dict[str, str]:
-    """``NAME=VALUE,...`` as a dict, refusing malformed entries by name."""
-    out: dict[str, str] = {}
-    for item in filter(None, raw.split(",")):
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip():
-            raise CommandError(f"{what} entries look like NAME=VALUE, got {item!r}")
-        out[name.strip()] = value.strip()
-    return out
+    """``NAME=VALUE,...`` as a dict (``arena.launch.name_values``), refusing malformed entries by name."""
+    try:
+        return name_values(raw, what)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
 
 
 class Command(BaseCommand):
