@@ -1,5 +1,6 @@
 """What every protocol's report shares: the ``<protocol>_report BENCHMARK [--replicates N] [--seed S] [--json]``
-command and the ``/api/benchmarks/<id>/<protocol>/`` view that returns the same document.
+command and the ``/api/benchmarks/<id>/<protocol>/`` view that returns the same document; and what its import
+command shares (``import_<protocol> NAME[@VERSION] DIR``, :class:`ProtocolImportCommand`).
 
 A protocol subclasses :class:`ProtocolReportCommand` and :class:`ProtocolReportApi`, naming its protocol, its report
 function ``(benchmark=, replicates=, seed=) -> dict`` and the exception that function raises when there is nothing to
@@ -50,6 +51,22 @@ def protocol_benchmark_or_404(benchmark_id: int, protocol: str) -> Benchmark:
     return benchmark
 
 
+def int_option(request: Any, name: str, default: int, low: int, high: int, problems: list[str]) -> int:  # noqa: ANN401
+    """A whole-number query option of a page in [low, high]; anything else shows ``default`` and says so in
+    ``problems`` (a page, unlike the API, shows what it can rather than refusing)."""
+    raw = request.GET.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = None
+    if value is None or not low <= value <= high:
+        problems.append(f"{name} must be a whole number from {low:,} to {high:,}, not {raw!r}; showing {default:,}.")
+        return default
+    return value
+
+
 def share_text(value: Any, ci: list[Any] | None = None, digits: int = 3) -> str:  # noqa: ANN401
     """``0.200 [0.000, 0.400]``; a missing value is ``—``; a string (``"inf"``) stays as written."""
 
@@ -65,6 +82,38 @@ def text_table(rows: list[list[str]]) -> list[str]:
     """Rows as left-aligned columns (the first row is the header)."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+
+
+def name_and_version(raw: str) -> tuple[str, str]:
+    """``name`` or ``name@version`` (version 1 when not given); raises ``CommandError`` saying the shape."""
+    name, sep, version = raw.partition("@")
+    if not name.strip() or (sep and not version.strip()):
+        raise CommandError(f"{raw!r}: give a benchmark name, or name@version")
+    return name, version or "1"
+
+
+class ProtocolImportCommand(BaseCommand):
+    """``import_<protocol> NAME[@VERSION] DIR [--description D]``: all or nothing; the summary line, or the problems."""
+
+    errors: ClassVar[tuple[type[Exception], ...]] = ()
+
+    def import_folder(self, *, name: str, version: str, directory: Any, description: str) -> Any:  # noqa: ANN401
+        raise NotImplementedError
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        from pathlib import Path
+
+        parser.add_argument("name", help="benchmark name, or name@version (version 1 when not given)")
+        parser.add_argument("directory", type=Path, help="the folder holding the files")
+        parser.add_argument("--description", default="", help="the new benchmark's description")
+
+    def handle(self, *args: object, name: str, directory: Any, description: str, **options: object) -> None:  # noqa: ANN401
+        name, version = name_and_version(name)
+        try:
+            summary = self.import_folder(name=name, version=version, directory=directory, description=description)
+        except self.errors as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(summary.line())
 
 
 class ProtocolReportCommand(BaseCommand):

@@ -23,6 +23,7 @@ from arena.caching import report_cached, run_rows_fingerprint
 from arena.charts import interval_plot
 from arena.models import Benchmark, JudgeRun
 from arena.permissions import researcher_required
+from arena.protocol_reports import int_option
 from arena.stats.controls import TARGETS
 from arena.views import lit2test_only
 from jobs.prompts import DIMENSIONS
@@ -140,20 +141,6 @@ def _report_cached(*, benchmark: Benchmark, run: JudgeRun, structured: JudgeRun 
     )
 
 
-def _int_option(request: HttpRequest, name: str, default: int, low: int, high: int, problems: list[str]) -> int:
-    raw = request.GET.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = None
-    if value is None or not low <= value <= high:
-        problems.append(f"{name} must be a whole number from {low:,} to {high:,}, not {raw!r}; showing {default:,}.")
-        return default
-    return value
-
-
 def _pick(runs: list[JudgeRun], raw: str | None, what: str) -> JudgeRun | None:
     found = next((r for r in runs if str(r.pk) == raw), None)
     if found is None:
@@ -247,8 +234,8 @@ def controls_report_page(request: HttpRequest, benchmark_id: int) -> HttpRespons
     # The same cap on the bootstrap's work as the leaderboard's and the API's.
     cap = settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES
     replicates_range = (min(MIN_REPLICATES, cap), cap)
-    replicates = _int_option(request, "replicates", min(DEFAULT_REPLICATES, replicates_range[1]), *replicates_range, problems)
-    seed = _int_option(request, "seed", 0, 0, MAX_SEED, problems)
+    replicates = int_option(request, "replicates", min(DEFAULT_REPLICATES, replicates_range[1]), *replicates_range, problems)
+    seed = int_option(request, "seed", 0, 0, MAX_SEED, problems)
     live = any(r.status in JudgeRun.ACTIVE_STATUSES for r in (run, structured) if r is not None)
     query = {"run": run.pk, "structured": structured.pk if structured else NO_STRUCTURED, "replicates": replicates, "seed": seed}
     context |= {

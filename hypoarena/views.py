@@ -16,6 +16,7 @@ from arena import formatting
 from arena.charts import interval_plot
 from arena.models import JudgeRun
 from arena.permissions import researcher_required
+from arena.protocol_reports import int_option
 from arena.selectors import LEADERBOARD_REPLICATES, LEADERBOARD_SEED
 
 from .reports import (
@@ -50,26 +51,11 @@ def benchmark_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
 # --------------------------------------------------------------------------- options
 
 
-def _int_option(request: HttpRequest, name: str, default: int, low: int, high: int, problems: list[str]) -> int:
-    """A whole-number query option in [low, high]; anything else shows ``default`` and says so in ``problems``."""
-    raw = request.GET.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = None
-    if value is None or not low <= value <= high:
-        problems.append(f"{name} must be a whole number from {low:,} to {high:,}, not {raw!r}; showing {default:,}.")
-        return default
-    return value
-
-
 def _bootstrap_options(request: HttpRequest, problems: list[str]) -> tuple[int, int, int]:
     """(replicates, seed, cap): the API's bounds, the replicates capped by ``LIT2TEST_LEADERBOARD_MAX_REPLICATES``."""
     cap = settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES
-    replicates = _int_option(request, "replicates", min(LEADERBOARD_REPLICATES, cap), 1, cap, problems)
-    seed = _int_option(request, "seed", LEADERBOARD_SEED, 0, MAX_SEED, problems)
+    replicates = int_option(request, "replicates", min(LEADERBOARD_REPLICATES, cap), 1, cap, problems)
+    seed = int_option(request, "seed", LEADERBOARD_SEED, 0, MAX_SEED, problems)
     return replicates, seed, cap
 
 

@@ -52,7 +52,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobs.providers import Completion, PermanentError, TransientError, api_key_from_env
+from jobs.providers import Completion, PermanentError, TransientError, _error_message, _short, api_key_from_env
 
 PROMPT_TEMPLATE = "Background: {background}\nResearch Question: {question}\nHypothesis: {candidate}"
 PREFIX_TEMPLATE = "Background: {background}\nResearch Question: {question}\nHypothesis:"
@@ -387,18 +387,3 @@ async def score_candidates(scorer: CompletionsScorer, candidates: Sequence[tuple
             return await call_with_backoff(scorer, limiter, scoring_messages(*triple), None)
 
     return list(await asyncio.gather(*(one(triple) for triple in candidates)))
-
-
-def _error_message(content: bytes) -> str:
-    try:
-        data = json.loads(content)
-    except ValueError:
-        return content.decode(errors="replace")
-    error = data.get("error", data) if isinstance(data, dict) else data
-    if isinstance(error, dict) and isinstance(error.get("message"), str):
-        return error["message"]
-    return json.dumps(error)
-
-
-def _short(text: str, limit: int = 300) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"

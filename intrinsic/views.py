@@ -19,7 +19,7 @@ from arena import formatting
 from arena.apis import MAX_SEED
 from arena.models import Benchmark
 from arena.permissions import researcher_required
-from arena.protocol_reports import protocol_benchmark_or_404
+from arena.protocol_reports import int_option, protocol_benchmark_or_404
 from arena.stats.intrinsic import HIT_KS, POOLED
 
 from .models import LISTWISE_TOP, Candidate, Paper, Scorer
@@ -65,21 +65,6 @@ HEAT_STEPS = 10
 #: Size of a gold-rank distribution chart (SVG user units): bar width, gap, plot height, label band.
 BAR_W, BAR_GAP, PLOT_H, LABEL_H = 14, 3, 60, 16
 CRITERION_LABELS = {"nll": "NLL", "energy": "energy", "listwise": "listwise"}
-
-
-def _int_option(request: HttpRequest, name: str, default: int, low: int, high: int, problems: list[str]) -> int:
-    """A whole-number query option in [low, high]; anything else shows ``default`` and says so in ``problems``."""
-    raw = request.GET.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = None
-    if value is None or not low <= value <= high:
-        problems.append(f"{name} must be a whole number from {low:,} to {high:,}, not {raw!r}; showing {default:,}.")
-        return default
-    return value
 
 
 def _pct(value: float | None) -> str:
@@ -251,8 +236,8 @@ def report_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     benchmark = _benchmark_get(benchmark_id)
     problems: list[str] = []
     cap = settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES
-    replicates = _int_option(request, "replicates", min(REPORT_REPLICATES, cap), 1, cap, problems)
-    seed = _int_option(request, "seed", REPORT_SEED, 0, MAX_SEED, problems)
+    replicates = int_option(request, "replicates", min(REPORT_REPLICATES, cap), 1, cap, problems)
+    seed = int_option(request, "seed", REPORT_SEED, 0, MAX_SEED, problems)
     context: dict[str, Any] = {
         "benchmark": benchmark, "replicates": replicates, "seed": seed, "cap": cap, "problems": problems,
         "query": urlencode({"replicates": replicates, "seed": seed}),

@@ -70,6 +70,23 @@ def rita_client(researcher):  # noqa: ANN001, ANN201
     return client_for(researcher)
 
 
+@pytest.fixture
+def celery_in_process(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A launch runs its driver in this process (Celery's own eager mode); a test marked ``services`` keeps the real
+    worker and broker."""
+    if request.node.get_closest_marker("services"):
+        yield
+        return
+    from lit2test_web.celery import app
+
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager = previous
+
+
 @pytest.fixture(autouse=True)
 def _default_language() -> Iterator[None]:
     """A page rendered in Chinese leaves that language active in this thread (Django's translations are

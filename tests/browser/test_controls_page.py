@@ -3,7 +3,6 @@ run pickers switch the report, both Figure-3 plots are drawn with a point per es
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,20 +17,9 @@ from tests.controls import helpers as h
 from .conftest import log_in
 from .test_accessibility import violations
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_in_process")]
 
 
-@pytest.fixture(autouse=True)
-def _celery_in_process() -> Iterator[None]:
-    """The demo's replay is launched like any run; its driver runs here rather than going to a broker no worker reads."""
-    from lit2test_web.celery import app
-
-    previous = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    try:
-        yield
-    finally:
-        app.conf.task_always_eager = previous
 
 
 def test_the_controls_page_from_the_leaderboard_with_its_pickers_and_plots(page, researcher, release_dir: Path, tmp_path: Path) -> None:  # noqa: ANN001

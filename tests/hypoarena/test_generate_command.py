@@ -8,7 +8,6 @@ source-derived Reference "Ref" has a submission for each case; Alpha and Beta ha
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,22 +20,11 @@ from hypoarena.services import hypoarena_import
 
 from . import helpers as h
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_in_process")]
 
 CONTEXT = {"c1": "service slowed down on Monday", "c2": "Disk usage doubled overnight", "s1": "alarm did not sound"}
 
 
-@pytest.fixture(autouse=True)
-def _celery_in_process() -> Iterator[None]:
-    """A launch runs its driver in this process (Celery's own eager mode), as in tests/jobs/conftest.py."""
-    from lit2test_web.celery import app
-
-    previous = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    try:
-        yield
-    finally:
-        app.conf.task_always_eager = previous
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ import io
 import json
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +40,7 @@ from jobs.services import JudgeRunRequest, RunError, judge_run_create, judge_run
 
 from . import helpers as h
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_in_process")]
 
 MODELS = ("Orion", "Vega", "Lyra")
 CODE = {"Orion": "kiwi", "Vega": "plum", "Lyra": "pear"}  # what a model's texts say instead of its name
@@ -50,17 +49,6 @@ SECRET = "SECRET CONCLUSION"
 K = 2
 
 
-@pytest.fixture(autouse=True)
-def _celery_in_process() -> Iterator[None]:
-    """A launch runs its driver in this process (Celery's own eager mode), as in tests/jobs/conftest.py."""
-    from lit2test_web.celery import app
-
-    previous = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    try:
-        yield
-    finally:
-        app.conf.task_always_eager = previous
 
 
 def hyp(model: str, case: str, i: int) -> str:

@@ -18,19 +18,9 @@ from intrinsic.models import CandidateScore, IntrinsicScoringRun
 
 from .test_runs import PAPERS, make_benchmark
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_in_process")]
 
 
-@pytest.fixture(autouse=True)
-def _celery_in_process() -> Iterator[None]:
-    from lit2test_web.celery import app
-
-    previous = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    try:
-        yield
-    finally:
-        app.conf.task_always_eager = previous
 
 
 @pytest.fixture

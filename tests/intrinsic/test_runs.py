@@ -18,7 +18,6 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -57,7 +56,7 @@ from jobs.selectors import run_progress
 from jobs.services import JudgeRunRequest, RunError, judge_run_create
 from tests.fake_llm import FakeLLM, toy_lm
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_in_process")]
 
 BENCH = "intrinsic-runs"
 MODES = {"nll": "raw_logprobs", "energy": "raw_logits"}
@@ -105,16 +104,6 @@ def make_benchmark(tmp_path: Path) -> Benchmark:
     return intrinsic_import(name=BENCH, files={"papers": path}).benchmark
 
 
-@pytest.fixture(autouse=True)
-def _celery_in_process() -> Iterator[None]:
-    from lit2test_web.celery import app
-
-    previous = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    try:
-        yield
-    finally:
-        app.conf.task_always_eager = previous
 
 
 @pytest.fixture

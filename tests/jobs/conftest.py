@@ -8,21 +8,9 @@ real Celery worker through Redis instead and keep the configured broker.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 
 @pytest.fixture(autouse=True)
-def _celery_in_process(request: pytest.FixtureRequest) -> Iterator[None]:
-    if request.node.get_closest_marker("services"):
-        yield
-        return
-    from lit2test_web.celery import app
-
-    previous = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    try:
-        yield
-    finally:
-        app.conf.task_always_eager = previous
+def _celery_in_process(celery_in_process: None) -> None:
+    """Every test here runs launched drivers in process (tests/conftest.py)."""

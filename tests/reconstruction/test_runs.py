@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +39,7 @@ from reconstruction.swiss import selection_advance, selection_create, tournament
 
 from . import helpers as h
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_in_process")]
 
 PROPOSERS = {"Alpha": "alpha", "Beta": "beta", "Gamma": "gamma", "Epsilon": "epsilon"}
 # The Swiss judges' preference (both judges alike): a higher number wins its match.
@@ -53,16 +52,6 @@ FAULTS = [
 ]
 
 
-@pytest.fixture(autouse=True)
-def _celery_in_process() -> Iterator[None]:
-    from lit2test_web.celery import app
-
-    previous = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    try:
-        yield
-    finally:
-        app.conf.task_always_eager = previous
 
 
 def make_benchmark(tmp_path: Path) -> Benchmark:

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from arena.protocol_reports import name_and_version
 from hypoarena.services import FILES, HypoArenaError, HypoArenaImportError, hypoarena_import, import_files
 
 
@@ -20,11 +21,9 @@ class Command(BaseCommand):
         parser.add_argument("--description", default="", help="the new benchmark's description")
 
     def handle(self, *args: object, name: str, paths: list[Path], description: str, **options: object) -> None:
-        name, _, version = name.partition("@")
-        if not name.strip() or (_ and not version.strip()):
-            raise CommandError(f"{name + _ + version!r}: give a benchmark name, or name@version")
+        name, version = name_and_version(name)
         try:
-            summary = hypoarena_import(name=name, version=version or "1", files=import_files(paths), description=description)
+            summary = hypoarena_import(name=name, version=version, files=import_files(paths), description=description)
         except (HypoArenaError, HypoArenaImportError) as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(summary.line())

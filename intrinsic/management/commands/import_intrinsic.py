@@ -2,28 +2,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from arena.protocol_reports import ProtocolImportCommand
+from intrinsic.services import FILES, ImportSummary, IntrinsicError, IntrinsicImportError, import_files, intrinsic_import
 
-from intrinsic.services import FILES, IntrinsicError, IntrinsicImportError, import_files, intrinsic_import
 
-
-class Command(BaseCommand):
+class Command(ProtocolImportCommand):
     help = (
         f"Import an Intrinsic-scoring benchmark from a folder of JSONL files (intrinsic/FORMAT.md): {', '.join(f'{k}.jsonl' for k in FILES)}. "
         "All or nothing; re-importing the same files changes nothing."
     )
+    errors = (IntrinsicError, IntrinsicImportError)
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("name", help="benchmark name, or name@version (version 1 when not given)")
-        parser.add_argument("directory", type=Path, help="the folder holding the files")
-        parser.add_argument("--description", default="", help="the new benchmark's description")
-
-    def handle(self, *args: object, name: str, directory: Path, description: str, **options: object) -> None:
-        name, sep, version = name.partition("@")
-        if not name.strip() or (sep and not version.strip()):
-            raise CommandError(f"{name + sep + version!r}: give a benchmark name, or name@version")
-        try:
-            summary = intrinsic_import(name=name, version=version or "1", files=import_files(directory), description=description)
-        except (IntrinsicError, IntrinsicImportError) as exc:
-            raise CommandError(str(exc)) from None
-        self.stdout.write(summary.line())
+    def import_folder(self, *, name: str, version: str, directory: Path, description: str) -> ImportSummary:
+        return intrinsic_import(name=name, version=version, files=import_files(directory), description=description)

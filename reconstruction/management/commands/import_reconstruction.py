@@ -2,28 +2,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from arena.protocol_reports import ProtocolImportCommand
+from reconstruction.services import (
+    FILES,
+    ImportSummary,
+    ReconstructionError,
+    ReconstructionImportError,
+    import_files,
+    reconstruction_import,
+)
 
-from reconstruction.services import FILES, ReconstructionError, ReconstructionImportError, import_files, reconstruction_import
 
-
-class Command(BaseCommand):
+class Command(ProtocolImportCommand):
     help = (
         f"Import a Reconstruction benchmark from a folder of JSONL files (reconstruction/FORMAT.md): {', '.join(f'{k}.jsonl' for k in FILES)}. "
         "Audits every reference and freezes each seed's bibliography. All or nothing; re-importing the same files changes nothing."
     )
+    errors = (ReconstructionError, ReconstructionImportError)
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("name", help="benchmark name, or name@version (version 1 when not given)")
-        parser.add_argument("directory", type=Path, help="the folder holding the files")
-        parser.add_argument("--description", default="", help="the new benchmark's description")
-
-    def handle(self, *args: object, name: str, directory: Path, description: str, **options: object) -> None:
-        name, sep, version = name.partition("@")
-        if not name.strip() or (sep and not version.strip()):
-            raise CommandError(f"{name + sep + version!r}: give a benchmark name, or name@version")
-        try:
-            summary = reconstruction_import(name=name, version=version or "1", files=import_files(directory), description=description)
-        except (ReconstructionError, ReconstructionImportError) as exc:
-            raise CommandError(str(exc)) from None
-        self.stdout.write(summary.line())
+    def import_folder(self, *, name: str, version: str, directory: Path, description: str) -> ImportSummary:
+        return reconstruction_import(name=name, version=version, files=import_files(directory), description=description)
