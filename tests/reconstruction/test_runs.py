@@ -356,3 +356,17 @@ def test_two_candidates_that_read_the_same_are_not_judged_and_get_no_vote(tmp_pa
     assert all(not SwissVote.objects.filter(match=m).exists() for m in twin)  # never sent to the judge
     other = SwissMatch.objects.filter(tournament__selection=selection, b__isnull=False).exclude(pk__in=[m.pk for m in twin])
     assert all(SwissVote.objects.filter(match=m).count() == 2 for m in other)  # one judge, both orders
+
+
+def test_the_commands_refuse_bad_numbers_and_other_protocols(tmp_path: Path, fake_llm: Any) -> None:  # noqa: ANN401
+    benchmark = make_benchmark(tmp_path)
+    base = ["--name", "S", "--proposers", "Alpha", "--judges", "J=j", "--base-url", fake_llm.base_url]
+    for flag, value, message in (("--concurrency", "0", "greater than or equal to 1"), ("--seed", "-2", "greater than or equal to 0")):
+        with pytest.raises(CommandError, match=message):
+            call_command("reconstruction_swiss", str(benchmark.pk), *base, flag, value, stdout=io.StringIO())
+    other = Benchmark.objects.create(name="lit")
+    with pytest.raises(CommandError, match="is a Lit2Test benchmark, not a Reconstruction one"):
+        call_command("reconstruction_swiss", str(other.pk), "--status", "1", stdout=io.StringIO())
+    with pytest.raises(CommandError, match="is a Lit2Test benchmark, not a Reconstruction one"):
+        call_command("reconstruction_propose", str(other.pk), "--resume", "1", stdout=io.StringIO())
+    assert not SwissSelection.objects.exists()

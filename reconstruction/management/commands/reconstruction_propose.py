@@ -7,6 +7,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena.launch import name_values
+from arena.models import Benchmark
 from arena.selectors import benchmark_resolve
 from jobs.elicitation import elicit_progress, elicit_resume
 from jobs.forms import GenerationRunForm, JudgeRunForm, argument_type
@@ -51,6 +52,8 @@ class Command(BaseCommand):
             benchmark = benchmark_resolve(reference=str(o["benchmark"]))
         except ObjectDoesNotExist as exc:
             raise CommandError(str(exc)) from None
+        if benchmark.protocol != Benchmark.Protocol.RECONSTRUCTION:
+            raise CommandError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a Reconstruction one; proposers run on Reconstruction benchmarks")
         try:
             if o["resume"]:
                 run = ProposerRun.objects.filter(pk=o["resume"], benchmark=benchmark).first()

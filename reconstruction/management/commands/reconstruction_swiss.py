@@ -9,9 +9,11 @@ import time
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from arena.models import JudgeRun
+from arena.models import Benchmark, JudgeRun
 from arena.selectors import benchmark_resolve
+from jobs.forms import argument_type
 from jobs.services import RunError
+from reconstruction.forms import SwissSelectionForm
 from reconstruction.models import SwissSelection
 from reconstruction.swiss import selection_advance, selection_create
 
@@ -41,9 +43,11 @@ class Command(BaseCommand):
         parser.add_argument("--judges", default="", help="MODEL=FAMILY,...: the judges and their model families")
         parser.add_argument("--base-url", default="", help="the judges' OpenAI-compatible endpoint")
         parser.add_argument("--api-key-env", default=None, help="environment variable holding the API key (never stored)")
-        parser.add_argument("--seed", type=int, default=0, help="seeds the pairing and tie-break lots")
-        parser.add_argument("--concurrency", type=int, default=8)
-        parser.add_argument("--timeout", type=float, default=120.0)
+        # Numbers are checked by the launch page's own fields: a bad value is refused in the form's words.
+        fields = SwissSelectionForm.base_fields
+        parser.add_argument("--seed", type=argument_type(fields["seed"]), default=0, help="seeds the pairing and tie-break lots")
+        parser.add_argument("--concurrency", type=argument_type(fields["concurrency"]), default=8)
+        parser.add_argument("--timeout", type=argument_type(fields["timeout"]), default=120.0, help="seconds per call")
         parser.add_argument("--advance", type=int, default=None, metavar="ID")
         parser.add_argument("--status", type=int, default=None, metavar="ID")
         parser.add_argument("--wait", action="store_true", help="wait until the selection completes or waits for a resume")
@@ -53,6 +57,8 @@ class Command(BaseCommand):
             benchmark = benchmark_resolve(reference=str(o["benchmark"]))
         except ObjectDoesNotExist as exc:
             raise CommandError(str(exc)) from None
+        if benchmark.protocol != Benchmark.Protocol.RECONSTRUCTION:
+            raise CommandError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a Reconstruction one; Swiss selections run on Reconstruction benchmarks")
         try:
             if o["advance"] or o["status"]:
                 selection = SwissSelection.objects.filter(pk=o["advance"] or o["status"], benchmark=benchmark).first()
