@@ -45,9 +45,10 @@ class NamesField(forms.CharField):
 class EndpointFields(forms.Form):
     """The endpoint settings every launch form asks for (the key itself is never asked: only its variable's name)."""
 
-    base_url = forms.CharField(max_length=500, help_text="OpenAI-compatible, e.g. http://127.0.0.1:8001/v1")
+    base_url = forms.CharField(label="Endpoint URL", max_length=500, help_text="OpenAI-compatible, e.g. http://127.0.0.1:8001/v1")
     api_key_env = forms.CharField(
-        required=False, max_length=100, help_text="Name of the environment variable that holds the key (the key itself is never stored)."
+        label="API key variable", required=False, max_length=100,
+        help_text="Name of the environment variable that holds the key (the key itself is never stored).",
     )
     concurrency = forms.IntegerField(initial=8, min_value=1, max_value=256)
     timeout = forms.FloatField(initial=120.0, min_value=1.0, help_text="Seconds per call.")

@@ -16,3 +16,5 @@ class ScoringRunForm(EndpointFields):
     )
     papers = forms.CharField(initial="all", help_text="all, discipline:NAME or sample:N")
     rate_per_second = forms.FloatField(required=False, min_value=0.1, help_text="Optional requests per second to the endpoint.")
+
+    field_order = ["model", "criterion", "logprobs_mode", "papers", "base_url", "api_key_env", "concurrency", "rate_per_second", "timeout"]

@@ -146,6 +146,8 @@ def bracket_page(request: HttpRequest, benchmark_id: int, selection_id: int) -> 
     for t in tournaments:
         rounds: dict[int, list[dict[str, Any]]] = {}
         for m in (m for m in matches if m.tournament_id == t.pk):
+            for v in votes.get(m.pk, []):  # the side a vote went to, by its proposer's name
+                v.who = {"a": hyps[m.a_id].participant.name, "b": hyps[m.b_id].participant.name if m.b_id else "", "tie": "tie"}.get(v.winner, "")
             accepted = [v for v in votes.get(m.pk, []) if v.status == "accepted"]
             va = sum(1.0 if v.winner == "a" else 0.5 if v.winner == "tie" else 0.0 for v in accepted)
             vb = sum(1.0 if v.winner == "b" else 0.5 if v.winner == "tie" else 0.0 for v in accepted)

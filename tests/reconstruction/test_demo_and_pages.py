@@ -101,8 +101,9 @@ def test_the_bracket_page_shows_each_slot_round_by_round_with_votes_standings_an
     # Every vote is on the page, one line per (judge, order), with the side it went to.
     shown = SwissVote.objects.filter(match__tournament__selection=selection, match__tournament__seed_paper=seed)
     assert shown.exists()
-    for v in shown:
-        assert f"{v.judge}, {v.order}: {v.winner}" in html
+    for v in shown.select_related("match__a__participant", "match__b__participant"):
+        side = {"a": v.match.a.participant.name, "b": v.match.b.participant.name, "tie": "tie"}[v.winner]
+        assert f"{v.judge}, {v.order} order: {side}" in html
     assert html.count("<em>bye</em>") == SwissMatch.objects.filter(tournament__seed_paper=seed, tournament__selection=selection, b__isnull=True).count() == 10
     # No vote by a judge of either candidate's family.
     for v in SwissVote.objects.filter(match__tournament__selection=selection).select_related("match__a", "match__b"):
