@@ -31,7 +31,9 @@ class Scatter:
     points: list[ScatterPoint]
 
 
-def scatter_plot(strengths: dict[str, float], win_rates: dict[str, float], *, width: int = 560, height: int = 360) -> Scatter | None:
+def scatter_plot(
+    strengths: dict[str, float], win_rates: dict[str, float], *, width: int = 560, height: int = 360
+) -> Scatter | None:
     """One dot per model present in both: x = judge BT strength, y = human win rate on [0, 1]."""
     models = [m for m in strengths if m in win_rates]
     if not models:
@@ -59,7 +61,15 @@ def scatter_plot(strengths: dict[str, float], win_rates: dict[str, float], *, wi
         # Labels of neighbouring dots alternate above and below so they do not overwrite each other.
         crowded = bool(points) and abs(points[-1].x - x) < 110 and abs(points[-1].y - y) < 24 and points[-1].label_dy < 0
         points.append(
-            ScatterPoint(m, x, y, strengths[m], win_rates[m], x - 9 if right_half else x + 9, "end" if right_half else "start",
-                         18 if crowded else -9)
+            ScatterPoint(
+                m,
+                x,
+                y,
+                strengths[m],
+                win_rates[m],
+                x - 9 if right_half else x + 9,
+                "end" if right_half else "start",
+                18 if crowded else -9,
+            )
         )
     return Scatter(width, height, left, top, right, bottom, (top + bottom) / 2, x_ticks, y_ticks, points)

@@ -15,11 +15,17 @@ class StudyCreateForm(forms.Form):
 
     benchmark = forms.ModelChoiceField(queryset=Benchmark.objects.all())
     name = forms.CharField(max_length=200, required=False, help_text="Shown to the annotators; leave blank for a default.")
-    n_contexts = forms.IntegerField(label="Contexts", min_value=1, initial=13, help_text="Drawn stratified by batch and judge stability.")
-    annotators = forms.ModelMultipleChoiceField(
-        queryset=get_user_model().objects.none(), widget=forms.CheckboxSelectMultiple, help_text="Active members of the annotators group (add, invite and deactivate them on the Annotators page)."
+    n_contexts = forms.IntegerField(
+        label="Contexts", min_value=1, initial=13, help_text="Drawn stratified by batch and judge stability."
     )
-    round = forms.ChoiceField(choices=[(Study.Round.FORMAL, "formal"), (Study.Round.PRACTICE, "practice")], initial=Study.Round.FORMAL)
+    annotators = forms.ModelMultipleChoiceField(
+        queryset=get_user_model().objects.none(),
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Active members of the annotators group (add, invite and deactivate them on the Annotators page).",
+    )
+    round = forms.ChoiceField(
+        choices=[(Study.Round.FORMAL, "formal"), (Study.Round.PRACTICE, "practice")], initial=Study.Round.FORMAL
+    )
     n_naive_controls = forms.IntegerField(label="Naive controls", min_value=0, initial=2)
     pairs_per_context = forms.IntegerField(
         label="Pairs per context",

@@ -39,7 +39,11 @@ class Study(models.Model):
     name = models.CharField(max_length=200)
     round = models.CharField(max_length=10, choices=Round.choices, default=Round.FORMAL)
     judge_run = models.ForeignKey(
-        JudgeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        JudgeRun,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
         help_text="The run whose folded cases stratified the sample and are compared with the humans.",
     )
     cap_minutes = models.PositiveSmallIntegerField(default=10)
@@ -77,9 +81,7 @@ class NaiveProposal(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["context", "generator_version"], name="naive_context_version_unique")
-        ]
+        constraints = [models.UniqueConstraint(fields=["context", "generator_version"], name="naive_context_version_unique")]
 
     def __str__(self) -> str:
         return f"naive {self.generator_version} on {self.context}"
@@ -161,7 +163,9 @@ class Label(models.Model):
     assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="label")
     screening = models.CharField(max_length=20)
     choice = models.CharField(max_length=10, help_text="A, B, TIE or INVALID, as the annotator saw the sides.")
-    winner_side = models.CharField(max_length=10, choices=Side.choices, blank=True, help_text="Canonical side chosen; blank for TIE/INVALID.")
+    winner_side = models.CharField(
+        max_length=10, choices=Side.choices, blank=True, help_text="Canonical side chosen; blank for TIE/INVALID."
+    )
     reason = models.CharField(max_length=40, blank=True)
     confidence = models.CharField(max_length=10)
     rationale = models.TextField()

@@ -100,7 +100,7 @@ def naive_proposal(words: ContextWords) -> dict[str, str]:
     t1, t2 = titles[0], titles[1 % len(titles)]
     return {
         "literature_gap": (
-            f'The supplied papers study {k[0]} and {k[1]}, but they do not compare {k[2]} and {k[3]} under one protocol. '
+            f"The supplied papers study {k[0]} and {k[1]}, but they do not compare {k[2]} and {k[3]} under one protocol. "
             f'"{t1}" and "{t2}" report results in different settings, so it remains unclear how {k[0]} relates to {k[3]}.'
         ),
         "hypothesis": (

@@ -59,7 +59,13 @@ def _progress(user_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
     out: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         out[r["annotator_id"]].append(
-            {"id": r["study_id"], "name": r["study__name"], "round": r["study__round"], "submitted": r["submitted"], "assigned": r["assigned"]}
+            {
+                "id": r["study_id"],
+                "name": r["study__name"],
+                "round": r["study__round"],
+                "submitted": r["submitted"],
+                "assigned": r["assigned"],
+            }
         )
     return out
 
@@ -88,7 +94,9 @@ def annotator_list(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/annotators.html", {"rows": rows, "form": form})
 
 
-def _render_detail(request: HttpRequest, annotator: AbstractBaseUser, *, link: str | None, new_link: bool = False) -> HttpResponse:
+def _render_detail(
+    request: HttpRequest, annotator: AbstractBaseUser, *, link: str | None, new_link: bool = False
+) -> HttpResponse:
     context = {
         "annotator": annotator,
         "invited": not annotator.has_usable_password(),

@@ -46,9 +46,15 @@ DIMENSIONS: tuple[Dimension, ...] = (
         gettext_lazy("Grounding"),
         gettext_lazy("Is the gap tied to the supplied papers and their stated limitations, rather than generic?"),
         (
-            gettext_lazy("Generic: the gap could be written without reading the papers; no specific finding or limitation is used."),
-            gettext_lazy("Partly grounded: names the papers or their topic, but the tension between them or the reviewer-noted limitation stays vague."),
-            gettext_lazy("Grounded: the gap follows from specific findings or limitations of the supplied papers and names the cross-paper tension."),
+            gettext_lazy(
+                "Generic: the gap could be written without reading the papers; no specific finding or limitation is used."
+            ),
+            gettext_lazy(
+                "Partly grounded: names the papers or their topic, but the tension between them or the reviewer-noted limitation stays vague."
+            ),
+            gettext_lazy(
+                "Grounded: the gap follows from specific findings or limitations of the supplied papers and names the cross-paper tension."
+            ),
         ),
     ),
     Dimension(
@@ -57,18 +63,26 @@ DIMENSIONS: tuple[Dimension, ...] = (
         gettext_lazy("Is the hypothesis a claim with conditions, a mechanism and an expected difference?"),
         (
             gettext_lazy("Vague: a direction (“X improves Y”) without conditions, mechanism or expected difference."),
-            gettext_lazy("Partly specific: a clear claim, but the conditions, the mechanism or the expected difference is missing or loose."),
+            gettext_lazy(
+                "Partly specific: a clear claim, but the conditions, the mechanism or the expected difference is missing or loose."
+            ),
             gettext_lazy("Specific: states the conditions, a mechanism and an expected difference that an experiment can check."),
         ),
     ),
     Dimension(
         "minimality_feasibility",
         gettext_lazy("Minimality and feasibility"),
-        gettext_lazy("Is the test the smallest controlled experiment that discriminates the hypothesis, within the resource constraint?"),
+        gettext_lazy(
+            "Is the test the smallest controlled experiment that discriminates the hypothesis, within the resource constraint?"
+        ),
         (
             gettext_lazy("Not a minimal test: a broad programme, uncontrolled, or clearly beyond the resource constraint."),
-            gettext_lazy("Feasible but not minimal: workable within the constraint, but larger than needed or with weak controls."),
-            gettext_lazy("Minimal and feasible: the smallest controlled comparison (baseline and ablation) that discriminates the hypothesis within the constraint."),
+            gettext_lazy(
+                "Feasible but not minimal: workable within the constraint, but larger than needed or with weak controls."
+            ),
+            gettext_lazy(
+                "Minimal and feasible: the smallest controlled comparison (baseline and ablation) that discriminates the hypothesis within the constraint."
+            ),
         ),
     ),
     Dimension(
@@ -76,8 +90,12 @@ DIMENSIONS: tuple[Dimension, ...] = (
         gettext_lazy("Decisive metric"),
         gettext_lazy("Does the metric adjudicate the mechanism, rather than report a convenient aggregate?"),
         (
-            gettext_lazy("Convenient aggregate: a generic score (such as overall accuracy) that cannot tell the mechanism apart from alternatives."),
-            gettext_lazy("Relevant but indirect: related to the mechanism, but other explanations could produce the same number."),
+            gettext_lazy(
+                "Convenient aggregate: a generic score (such as overall accuracy) that cannot tell the mechanism apart from alternatives."
+            ),
+            gettext_lazy(
+                "Relevant but indirect: related to the mechanism, but other explanations could produce the same number."
+            ),
             gettext_lazy("Decisive: a measurement that separates the proposed mechanism from the obvious alternatives."),
         ),
     ),
@@ -87,7 +105,9 @@ DIMENSIONS: tuple[Dimension, ...] = (
         gettext_lazy("Are the supporting and falsifying results precommitted observations that a real outcome could produce?"),
         (
             gettext_lazy("Unfalsifiable: the outcomes are missing, restate the hypothesis, or no result could count against it."),
-            gettext_lazy("Partly falsifiable: outcomes are stated but without thresholds, or the falsifying result could hardly be observed."),
+            gettext_lazy(
+                "Partly falsifiable: outcomes are stated but without thresholds, or the falsifying result could hardly be observed."
+            ),
             gettext_lazy("Falsifiable: concrete, precommitted thresholds for both the supporting and the falsifying result."),
         ),
     ),
@@ -97,9 +117,21 @@ SCORE_VALUES: tuple[int, ...] = (1, 2, 3)
 SIDES: tuple[str, ...] = ("a", "b")
 
 SCREENING: tuple[tuple[str, Promise, Promise], ...] = (
-    ("coherent", gettext_lazy("Coherent"), gettext_lazy("The four papers share a topic and leave a cross-paper tension that a small experiment could settle.")),
-    ("partly", gettext_lazy("Partly coherent"), gettext_lazy("Most papers fit together, or the shared topic or the tension is loose.")),
-    ("incoherent", gettext_lazy("Incoherent"), gettext_lazy("The papers do not form one neighborhood; there is no shared tension to test.")),
+    (
+        "coherent",
+        gettext_lazy("Coherent"),
+        gettext_lazy("The four papers share a topic and leave a cross-paper tension that a small experiment could settle."),
+    ),
+    (
+        "partly",
+        gettext_lazy("Partly coherent"),
+        gettext_lazy("Most papers fit together, or the shared topic or the tension is loose."),
+    ),
+    (
+        "incoherent",
+        gettext_lazy("Incoherent"),
+        gettext_lazy("The papers do not form one neighborhood; there is no shared tension to test."),
+    ),
 )
 SCREENING_VALUES: tuple[str, ...] = tuple(v for v, _l, _h in SCREENING)
 
@@ -207,9 +239,7 @@ def validate_submission(values: Mapping[str, object]) -> dict[str, str]:
         reason = text("reason")
         allowed = {v for v, _l in REASONS_FOR[choice]}
         if not reason:
-            errors["reason"] = (
-                _("Choose a reason for the tie.") if choice == CHOICE_TIE else _("Choose why the item is invalid.")
-            )
+            errors["reason"] = _("Choose a reason for the tie.") if choice == CHOICE_TIE else _("Choose why the item is invalid.")
         elif reason not in allowed:
             errors["reason"] = _("Choose a reason from the list.")
     confidence = text("confidence")

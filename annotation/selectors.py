@@ -129,8 +129,12 @@ def _neighborhood(study_key: StudyKey, context_id: int) -> tuple[Mapping[str, st
     """The context's four text fields and its papers, as the screen shows them (read-only mappings: shared)."""
     context = Context.objects.only(*NEIGHBORHOOD_FIELDS).get(pk=context_id)
     papers = tuple(
-        MappingProxyType({"title": p.title, "url": p.url, "source_id": p.source_paper_id, "abstract": p.abstract, "limitation": p.limitation})
-        for p in Paper.objects.filter(context_id=context_id).only("title", "url", "source_paper_id", "abstract", "limitation").order_by("position")
+        MappingProxyType(
+            {"title": p.title, "url": p.url, "source_id": p.source_paper_id, "abstract": p.abstract, "limitation": p.limitation}
+        )
+        for p in Paper.objects.filter(context_id=context_id)
+        .only("title", "url", "source_paper_id", "abstract", "limitation")
+        .order_by("position")
     )
     return MappingProxyType({f: getattr(context, f) for f in NEIGHBORHOOD_FIELDS}), papers
 
@@ -219,16 +223,33 @@ def study_progress(*, study: Study) -> list[dict[str, Any]]:
     """
     rows = (
         Assignment.objects.filter(study=study)
-        .values_list("annotator__username", "opened_at", "draft", "draft_saved_at", "label__id", "label__over_time",
-                     "label__choice", "label__submitted_at")
+        .values_list(
+            "annotator__username",
+            "opened_at",
+            "draft",
+            "draft_saved_at",
+            "label__id",
+            "label__over_time",
+            "label__choice",
+            "label__submitted_at",
+        )
         .order_by("annotator__username")
     )
     by_annotator: dict[str, dict[str, Any]] = {}
     for username, opened_at, draft, saved_at, label_id, over_time, choice, submitted_at in rows:
         r = by_annotator.setdefault(
             username,
-            {"annotator": username, "total": 0, "submitted": 0, "over_time": 0, "invalid": 0, "in_progress": 0,
-             "started": 0, "not_started": 0, "last_activity": None},
+            {
+                "annotator": username,
+                "total": 0,
+                "submitted": 0,
+                "over_time": 0,
+                "invalid": 0,
+                "in_progress": 0,
+                "started": 0,
+                "not_started": 0,
+                "last_activity": None,
+            },
         )
         r["total"] += 1
         if label_id is not None:
@@ -285,7 +306,9 @@ def study_validation(*, study: Study) -> StudyValidation:
     an unsubmitted assignment is ``pending`` with what its draft still misses.
     """
     entries = []
-    assignments = Assignment.objects.filter(study=study).select_related("annotator", "label").order_by("annotator__username", "position")
+    assignments = (
+        Assignment.objects.filter(study=study).select_related("annotator", "label").order_by("annotator__username", "position")
+    )
     for a in assignments:
         if _has_label(a):
             problems = validate_submission(label_as_values(a.label))
@@ -339,10 +362,7 @@ def study_frames(*, study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
                 continue
             row = by_key.get(it.pair.internal_key)
             stable = (
-                row is not None
-                and isinstance(row.original, str)
-                and row.original == row.reverse
-                and row.original != stats.TIE
+                row is not None and isinstance(row.original, str) and row.original == row.reverse and row.original != stats.TIE
             )
             judge[it.pk] = row.original if stable else None
     item_rows = []
@@ -351,7 +371,9 @@ def study_frames(*, study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
         m1 = it.first_proposal.participant.name
         m2 = stats.NAIVE if it.is_control else it.second_proposal.participant.name
         sides[it.pk] = (m1, m2)
-        item_rows.append({"item": it.pk, "control": it.is_control, "model_1": m1, "model_2": m2, "judge_winner": judge.get(it.pk)})
+        item_rows.append(
+            {"item": it.pk, "control": it.is_control, "model_1": m1, "model_2": m2, "judge_winner": judge.get(it.pk)}
+        )
     label_rows = []
     labels = Label.objects.filter(assignment__study=study).select_related("assignment__annotator").order_by("id")
     for lab in labels:
@@ -448,8 +470,26 @@ def human_win_rate_report(*, benchmark: Benchmark) -> dict[str, Any] | None:
 
 
 LABEL_CSV_COLUMNS = (
-    ["study", "round", "item", "item_position", "control", "context", "pair_public_id", "model_first", "model_second",
-     "annotator", "annotator_position", "shown_a", "shown_b", "choice", "winner", "reason", "confidence", "screening"]
+    [
+        "study",
+        "round",
+        "item",
+        "item_position",
+        "control",
+        "context",
+        "pair_public_id",
+        "model_first",
+        "model_second",
+        "annotator",
+        "annotator_position",
+        "shown_a",
+        "shown_b",
+        "choice",
+        "winner",
+        "reason",
+        "confidence",
+        "screening",
+    ]
     + [f"{side}_{d}" for d in DIMENSION_KEYS for side in ("first", "second")]
     + ["rationale", "opened_at", "submitted_at", "elapsed_seconds", "over_time"]
 )

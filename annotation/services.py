@@ -95,11 +95,11 @@ def eligible_contexts(*, benchmark: Benchmark, exclude_round: str | None = None)
     (in the release, 250/1,200 ≈ 21%, i.e. two or more of a context's six pairs), else ``stable``; a context
     none of whose pairs has both orders judged is ``unjudged``.
     """
-    contexts = list(
-        Context.objects.filter(benchmark=benchmark, has_text=True).select_related("batch").order_by("external_id")
-    )
+    contexts = list(Context.objects.filter(benchmark=benchmark, has_text=True).select_related("batch").order_by("external_id"))
     if exclude_round:
-        used = set(Item.objects.filter(study__benchmark=benchmark, study__round=exclude_round).values_list("context_id", flat=True))
+        used = set(
+            Item.objects.filter(study__benchmark=benchmark, study__round=exclude_round).values_list("context_id", flat=True)
+        )
         contexts = [c for c in contexts if c.pk not in used]
     pairs_by_context: dict[int, list[CanonicalPair]] = defaultdict(list)
     for pair in CanonicalPair.objects.filter(context__in=contexts).order_by("internal_key"):
@@ -253,7 +253,9 @@ def study_create(
 
     proposals = {
         (p.context_id, p.participant_id): p
-        for p in Proposal.objects.filter(context__external_id__in=chosen_ids, context__benchmark=benchmark).select_related("participant")
+        for p in Proposal.objects.filter(context__external_id__in=chosen_ids, context__benchmark=benchmark).select_related(
+            "participant"
+        )
     }
     items: list[Item] = []
     rng = _rng(seed, "controls")
@@ -330,7 +332,9 @@ def study_create(
 def _check_pairs_per_context(k: int, eligible: Sequence[EligibleContext], *, with_controls: bool) -> None:
     fewest = min(len(e.pairs) for e in eligible)
     if not 1 <= k <= fewest:
-        raise StudyCreateError(f"pairs per context must be between 1 and {fewest} (the pairs of each eligible context); asked for {k}")
+        raise StudyCreateError(
+            f"pairs per context must be between 1 and {fewest} (the pairs of each eligible context); asked for {k}"
+        )
     if with_controls:
         most = min(naive.max_hiding_k([(p.participant_a_id, p.participant_b_id) for p in e.pairs]) for e in eligible)
         if k > most:

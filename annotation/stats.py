@@ -126,11 +126,18 @@ def dimension_alpha(labels: pd.DataFrame) -> dict[str, Any]:
             if real.empty:
                 continue
             part = pd.DataFrame(
-                {"item": real["item"].values, "annotator": real["annotator"].values, "side": side, "dimension": dim,
-                 "score": real[f"s{side}_{dim}"].astype(int).values}
+                {
+                    "item": real["item"].values,
+                    "annotator": real["annotator"].values,
+                    "side": side,
+                    "dimension": dim,
+                    "score": real[f"s{side}_{dim}"].astype(int).values,
+                }
             )
             rows.append(part)
-    long = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=["item", "annotator", "side", "dimension", "score"])
+    long = (
+        pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(columns=["item", "annotator", "side", "dimension", "score"])
+    )
     pooled = long_alpha(long, unit=["item", "side", "dimension"], value="score", level="ordinal", domain=(1, 2, 3))
     per = {
         dim: long_alpha(long[long["dimension"] == dim], unit=["item", "side"], value="score", level="ordinal", domain=(1, 2, 3))

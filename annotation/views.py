@@ -403,7 +403,9 @@ def study_list(request: HttpRequest) -> HttpResponse:
         except StudyCreateError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Study {study.pk} created: {study.items.count()} items, {study.assignments.count()} assignments.")
+            messages.success(
+                request, f"Study {study.pk} created: {study.items.count()} items, {study.assignments.count()} assignments."
+            )
             return redirect("annotation:study", study_id=study.pk)
     return render(request, "annotation/study_list.html", {"studies": select_study_list(), "form": form})
 
@@ -442,7 +444,9 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
         "loo_rows": loo_rows,
         "loo_models": models,
         "scatter": scatter_plot(judge_strengths, human_wr),
-        "per_dimension": [(d.key, d.label, doc["krippendorff_alpha"]["dimensions"]["per_dimension"].get(d.key)) for d in DIMENSIONS],
+        "per_dimension": [
+            (d.key, d.label, doc["krippendorff_alpha"]["dimensions"]["per_dimension"].get(d.key)) for d in DIMENSIONS
+        ],
         "live_url": reverse("annotation:study", args=[study.pk]) + ("?include_over_time=1" if include_over_time else ""),
     }
     template = "annotation/study_detail.html#live" if request.htmx else "annotation/study_detail.html"

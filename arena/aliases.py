@@ -100,7 +100,15 @@ VENDORS: tuple[Vendor, ...] = (
     Vendor(
         "Google",
         ("gemini", "gemma", "bard", "google", "deepmind", "palm"),
-        (("gemini", WORD), ("gemma", PROPER), ("google", WORD), ("deepmind", WORD), ("deep mind", BRAND), ("bard", BRAND), ("palm", BRAND)),
+        (
+            ("gemini", WORD),
+            ("gemma", PROPER),
+            ("google", WORD),
+            ("deepmind", WORD),
+            ("deep mind", BRAND),
+            ("bard", BRAND),
+            ("palm", BRAND),
+        ),
     ),
     Vendor("Meta", ("llama", "meta"), (("llama", PROPER), ("meta", BRAND))),
     Vendor(
@@ -376,8 +384,13 @@ class Matcher:
                 grouped.setdefault(term.alias.key, []).append(term)
         # Per alias: its pattern, mode, the exception phrase it must not match (Claude Shannon), its text and owners.
         self.patterns = [
-            (_pattern(group[0].alias), mode, EXCEPTIONS.get(alias_key.replace(" ", "")), group[0].alias.text,
-             tuple(sorted({t.owner for t in group})))
+            (
+                _pattern(group[0].alias),
+                mode,
+                EXCEPTIONS.get(alias_key.replace(" ", "")),
+                group[0].alias.text,
+                tuple(sorted({t.owner for t in group})),
+            )
             for (alias_key, mode), group in grouped.items()
         ]
 

@@ -55,7 +55,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
 class ErrorSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="What went wrong, in words.")
     problems = serializers.ListField(
-        child=serializers.CharField(), required=False, help_text="A refused release import: every problem, with its file, line and field."
+        child=serializers.CharField(),
+        required=False,
+        help_text="A refused release import: every problem, with its file, line and field.",
     )
 
 
@@ -127,7 +129,10 @@ class LeaderboardApi(APIView):
         run = id_field(required=False, help_text="A holistic run of this benchmark (default: its canonical run).")
         seed = serializers.IntegerField(required=False, min_value=0, max_value=MAX_SEED, default=LEADERBOARD_SEED)
         pseudo_count = serializers.FloatField(
-            required=False, min_value=0.0, max_value=MAX_PSEUDO_COUNT, default=LEADERBOARD_PSEUDO_COUNT,
+            required=False,
+            min_value=0.0,
+            max_value=MAX_PSEUDO_COUNT,
+            default=LEADERBOARD_PSEUDO_COUNT,
             help_text="Added to every off-diagonal win count of the Bradley–Terry fits; finite, 0 to 100.",
         )
 
@@ -136,10 +141,15 @@ class LeaderboardApi(APIView):
             # schema and the message both name it.
             return super().get_fields() | {
                 "replicates": serializers.IntegerField(
-                    required=False, min_value=1, max_value=settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES,
-                    default=LEADERBOARD_REPLICATES, help_text="Bootstrap replicates (server-side cap).",
-                    error_messages={"max_value": "Ensure this value is less than or equal to {max_value} "
-                                                 "(the server's cap on bootstrap replicates per request)."},
+                    required=False,
+                    min_value=1,
+                    max_value=settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES,
+                    default=LEADERBOARD_REPLICATES,
+                    help_text="Bootstrap replicates (server-side cap).",
+                    error_messages={
+                        "max_value": "Ensure this value is less than or equal to {max_value} "
+                        "(the server's cap on bootstrap replicates per request)."
+                    },
                 )
             }
 
@@ -156,8 +166,10 @@ class LeaderboardApi(APIView):
         if "run" in params.validated_data:
             run_id = params.validated_data["run"]
             run = get_or_not_found(
-                JudgeRun.objects.filter(subjects=JudgeRun.Subjects.PAIRS), f"run {run_id} is not a leaderboard run of benchmark {benchmark_id}",
-                pk=run_id, benchmark=benchmark,
+                JudgeRun.objects.filter(subjects=JudgeRun.Subjects.PAIRS),
+                f"run {run_id} is not a leaderboard run of benchmark {benchmark_id}",
+                pk=run_id,
+                benchmark=benchmark,
             )
         else:
             run = run_default(benchmark=benchmark)

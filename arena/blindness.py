@@ -100,10 +100,7 @@ class RedactSummary:
     changed: int
 
     def line(self) -> str:
-        return (
-            f"scanned {self.proposals} proposals: {self.redacted} with redactions ({self.spans} spans); "
-            f"{self.changed} updated"
-        )
+        return f"scanned {self.proposals} proposals: {self.redacted} with redactions ({self.spans} spans); {self.changed} updated"
 
 
 def proposal_blind_fields(*, benchmark_id: int, participant_id: int, content: dict[str, Any]) -> dict[str, Any]:
@@ -200,7 +197,9 @@ def benchmark_blindness(*, benchmark: Benchmark) -> dict[str, Any]:
     text around it), and how many proposals have no up-to-date scan."""
     participants = list(benchmark.participants.all())
     proposals = list(
-        Proposal.objects.filter(context__benchmark=benchmark).select_related("context", "participant").order_by("context__external_id", "participant__name")
+        Proposal.objects.filter(context__benchmark=benchmark)
+        .select_related("context", "participant")
+        .order_by("context__external_id", "participant__name")
     )
     listed, stale = [], 0
     for p in proposals:
@@ -211,7 +210,9 @@ def benchmark_blindness(*, benchmark: Benchmark) -> dict[str, Any]:
             for r in p.redactions:
                 text = p.content.get(r["field"])
                 text = text if isinstance(text, str) else ""
-                records.append(r | {"before": text[max(0, r["start"] - 60) : r["start"]], "after": text[r["end"] : r["end"] + 60]})
+                records.append(
+                    r | {"before": text[max(0, r["start"] - 60) : r["start"]], "after": text[r["end"] : r["end"] + 60]}
+                )
             listed.append(RedactedProposal(p, records, is_stale))
     judges = judge_names(benchmark_id=benchmark.pk)
     known = {p.name for p in participants}

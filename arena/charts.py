@@ -53,7 +53,9 @@ def forest_plot(
     step = _nice_step((hi - lo) / 6)
     first = int(lo / step) - 1
     ticks = [
-        (sx(k * step), formatting.number(k * step, 2 if step < 0.1 else 1)) for k in range(first, first + 40) if lo <= k * step <= hi
+        (sx(k * step), formatting.number(k * step, 2 if step < 0.1 else 1))
+        for k in range(first, first + 40)
+        if lo <= k * step <= hi
     ]
     rows = []
     for i, m in enumerate(models):
@@ -92,7 +94,9 @@ class HeatCell:
     text_y: int = 0
 
 
-def heat_map(doc: dict[str, Any], *, width: int = FULL_WIDTH, cell_height: int = 60, left: int = 190, top: int = 40) -> dict[str, Any] | None:
+def heat_map(
+    doc: dict[str, Any], *, width: int = FULL_WIDTH, cell_height: int = 60, left: int = 190, top: int = 40
+) -> dict[str, Any] | None:
     """Folded head-to-head as a matrix: row model's share of decided stable cases against the column model."""
     models = doc.get("models", [])
     if len(models) < 2:
@@ -116,14 +120,24 @@ def heat_map(doc: dict[str, Any], *, width: int = FULL_WIDTH, cell_height: int =
             share = wins / (wins + losses) if wins + losses else None
             cells.append(
                 HeatCell(
-                    x, y, share, _diverging(share), formatting.wlt(wins, losses, sensitive),
+                    x,
+                    y,
+                    share,
+                    _diverging(share),
+                    formatting.wlt(wins, losses, sensitive),
                     f"{row_model} vs {col_model}: {wins} stable wins, {losses} stable losses, {sensitive} order-sensitive",
                     **centre,
                 )
             )
     return {
-        "cells": cells, "cell": cell, "cell_height": cell_height, "left": left, "top": top, "models": models,
-        "width": width, "height": top + cell_height * len(models) + 10,
+        "cells": cells,
+        "cell": cell,
+        "cell_height": cell_height,
+        "left": left,
+        "top": top,
+        "models": models,
+        "width": width,
+        "height": top + cell_height * len(models) + 10,
         "col_labels": [(left + c * cell + cell // 2, m) for c, m in enumerate(models)],
         "row_labels": [(top + r * cell_height + cell_height // 2, m) for r, m in enumerate(models)],
     }
@@ -214,26 +228,36 @@ def interval_plot(
     step = _nice_step((hi - lo) / 6)
     first = int(lo / step) - 1
     decimals = tick_digits if tick_digits is not None else 2 if step < 0.1 else 1
-    ticks = [
-        (sx(k * step), number(k * step, decimals))
-        for k in range(first, first + 60)
-        if lo - 1e-9 <= k * step <= hi + 1e-9
-    ]
+    ticks = [(sx(k * step), number(k * step, decimals)) for k in range(first, first + 60) if lo - 1e-9 <= k * step <= hi + 1e-9]
     styles: dict[str, tuple[str, str]] = {}
     points = []
     for i, (label, series, value, ci) in enumerate(drawn):
         shape, colour = styles.setdefault(series, SERIES_STYLES[len(styles) % len(SERIES_STYLES)])
         points.append(
             IntervalPoint(
-                label=label, series=series, y=top + 10 + i * row, x=sx(value),
-                lo=sx(ci[0]) if ci else sx(value), hi=sx(ci[1]) if ci else sx(value), value=value, ci=ci,
+                label=label,
+                series=series,
+                y=top + 10 + i * row,
+                x=sx(value),
+                lo=sx(ci[0]) if ci else sx(value),
+                hi=sx(ci[1]) if ci else sx(value),
+                value=value,
+                ci=ci,
                 text=number(value, digits) + (f" [{number(ci[0], digits)}, {number(ci[1], digits)}]" if ci else " (no CI)"),
-                shape=shape, colour=colour,
+                shape=shape,
+                colour=colour,
             )
         )
     bottom = top + 10 + len(drawn) * row
     return IntervalPlot(
-        width=width, height=int(bottom) + 44, left=left, top=top, bottom=bottom, zero_x=sx(reference), ticks=ticks, points=points,
+        width=width,
+        height=int(bottom) + 44,
+        left=left,
+        top=top,
+        bottom=bottom,
+        zero_x=sx(reference),
+        ticks=ticks,
+        points=points,
         legend=[(series, shape, colour, left + i * 180) for i, (series, (shape, colour)) in enumerate(styles.items())],
     )
 

@@ -47,7 +47,9 @@ class EndpointFields(forms.Form):
 
     base_url = forms.CharField(label="Endpoint URL", max_length=500, help_text="OpenAI-compatible, e.g. http://127.0.0.1:8001/v1")
     api_key_env = forms.CharField(
-        label="API key variable", required=False, max_length=100,
+        label="API key variable",
+        required=False,
+        max_length=100,
         help_text="Name of the environment variable that holds the key (the key itself is never stored).",
     )
     concurrency = forms.IntegerField(initial=8, min_value=1, max_value=256)

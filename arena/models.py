@@ -162,9 +162,7 @@ class Proposal(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["context", "participant"], name="proposal_context_participant_unique")
-        ]
+        constraints = [models.UniqueConstraint(fields=["context", "participant"], name="proposal_context_participant_unique")]
         ordering = ["context_id", "participant__name"]
 
     def __str__(self) -> str:
@@ -241,7 +239,9 @@ class JudgeRun(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["benchmark", "judge_model", "label"], name="run_judge_label_unique"),
-            models.CheckConstraint(condition=~models.Q(subjects="controls", is_canonical=True), name="run_controls_not_canonical"),
+            models.CheckConstraint(
+                condition=~models.Q(subjects="controls", is_canonical=True), name="run_controls_not_canonical"
+            ),
         ]
         ordering = ["benchmark_id", "created_at", "id"]
 

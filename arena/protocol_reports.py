@@ -34,7 +34,7 @@ Report = Callable[..., dict[str, Any]]
 
 
 def protocol_phrase(protocol: str) -> str:
-    """"a Reconstruction", "an Intrinsic scoring": the protocol's name with its article, for refusals."""
+    """ "a Reconstruction", "an Intrinsic scoring": the protocol's name with its article, for refusals."""
     name = Benchmark.Protocol(protocol).label
     return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}"
 
@@ -131,9 +131,19 @@ class ProtocolReportCommand(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("benchmark", help="benchmark id, name or name@version")
-        parser.add_argument("--replicates", type=int, default=self.replicates_default, help=f"paper-bootstrap replicates (default {self.replicates_default})")
+        parser.add_argument(
+            "--replicates",
+            type=int,
+            default=self.replicates_default,
+            help=f"paper-bootstrap replicates (default {self.replicates_default})",
+        )
         parser.add_argument("--seed", type=int, default=self.seed_default, help=f"bootstrap seed (default {self.seed_default})")
-        parser.add_argument("--json", dest="as_json", action="store_true", help="print the whole document as one JSON object (the API returns the same)")
+        parser.add_argument(
+            "--json",
+            dest="as_json",
+            action="store_true",
+            help="print the whole document as one JSON object (the API returns the same)",
+        )
 
     def handle(self, *args: object, benchmark: str, replicates: int, seed: int, as_json: bool, **options: object) -> None:
         try:
@@ -176,7 +186,9 @@ class ProtocolReportApi(APIView):
             # The cap is a setting, read per request (as the other reports'): the schema and the message name it.
             return super().get_fields() | {
                 "replicates": serializers.IntegerField(
-                    required=False, min_value=1, max_value=settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES,
+                    required=False,
+                    min_value=1,
+                    max_value=settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES,
                     default=min(2000, settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES),
                     help_text="Paper-bootstrap replicates (server-side cap).",
                 )
@@ -188,7 +200,9 @@ class ProtocolReportApi(APIView):
         params.is_valid(raise_exception=True)
         benchmark = get_or_not_found(Benchmark.objects, f"no benchmark {benchmark_id}", pk=benchmark_id)
         if benchmark.protocol != self.protocol:
-            raise NotFound(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not {protocol_phrase(self.protocol)} one")
+            raise NotFound(
+                f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not {protocol_phrase(self.protocol)} one"
+            )
         data = params.validated_data
         try:
             document = self.report(benchmark, data["replicates"], data["seed"])

@@ -231,7 +231,9 @@ def _json_type(value: Any) -> str:
 
 def _show(value: Any) -> str:
     """A value quoted in a message, in JSON notation, shortened."""
-    text = json.dumps(value, ensure_ascii=True) if isinstance(value, (str, int, float, bool)) or value is None else _json_type(value)
+    text = (
+        json.dumps(value, ensure_ascii=True) if isinstance(value, (str, int, float, bool)) or value is None else _json_type(value)
+    )
     return text if len(text) <= 80 else text[:77] + "..."
 
 
@@ -344,7 +346,9 @@ def _read_jsonl(path: Path, parsed: _Parsed) -> Iterator[tuple[int, dict[str, An
                 text = raw.decode("utf-8").removesuffix("\n")  # positions in messages count from the line's start
             except UnicodeDecodeError as exc:
                 parsed.lines += 1
-                problems.append(Problem(path.name, number, None, f"not UTF-8 text ({exc.reason} at byte {exc.start + 1} of the line)"))
+                problems.append(
+                    Problem(path.name, number, None, f"not UTF-8 text ({exc.reason} at byte {exc.start + 1} of the line)")
+                )
                 continue
             if number == 1:
                 text = text.removeprefix("\ufeff")  # a byte-order mark from a spreadsheet or editor
@@ -908,14 +912,22 @@ def _check_public_ids(parsed: _Parsed) -> None:
         first_id, first_ref = by_pair.setdefault(verdict.pair_key, (public_id, ref))
         if first_id != public_id:
             parsed.problems.append(
-                Problem(ref.file, ref.line, "pair_public_id", f"differs from line {first_ref.line} for the same pair ({_show(first_id)})")
+                Problem(
+                    ref.file,
+                    ref.line,
+                    "pair_public_id",
+                    f"differs from line {first_ref.line} for the same pair ({_show(first_id)})",
+                )
             )
             continue
         owner, owner_ref = by_id.setdefault(public_id, (verdict.pair_key, ref))
         if owner != verdict.pair_key:
             parsed.problems.append(
                 Problem(
-                    ref.file, ref.line, "pair_public_id", f"{_show(public_id)} is also the public id of another pair (line {owner_ref.line})"
+                    ref.file,
+                    ref.line,
+                    "pair_public_id",
+                    f"{_show(public_id)} is also the public id of another pair (line {owner_ref.line})",
                 )
             )
     parsed.public_ids = {pair_key: public_id for pair_key, (public_id, _) in by_pair.items()}
@@ -988,9 +1000,7 @@ def _check_against_models(parsed: _Parsed, known: set[str]) -> None:
                 break
 
 
-def release_import(
-    *, directory: Path, benchmark_name: str | None = None, version: str | None = None
-) -> ImportSummary:
+def release_import(*, directory: Path, benchmark_name: str | None = None, version: str | None = None) -> ImportSummary:
     """Import the release files in ``directory`` into a benchmark, atomically.
 
     Raises ReleaseImportError, having written nothing, when any file has a problem or
@@ -1181,7 +1191,15 @@ class _Writer:
                     values["release_metadata"],
                 )
             )
-        fields = ("context_id", "participant_id", "schema", "content", "validation_status", "validation_errors", "release_metadata")
+        fields = (
+            "context_id",
+            "participant_id",
+            "schema",
+            "content",
+            "validation_status",
+            "validation_errors",
+            "release_metadata",
+        )
         self.created["proposals"] += rows_insert(model=Proposal, fields=fields, rows=new)
 
     def _pairs(self) -> None:
@@ -1199,7 +1217,9 @@ class _Writer:
         wanted = [public_id for key, public_id in self.parsed.public_ids.items() if key not in pairs]
         taken: set[str] = set()
         for start in range(0, len(wanted), 10_000):  # bounds the IN list (SQLite allows 32,766 parameters)
-            taken.update(CanonicalPair.objects.filter(public_id__in=wanted[start : start + 10_000]).values_list("public_id", flat=True))
+            taken.update(
+                CanonicalPair.objects.filter(public_id__in=wanted[start : start + 10_000]).values_list("public_id", flat=True)
+            )
 
         def new_rows() -> Iterator[tuple[Any, ...]]:
             """The new pairs' rows, made while COPY sends them (the server stores while this loop runs)."""
@@ -1278,7 +1298,9 @@ class _Writer:
         runs[key] = run
         return run
 
-    def _stored_judgments(self, run: JudgeRun) -> tuple[dict[tuple[int, str], tuple[int | None, bool]], set[tuple[int, str, int]]]:
+    def _stored_judgments(
+        self, run: JudgeRun
+    ) -> tuple[dict[tuple[int, str], tuple[int | None, bool]], set[tuple[int, str, int]]]:
         """A run's stored verdicts as compact tuples (no model objects): accepted ones by (pair, order) with
         (winner id, is_tie), and the (pair, order, attempt) of invalid ones. Nothing to read for a new run."""
         if run.pk in self.new_runs:
@@ -1315,7 +1337,11 @@ class _Writer:
         run_ids = {key: run.pk for key, run in runs.items()}
         pair_ids = self.pair_ids
         accepted_status, invalid_status = OrderedJudgment.Status.ACCEPTED.value, OrderedJudgment.Status.INVALID.value
-        tie_label, a_label, b_label = (OrderedJudgment.Verdict.TIE.value, OrderedJudgment.Verdict.A.value, OrderedJudgment.Verdict.B.value)
+        tie_label, a_label, b_label = (
+            OrderedJudgment.Verdict.TIE.value,
+            OrderedJudgment.Verdict.A.value,
+            OrderedJudgment.Verdict.B.value,
+        )
         for verdict in self.parsed.verdicts.values():
             run_pk = run_ids[(verdict.judge_model, verdict.run_label)]
             pair_id = pair_ids.get(verdict.pair_key)

@@ -123,8 +123,11 @@ def run_cases_frame(*, run: JudgeRun, pair_ids: Iterable[int] | None = None) -> 
     if pair_ids is not None:
         pair_rows = pair_rows.filter(pk__in=verdicts["pair"].unique().tolist())
     pairs = pd.DataFrame.from_records(
-        list(pair_rows.values_list("id", "internal_key", "context__external_id", "context__batch__name",
-                                   "participant_a_id", "participant_b_id")),
+        list(
+            pair_rows.values_list(
+                "id", "internal_key", "context__external_id", "context__batch__name", "participant_a_id", "participant_b_id"
+            )
+        ),
         columns=["pair", "case", "context", "batch", "a", "b"],
     ).set_index("pair")
     verdicts["verdict"] = verdicts["winner"].map(names).where(~verdicts["is_tie"].astype(bool), TIE)
@@ -251,8 +254,13 @@ def runs_agreement(*, first: JudgeRun, second: JudgeRun) -> dict[str, Any]:
         result = {"joined": 0, "primary": {}, "secondary": {}, "by_order": {}}
 
     def describe(run: JudgeRun) -> dict[str, Any]:
-        return {"id": run.pk, "judge_model": run.judge_model, "label": run.label, "run_type": run.run_type,
-                "is_canonical": run.is_canonical}
+        return {
+            "id": run.pk,
+            "judge_model": run.judge_model,
+            "label": run.label,
+            "run_type": run.run_type,
+            "is_canonical": run.is_canonical,
+        }
 
     result["primary"] = describe(primary) | {"reason": reason} | result["primary"]
     result["secondary"] = describe(secondary) | result["secondary"]
@@ -268,8 +276,9 @@ def _agreement_disagreement_links(rows: list[dict[str, Any]], *, primary: JudgeR
     """Add each disagreeing case's public pair id and both runs' judgments of it (in place): per order the
     judgment's id and the run page that lists it (``?page=``, newest first)."""
     pairs = dict(
-        CanonicalPair.objects.filter(benchmark_id=primary.benchmark_id, internal_key__in=[r["case"] for r in rows])
-        .values_list("internal_key", "pk")
+        CanonicalPair.objects.filter(benchmark_id=primary.benchmark_id, internal_key__in=[r["case"] for r in rows]).values_list(
+            "internal_key", "pk"
+        )
     )
     public = dict(CanonicalPair.objects.filter(pk__in=pairs.values()).values_list("pk", "public_id"))
     judgments: dict[tuple[int, int], dict[str, dict[str, int]]] = {}

@@ -135,7 +135,9 @@ def leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
     if (elsewhere := lit2test_only(request, benchmark, "leaderboard")) is not None:
         return elsewhere
-    runs = list(benchmark.runs.filter(run_type="holistic", subjects=JudgeRun.Subjects.PAIRS).order_by("-is_canonical", "created_at", "id"))
+    runs = list(
+        benchmark.runs.filter(run_type="holistic", subjects=JudgeRun.Subjects.PAIRS).order_by("-is_canonical", "created_at", "id")
+    )
     canonical = run_default(benchmark=benchmark)
     run_id = request.GET.get("run")
     if run_id:
@@ -227,9 +229,7 @@ def leaderboard_sections(doc: dict, *, fit: str) -> dict:
     condorcet = doc.get("condorcet", {})
     return {
         "table": leaderboard_table(doc, fit=fit),
-        "fit_rows": [
-            {"model": m, "fits": [(doc["bt"].get(kind, {}).get(m) or {}) for kind in FITS]} for m in models
-        ],
+        "fit_rows": [{"model": m, "fits": [(doc["bt"].get(kind, {}).get(m) or {}) for kind in FITS]} for m in models],
         "fit_summary": [
             {
                 "kind": kind,
@@ -241,16 +241,12 @@ def leaderboard_sections(doc: dict, *, fit: str) -> dict:
             }
             for kind, (label, _help) in FITS.items()
         ],
-        "ordered_h2h": [
-            {"model": m, "cells": [None if o == m else ordered.get((m, o)) for o in models]} for m in models
-        ],
+        "ordered_h2h": [{"model": m, "cells": [None if o == m else ordered.get((m, o)) for o in models]} for m in models],
         "rank_rows": [{"model": m, "probabilities": boot.get("rank_probabilities", {}).get(m, [])} for m in models],
         "top1": [(m, boot.get("top1", {}).get(m)) for m in models if m in boot.get("top1", {})],
         "cluster_top1": [(m, cluster.get("top1", {}).get(m)) for m in models if m in cluster.get("top1", {})],
         "cluster_rows": cluster_rows,
-        "undecided": [
-            {"a": a, "b": b, "counts": folded_pairs.get((a, b))} for a, b in condorcet.get("undecided", [])
-        ],
+        "undecided": [{"a": a, "b": b, "counts": folded_pairs.get((a, b))} for a, b in condorcet.get("undecided", [])],
     }
 
 

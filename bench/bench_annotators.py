@@ -182,8 +182,12 @@ def prepare(url: str, env: dict[str, str], annotators: int, seed: int) -> dict:
     subprocess.run([PY, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     subprocess.run([PY, "manage.py", "import_lit2test", str(DATA)], cwd=ROOT, env=env, check=True, capture_output=True)
     out = subprocess.run(
-        [PY, "-c", SETUP_CODE, str(annotators), str(seed)], cwd=ROOT, env=env | {"DJANGO_SETTINGS_MODULE": "lit2test_web.settings"},
-        check=True, capture_output=True, text=True,
+        [PY, "-c", SETUP_CODE, str(annotators), str(seed)],
+        cwd=ROOT,
+        env=env | {"DJANGO_SETTINGS_MODULE": "lit2test_web.settings"},
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -203,8 +207,22 @@ def gunicorn(tree: Path, env: dict[str, str], workers: int, threads: int, log: P
     """gunicorn serving the app of ``tree``; stopped (its whole process group) on exit."""
     port = free_port()
     command = [
-        PY, "-m", "gunicorn", "lit2test_web.wsgi:application", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
-        "--threads", str(threads), "--worker-class", "gthread", "--timeout", "120", "--log-level", "warning",
+        PY,
+        "-m",
+        "gunicorn",
+        "lit2test_web.wsgi:application",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(workers),
+        "--threads",
+        str(threads),
+        "--worker-class",
+        "gthread",
+        "--timeout",
+        "120",
+        "--log-level",
+        "warning",
     ]
     with serving(command, name="gunicorn", port=port, cwd=tree, env=env, log=log) as served:
         yield served
@@ -225,7 +243,9 @@ class Phase:
     client_cpu: float = 0.0
     seconds: float = 0.0
 
-    def record(self, endpoint: str, started: float, response: httpx.Response | None, expected: tuple[int, ...], note: str = "") -> bool:
+    def record(
+        self, endpoint: str, started: float, response: httpx.Response | None, expected: tuple[int, ...], note: str = ""
+    ) -> bool:
         self.timings[endpoint].append((time.perf_counter() - started) * 1000)
         if response is not None and response.status_code in expected:
             return True
@@ -259,7 +279,9 @@ def complete_values() -> dict[str, str]:
     return values
 
 
-async def annotator(base: str, session: str, phase: Phase, deadline: float, drafts: int, think: tuple[float, float], rng: random.Random) -> None:
+async def annotator(
+    base: str, session: str, phase: Phase, deadline: float, drafts: int, think: tuple[float, float], rng: random.Random
+) -> None:
     """One person working through their items until the deadline (or their last item)."""
 
     async def pause() -> None:
@@ -267,7 +289,9 @@ async def annotator(base: str, session: str, phase: Phase, deadline: float, draf
 
     async with httpx.AsyncClient(base_url=base, cookies={"sessionid": session}, timeout=60, follow_redirects=False) as http:
 
-        async def call(endpoint: str, method: str, url: str, expected: tuple[int, ...], **kwargs: object) -> httpx.Response | None:
+        async def call(
+            endpoint: str, method: str, url: str, expected: tuple[int, ...], **kwargs: object
+        ) -> httpx.Response | None:
             started = time.perf_counter()
             try:
                 response = await http.request(method, url, **kwargs)
@@ -296,7 +320,9 @@ async def annotator(base: str, session: str, phase: Phase, deadline: float, draf
             if page.status_code == 200:  # not started yet: press Start
                 await pause()
                 token = CSRF_RE.search(page.text)
-                started = await call("start (POST)", "POST", start_url, (302,), data={"csrfmiddlewaretoken": token.group(1) if token else ""})
+                started = await call(
+                    "start (POST)", "POST", start_url, (302,), data={"csrfmiddlewaretoken": token.group(1) if token else ""}
+                )
                 if started is None:
                     continue
             item = await call("item page", "GET", item_url, (200,))
@@ -310,14 +336,25 @@ async def annotator(base: str, session: str, phase: Phase, deadline: float, draf
             headers = {"HX-Request": "true", "X-CSRFToken": csrf, "HX-Current-URL": base + item_url}
             for step in range(1, drafts + 1):
                 await pause()
-                saved = await call("draft save", "POST", item_url + "draft", (200,),
-                                   data=draft_values(step, drafts) | {"draft_version": draft_version}, headers=headers)
+                saved = await call(
+                    "draft save",
+                    "POST",
+                    item_url + "draft",
+                    (200,),
+                    data=draft_values(step, drafts) | {"draft_version": draft_version},
+                    headers=headers,
+                )
                 moved = VERSION_RE.search(saved.text) if saved is not None else None
                 if moved is not None:
                     draft_version = moved.group(1)
             await pause()
-            done = await call("submit", "POST", item_url + "submit", (302,),
-                              data=complete_values() | {"draft_version": draft_version, "csrfmiddlewaretoken": csrf})
+            done = await call(
+                "submit",
+                "POST",
+                item_url + "submit",
+                (302,),
+                data=complete_values() | {"draft_version": draft_version, "csrfmiddlewaretoken": csrf},
+            )
             if done is None:
                 continue
             location = done.headers.get("location", "")
@@ -347,9 +384,14 @@ async def peer(base: str, phase: Phase, deadline: float) -> None:
             await asyncio.sleep(0.2)
 
 
-async def load(base: str, sessions: dict[str, str], phase: Phase, seconds: float, drafts: int, think: tuple[float, float], seed: int) -> None:
+async def load(
+    base: str, sessions: dict[str, str], phase: Phase, seconds: float, drafts: int, think: tuple[float, float], seed: int
+) -> None:
     deadline = time.monotonic() + seconds
-    tasks = [annotator(base, s, phase, deadline, drafts, think, random.Random(f"{seed}:{name}")) for name, s in sorted(sessions.items())]
+    tasks = [
+        annotator(base, s, phase, deadline, drafts, think, random.Random(f"{seed}:{name}"))
+        for name, s in sorted(sessions.items())
+    ]
     await asyncio.gather(peer(base, phase, deadline), *tasks)
 
 
@@ -385,17 +427,23 @@ def percentile(values: list[float], q: float) -> float:
 
 def report(phase: Phase) -> None:
     peer_p95 = percentile(phase.timings[PEERS[1]], 95)
-    print(f"\n{phase.name}: {phase.seconds:.0f} s, {phase.annotator_requests} annotator requests "
-          f"({phase.annotator_requests / phase.seconds:.1f}/s), {phase.submitted} items submitted")
+    print(
+        f"\n{phase.name}: {phase.seconds:.0f} s, {phase.annotator_requests} annotator requests "
+        f"({phase.annotator_requests / phase.seconds:.1f}/s), {phase.submitted} items submitted"
+    )
     print(f"  {'endpoint':<20} {'n':>6} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'errors':>6} {'p95/login':>9}")
     for endpoint in (*ENDPOINTS, *PEERS):
         t = phase.timings[endpoint]
         p95 = percentile(t, 95)
-        print(f"  {endpoint:<20} {len(t):>6} {percentile(t, 50):>8.1f} {p95:>8.1f} {max(t, default=float('nan')):>8.1f} "
-              f"{phase.errors[endpoint]:>6} {p95 / peer_p95:>8.1f}x")
+        print(
+            f"  {endpoint:<20} {len(t):>6} {percentile(t, 50):>8.1f} {p95:>8.1f} {max(t, default=float('nan')):>8.1f} "
+            f"{phase.errors[endpoint]:>6} {p95 / peer_p95:>8.1f}x"
+        )
     cpu_ms = 1000 * phase.server_cpu / max(1, phase.annotator_requests + sum(len(phase.timings[p]) for p in PEERS))
-    print(f"  server CPU {phase.server_cpu:.1f} s = {cpu_ms:.1f} ms per request; load generator CPU {phase.client_cpu:.1f} s "
-          f"({100 * phase.client_cpu / phase.seconds:.0f}% of a core)")
+    print(
+        f"  server CPU {phase.server_cpu:.1f} s = {cpu_ms:.1f} ms per request; load generator CPU {phase.client_cpu:.1f} s "
+        f"({100 * phase.client_cpu / phase.seconds:.0f}% of a core)"
+    )
     if phase.finished:
         print(f"  {phase.finished} annotators ran out of items before the end")
     for example in phase.examples:
@@ -423,12 +471,16 @@ def pooled(phases: list[Phase], name: str) -> Phase:
 def compare(old: Phase, new: Phase, rounds: int = 1) -> None:
     pooled_note = f", all {rounds} rounds pooled" if rounds > 1 else ""
     print(f"\nbefore ({old.name}) / after ({new.name}), same run, same database copy and server settings{pooled_note}:")
-    print(f"  {'endpoint':<20} {'p50 before':>10} {'after':>7} {'p95 before':>10} {'after':>7} {'ratio':>6} {'p95/login before':>16} {'after':>6}")
+    print(
+        f"  {'endpoint':<20} {'p50 before':>10} {'after':>7} {'p95 before':>10} {'after':>7} {'ratio':>6} {'p95/login before':>16} {'after':>6}"
+    )
     old_peer, new_peer = percentile(old.timings[PEERS[1]], 95), percentile(new.timings[PEERS[1]], 95)
     for endpoint in (*ENDPOINTS, *PEERS):
         a50, b50 = percentile(old.timings[endpoint], 50), percentile(new.timings[endpoint], 50)
         a, b = percentile(old.timings[endpoint], 95), percentile(new.timings[endpoint], 95)
-        print(f"  {endpoint:<20} {a50:>10.1f} {b50:>7.1f} {a:>10.1f} {b:>7.1f} {a / b:>5.1f}x {a / old_peer:>15.1f}x {b / new_peer:>5.1f}x")
+        print(
+            f"  {endpoint:<20} {a50:>10.1f} {b50:>7.1f} {a:>10.1f} {b:>7.1f} {a / b:>5.1f}x {a / old_peer:>15.1f}x {b / new_peer:>5.1f}x"
+        )
     per = [1000 * p.server_cpu / max(1, p.annotator_requests + sum(len(p.timings[q]) for q in PEERS)) for p in (old, new)]
     print(f"  server CPU per request: {per[0]:.1f} ms before, {per[1]:.1f} ms after ({per[0] / per[1]:.1f}x)")
 
@@ -442,7 +494,9 @@ def main() -> int:
     parser.add_argument("--warmup", type=float, default=8.0, help="seconds of the same load before each measured phase")
     parser.add_argument("--drafts", type=int, default=3, help="autosaves per item before Submit")
     parser.add_argument("--think", default="0.3:1.2", help="think time between an annotator's requests, MIN:MAX seconds")
-    parser.add_argument("--baseline", default=None, metavar="REF", help="also run the code of this git revision, before the current tree")
+    parser.add_argument(
+        "--baseline", default=None, metavar="REF", help="also run the code of this git revision, before the current tree"
+    )
     parser.add_argument("--rounds", type=int, default=1, help="with --baseline: alternate baseline and current this many times")
     parser.add_argument("--seed", type=int, default=20261201)
     args, _ = parser.parse_known_args()  # run_all.py forwards every script's arguments to all of them
@@ -467,9 +521,12 @@ def main() -> int:
                 master = f"lit2test_bench_ann_{os.getpid()}"
                 url = dbs.create(master)
                 setup = prepare(url, server_env(url, work / "var"), args.annotators, args.seed)
-                print(f"{args.annotators} annotators, study {setup['study']} of {setup['items']} items each; gunicorn "
-                      f"{args.workers} workers x {args.threads} threads (gthread); think {args.think[0]:g}-{args.think[1]:g} s, "
-                      f"{args.drafts} autosaves per item, {args.seconds:g} s per phase", flush=True)
+                print(
+                    f"{args.annotators} annotators, study {setup['study']} of {setup['items']} items each; gunicorn "
+                    f"{args.workers} workers x {args.threads} threads (gthread); think {args.think[0]:g}-{args.think[1]:g} s, "
+                    f"{args.drafts} autosaves per item, {args.seconds:g} s per phase",
+                    flush=True,
+                )
                 trees = [("current tree", ROOT)]
                 if args.baseline:
                     trees.insert(0, (f"baseline {args.baseline}", code_tree(args.baseline, work)))
@@ -477,8 +534,14 @@ def main() -> int:
                     for name, tree in trees:
                         copy = dbs.create(f"{master}_{len(phases)}", template=master)  # every phase starts from the same state
                         env = server_env(copy, work / f"var{len(phases)}")
-                        phase = run_phase(name + (f" (round {r + 1})" if args.rounds > 1 else ""), tree, env, setup["sessions"], args,
-                                          work / f"gunicorn-{len(phases)}.log")
+                        phase = run_phase(
+                            name + (f" (round {r + 1})" if args.rounds > 1 else ""),
+                            tree,
+                            env,
+                            setup["sessions"],
+                            args,
+                            work / f"gunicorn-{len(phases)}.log",
+                        )
                         phases.append(phase)
                         report(phase)
             finally:

@@ -96,7 +96,9 @@ def labels_submit(benchmark: Any, n_contexts: int) -> int:  # noqa: ANN401
     study = study_create(benchmark=benchmark, annotators=users, n_contexts=n_contexts, n_naive_controls=1, seed=11)
     n = 0
     for i, assignment in enumerate(Assignment.objects.filter(study=study).select_related("item", "study")):
-        assignment_submit(assignment=assignment, values=complete_values(("A", "B", "TIE")[i % 3], reason="both_weak" if i % 3 == 2 else ""))
+        assignment_submit(
+            assignment=assignment, values=complete_values(("A", "B", "TIE")[i % 3], reason="both_weak" if i % 3 == 2 else "")
+        )
         n += 1
     return n
 
@@ -159,10 +161,14 @@ def main() -> int:
         print(f"item 1: benchmark counts (median of {args.repeat})")
         print(f"  GET /api/benchmarks/ (both benchmarks):   {1000 * api:7.1f} ms  (target < 100 ms)")
         print(f"  GET /dashboard/:                          {1000 * dashboard:7.1f} ms  (target < 100 ms)")
-        print(f"  benchmark_list(), {args.small_contexts:,} contexts:       {1000 * new_small:7.1f} ms;  old join+COUNT DISTINCT: "
-              f"{1000 * old_small:9.1f} ms;  ratio old/new {old_small / new_small:,.0f}x")
+        print(
+            f"  benchmark_list(), {args.small_contexts:,} contexts:       {1000 * new_small:7.1f} ms;  old join+COUNT DISTINCT: "
+            f"{1000 * old_small:9.1f} ms;  ratio old/new {old_small / new_small:,.0f}x"
+        )
         old_text = f"{1000 * old_big:9.1f} ms" if old_big is not None else "  > 20 s (cancelled by statement_timeout)"
-        print(f"  benchmark_list(), {args.contexts:,} contexts:     {1000 * new_big:7.1f} ms;  old join+COUNT DISTINCT: {old_text}")
+        print(
+            f"  benchmark_list(), {args.contexts:,} contexts:     {1000 * new_big:7.1f} ms;  old join+COUNT DISTINCT: {old_text}"
+        )
         if connection.vendor == "postgresql":
             sql, params = benchmark_list().filter(pk=big.pk).query.sql_with_params()
             with connection.cursor() as cursor:
@@ -188,13 +194,19 @@ def main() -> int:
             scan = median_seconds(lambda run=run: run_data_version_scan(run=run), 3)
             human = median_seconds(lambda benchmark=benchmark: human_win_rate_report(benchmark=benchmark), 3)
             judgments = 2 * doc["cases"]["total"]
-            print(f"  '{benchmark.name}' ({judgments:,} ordered judgments, human WR {'yes' if doc['human_win_rate'] else 'none'}):")
+            print(
+                f"  '{benchmark.name}' ({judgments:,} ordered judgments, human WR {'yes' if doc['human_win_rate'] else 'none'}):"
+            )
             print(f"    cold (both bootstraps):   {cold:7.2f} s   (target < 2 s; the statistics are another helper's)")
             print(f"    warm:                     {1000 * warm:7.1f} ms  (target < 30 ms)")
-            print(f"    key: counter {1000 * counter:.2f} ms vs old fingerprint (hash of every judgment) {1000 * scan:.1f} ms: "
-                  f"ratio {scan / counter:,.0f}x")
-            print(f"    old warm path also recomputed the human WR: {1000 * human:.1f} ms; "
-                  f"old warm estimate {1000 * (warm + scan + human):.0f} ms vs new {1000 * warm:.1f} ms: ratio {(warm + scan + human) / warm:.0f}x")
+            print(
+                f"    key: counter {1000 * counter:.2f} ms vs old fingerprint (hash of every judgment) {1000 * scan:.1f} ms: "
+                f"ratio {scan / counter:,.0f}x"
+            )
+            print(
+                f"    old warm path also recomputed the human WR: {1000 * human:.1f} ms; "
+                f"old warm estimate {1000 * (warm + scan + human):.0f} ms vs new {1000 * warm:.1f} ms: ratio {(warm + scan + human) / warm:.0f}x"
+            )
     finally:
         connection.close()
         scratch_database_drop(old_name)

@@ -124,13 +124,26 @@ def server_command(server: str, port: int) -> list[str]:
     if server == "runserver":
         return [PY, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload", "--skip-checks"]
     if server == "uvicorn":
-        return [PY, "-m", "uvicorn", "lit2test_web.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-                "--log-level", "warning", "--no-access-log"]
+        return [
+            PY,
+            "-m",
+            "uvicorn",
+            "lit2test_web.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ]
     raise SystemExit(f"--servers: unknown server {server!r} (runserver, uvicorn)")
 
 
 @contextlib.contextmanager
-def serving(command: list[str], *, name: str, port: int, cwd: Path, env: dict[str, str], log: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+def serving(
+    command: list[str], *, name: str, port: int, cwd: Path, env: dict[str, str], log: Path
+) -> Iterator[tuple[str, subprocess.Popen]]:
     """Start ``command`` (a web server listening on ``port``) in its own process group, wait until its login
     page answers, yield ``(base URL, process)``; stop the whole group on exit (SIGTERM, then SIGKILL)."""
     with log.open("w") as out:
@@ -281,7 +294,9 @@ def main() -> int:
             sampler.close()
 
     print(f"PostgreSQL connections held by one web process, {args.clients} concurrent researcher clients for {args.seconds:g} s")
-    print(f"(server max_connections {max_connections}; pool bound DB_POOL_MAX_SIZE={POOL_MAX_SIZE} per process; pages: {', '.join(paths)})")
+    print(
+        f"(server max_connections {max_connections}; pool bound DB_POOL_MAX_SIZE={POOL_MAX_SIZE} per process; pages: {', '.join(paths)})"
+    )
     print(f"  {'server':<10} {'configuration':<34} {'max held':>8} {'held 2 s after':>14} {'req/s':>7} {'5xx+errors':>10}")
     for p in phases:
         rate = p.requests / p.seconds if p.seconds else 0.0
@@ -291,7 +306,9 @@ def main() -> int:
         new, old = [p for p in phases if p.server == server]
         ratio = old.max_held / new.max_held if new.max_held else float("inf")
         within = "within" if new.max_held <= POOL_MAX_SIZE else "ABOVE"
-        print(f"  {server}: max held, old/new = {old.max_held}/{new.max_held} = {ratio:.1f}x; the pool stays {within} its bound of {POOL_MAX_SIZE}")
+        print(
+            f"  {server}: max held, old/new = {old.max_held}/{new.max_held} = {ratio:.1f}x; the pool stays {within} its bound of {POOL_MAX_SIZE}"
+        )
         if new.max_held > POOL_MAX_SIZE or new.server_errors:
             status = 1
     shutil.rmtree(work, ignore_errors=True)

@@ -123,7 +123,9 @@ def main() -> int:
     parser.add_argument("--contexts", type=int, default=2000)
     parser.add_argument("--models", type=int, default=8)
     # The sample's share: 13 of its 200 contexts come with text and proposals; the others are verdict-only.
-    parser.add_argument("--text-contexts", type=int, default=None, help="contexts with text and proposals (default: 6.5%%, as in the sample)")
+    parser.add_argument(
+        "--text-contexts", type=int, default=None, help="contexts with text and proposals (default: 6.5%%, as in the sample)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args, _ = parser.parse_known_args()  # run_all.py forwards other benches' options
     django_setup()
@@ -154,21 +156,27 @@ def main() -> int:
         (line, first_cpu), first, first_rss = in_child(run_import)
         stored = OrderedJudgment.objects.count()
         assert stored == n, (stored, n)
-        print(f"  import:                 {first:7.2f} s  ({1000 * first / n:.3f} ms per ordered judgment; target < 5 s)  "
-              f"peak RSS {first_rss:.0f} MiB (parent at fork {base_rss:.0f} MiB); its own CPU {first_cpu:.2f} s")
+        print(
+            f"  import:                 {first:7.2f} s  ({1000 * first / n:.3f} ms per ordered judgment; target < 5 s)  "
+            f"peak RSS {first_rss:.0f} MiB (parent at fork {base_rss:.0f} MiB); its own CPU {first_cpu:.2f} s"
+        )
         print(f"    {line[:160]}")
         (line, again_cpu), again, again_rss = in_child(run_import)
         assert line.startswith("nothing new"), line
         assert OrderedJudgment.objects.count() == n
-        print(f"  re-import, nothing new: {again:7.2f} s  (target < 3 s)  peak RSS {again_rss:.0f} MiB; its own CPU {again_cpu:.2f} s")
+        print(
+            f"  re-import, nothing new: {again:7.2f} s  (target < 3 s)  peak RSS {again_rss:.0f} MiB; its own CPU {again_cpu:.2f} s"
+        )
         reference, rows = raw_copy_seconds()
         how = "raw COPY" if vendor == "postgresql" else "executemany INSERT"
         print(f"  reference: {how} of the same {rows:,} judgment rows: {reference:.2f} s")
         print(f"  ratio import/{how}: {first / reference:.1f}x;  re-import/{how}: {again / reference:.1f}x")
         if vendor == "postgresql":
             checked, _ = raw_copy_seconds(foreign_keys=True)
-            print(f"  and with the table's 4 deferred foreign keys, checked at COMMIT: {checked:.2f} s "
-                  f"(the checks alone {checked - reference:.2f} s); ratio import/that: {first / checked:.1f}x")
+            print(
+                f"  and with the table's 4 deferred foreign keys, checked at COMMIT: {checked:.2f} s "
+                f"(the checks alone {checked - reference:.2f} s); ratio import/that: {first / checked:.1f}x"
+            )
     finally:
         connection.close()
         scratch_database_drop(old_name)

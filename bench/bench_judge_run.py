@@ -93,7 +93,10 @@ _STEPS = [
     ("call ledger (count calls before sending)", r"(^|\.)(_flush|_write|calls_count|calls_failed_record|record) \(jobs/"),
     ("claim + render prompts", r"(^|\.)(claim|tasks_claim|render_judge_task|_blindness_problem|_proposal_map) \("),
     ("store judgments", r"(^|\.)(store|_create_judgments|_owned|_judgment) \(jobs/"),
-    ("heartbeat / run status / others_open", r"(^|\.)(driver_heartbeat|tasks_open_elsewhere|<lambda>) \(jobs/(services|execution)\.py"),
+    (
+        "heartbeat / run status / others_open",
+        r"(^|\.)(driver_heartbeat|tasks_open_elsewhere|<lambda>) \(jobs/(services|execution)\.py",
+    ),
     ("parse answers", r"(^|\.)parse_judge_answer \("),
 ]
 _LIBRARIES = [
@@ -164,27 +167,63 @@ def main() -> int:
     checkout = args.checkout.resolve()
     workers, spies = [], []
     for n in range(args.workers):
-        command = [str(ROOT / ".venv" / "bin" / "celery"), "-A", "lit2test_web", "worker", "--pool=threads", "--concurrency=1",
-                   "--loglevel=WARNING", "-n", f"bench{n}-{os.getpid()}@%h"]
-        workers.append(subprocess.Popen(
-            command, cwd=checkout, env=dict(env, PYTHONPATH=str(checkout)), stdout=subprocess.DEVNULL,
-            stderr=open(work / f"worker{n}.log", "w"), start_new_session=True,
-        ))
+        command = [
+            str(ROOT / ".venv" / "bin" / "celery"),
+            "-A",
+            "lit2test_web",
+            "worker",
+            "--pool=threads",
+            "--concurrency=1",
+            "--loglevel=WARNING",
+            "-n",
+            f"bench{n}-{os.getpid()}@%h",
+        ]
+        workers.append(
+            subprocess.Popen(
+                command,
+                cwd=checkout,
+                env=dict(env, PYTHONPATH=str(checkout)),
+                stdout=subprocess.DEVNULL,
+                stderr=open(work / f"worker{n}.log", "w"),
+                start_new_session=True,
+            )
+        )
     cpu_by_worker: list[float] = []
     try:
         fake.script(latency=args.latency, judge={"policy": "prefer_field", "field": "hypothesis"})
         time.sleep(3 + args.workers)  # let the workers connect
         run, skipped = judge_run_create(
-            request=JudgeRunRequest(benchmark=benchmark, judge_model="Bench-Judge", base_url=fake.base_url, concurrency=args.concurrency)
+            request=JudgeRunRequest(
+                benchmark=benchmark, judge_model="Bench-Judge", base_url=fake.base_url, concurrency=args.concurrency
+            )
         )
         tasks = run.tasks.count()
         if args.py_spy:
             for n, worker in enumerate(workers):
                 out = Path(f"{args.py_spy}-{n}.txt")
-                spies.append((out, subprocess.Popen(
-                    ["py-spy", "record", "--pid", str(worker.pid), "--format", "raw", "--output", str(out), "--rate", "200", "--gil", "--nonblocking"],
-                    stdout=subprocess.DEVNULL, stderr=open(work / f"py-spy{n}.log", "w"),
-                )))
+                spies.append(
+                    (
+                        out,
+                        subprocess.Popen(
+                            [
+                                "py-spy",
+                                "record",
+                                "--pid",
+                                str(worker.pid),
+                                "--format",
+                                "raw",
+                                "--output",
+                                str(out),
+                                "--rate",
+                                "200",
+                                "--gil",
+                                "--nonblocking",
+                            ],
+                            stdout=subprocess.DEVNULL,
+                            stderr=open(work / f"py-spy{n}.log", "w"),
+                        ),
+                    )
+                )
             time.sleep(1)
         endpoint_cpu_before = _proc_cpu(fake.process.pid)
         started = time.perf_counter()
@@ -205,9 +244,15 @@ def main() -> int:
         from jobs.models import RunDriver
 
         drivers = list(RunDriver.objects.filter(run_id=run.pk).values_list("worker", flat=True))
-        starts = sorted(t.timestamp() - launched_at for t in RunDriver.objects.filter(run_id=run.pk).values_list("started_at", flat=True))
-        per_driver = {token: n for token, n in
-                      run.tasks.values_list("claimed_by").annotate(n=django.db.models.Count("id")).values_list("claimed_by", "n")}
+        starts = sorted(
+            t.timestamp() - launched_at for t in RunDriver.objects.filter(run_id=run.pk).values_list("started_at", flat=True)
+        )
+        per_driver = {
+            token: n
+            for token, n in run.tasks.values_list("claimed_by")
+            .annotate(n=django.db.models.Count("id"))
+            .values_list("claimed_by", "n")
+        }
     finally:
         for _out, spy in spies:
             spy.send_signal(2)  # SIGINT: py-spy writes its file and exits
@@ -222,24 +267,38 @@ def main() -> int:
 
     database = django.db.connection.vendor
     where = "" if checkout == ROOT else f", workers from {checkout}"
-    print(f"judge run end to end ({database}, {args.workers} Celery worker(s){where}, fake endpoint latency "
-          f"{args.latency * 1000:.0f} ms, concurrency {args.concurrency})")
-    print(f"  ordered judgments:   {accepted} accepted of {tasks} tasks ({skipped} pairs skipped), {requests} HTTP requests, status {run.status}")
-    print(f"  drivers:             {len(drivers)} ({', '.join(sorted(drivers))}); tasks per driver {sorted(per_driver.values(), reverse=True)}")
+    print(
+        f"judge run end to end ({database}, {args.workers} Celery worker(s){where}, fake endpoint latency "
+        f"{args.latency * 1000:.0f} ms, concurrency {args.concurrency})"
+    )
+    print(
+        f"  ordered judgments:   {accepted} accepted of {tasks} tasks ({skipped} pairs skipped), {requests} HTTP requests, status {run.status}"
+    )
+    print(
+        f"  drivers:             {len(drivers)} ({', '.join(sorted(drivers))}); tasks per driver {sorted(per_driver.values(), reverse=True)}"
+    )
     print(f"  measured:            {elapsed:.2f} s  ({tasks / elapsed:.0f} judgments/s)")
-    print(f"  ideal:               {ideal:.2f} s  (tasks x latency / concurrency; {args.concurrency / args.latency:.0f} judgments/s)")
+    print(
+        f"  ideal:               {ideal:.2f} s  (tasks x latency / concurrency; {args.concurrency / args.latency:.0f} judgments/s)"
+    )
     print(f"  ratio measured/ideal {elapsed / ideal:.2f}  (target <= 1.3 at concurrency 32)")
     if times:
         span = times[-1] - times[0]
-        print(f"  endpoint saw requests over {span:.2f} s ({len(times) / span:.0f} req/s; ideal {args.concurrency / args.latency:.0f} req/s);"
-              f" launch-to-first-request {times[0] - launched_at:.2f} s (drivers started after {', '.join(f'{t:.2f}' for t in starts)} s)")
+        print(
+            f"  endpoint saw requests over {span:.2f} s ({len(times) / span:.0f} req/s; ideal {args.concurrency / args.latency:.0f} req/s);"
+            f" launch-to-first-request {times[0] - launched_at:.2f} s (drivers started after {', '.join(f'{t:.2f}' for t in starts)} s)"
+        )
     worker_cpu = sum(cpu_by_worker)
-    print(f"  worker CPU:          {worker_cpu:.2f} s user+sys over {len(cpu_by_worker)} process(es) "
-          f"({worker_cpu / max(1, tasks) * 1000:.2f} ms per ordered judgment; CPU time is steadier than wall time on a shared machine)")
+    print(
+        f"  worker CPU:          {worker_cpu:.2f} s user+sys over {len(cpu_by_worker)} process(es) "
+        f"({worker_cpu / max(1, tasks) * 1000:.2f} ms per ordered judgment; CPU time is steadier than wall time on a shared machine)"
+    )
     total = worker_cpu + endpoint_cpu
     if total:
-        print(f"  endpoint CPU:        {endpoint_cpu:.2f} s ({endpoint_cpu / max(1, tasks) * 1000:.2f} ms per request), "
-              f"{endpoint_cpu / total:.0%} of worker+endpoint CPU; the two share the machine's {os.cpu_count()} cores")
+        print(
+            f"  endpoint CPU:        {endpoint_cpu:.2f} s ({endpoint_cpu / max(1, tasks) * 1000:.2f} ms per request), "
+            f"{endpoint_cpu / total:.0%} of worker+endpoint CPU; the two share the machine's {os.cpu_count()} cores"
+        )
     if spies:
         shares = _profile_summary([out for out, _ in spies if out.is_file()])
         print("  worker profile (py-spy --gil: samples of the thread holding the GIL, i.e. Python CPU):")

@@ -36,7 +36,9 @@ def main() -> int:
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CACHE_URL")}
     env |= {"LIT2TEST_VAR_DIR": str(work), "DEBUG": "1", "CACHE_URL": "dummycache://"}  # dummy cache: every run is cold
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-    subprocess.run([sys.executable, "manage.py", "import_lit2test", str(DATA)], cwd=ROOT, env=env, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "manage.py", "import_lit2test", str(DATA)], cwd=ROOT, env=env, check=True, capture_output=True
+    )
     command, baseline = [], []
     for _ in range(args.repeat):
         seconds, out = timed(["leaderboard", "lit2test", "--json"], env)

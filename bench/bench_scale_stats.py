@@ -206,7 +206,9 @@ def bench_encode(n_cases: int) -> None:
     t_new, new = timed(lambda: encode_cases(data.cases))
     t_old, old = timed(lambda: encode_cases_reference(data.cases))
     print(f"encode_cases, {len(data.cases):,} cases, 20 models (ties, missing verdicts):")
-    print(f"  old row-by-row {t_old:7.3f} s   new vectorised {t_new:7.3f} s   old/new {t_old / t_new:6.1f}x   identical: {_same_encoding(old, new)}")
+    print(
+        f"  old row-by-row {t_old:7.3f} s   new vectorised {t_new:7.3f} s   old/new {t_old / t_new:6.1f}x   identical: {_same_encoding(old, new)}"
+    )
 
 
 def bench_cluster(n_contexts: int, n_models: int, replicates: int, old_replicates: int) -> None:
@@ -225,7 +227,9 @@ def bench_cluster(n_contexts: int, n_models: int, replicates: int, old_replicate
     t_ctx, ctx = timed(lambda: run("context"))
     width = lambda th: np.diff(percentile_ci(th), axis=1).ravel()  # noqa: E731
     ratio_w = width(ctx.theta["ordered"]) / width(case.theta["ordered"])
-    print(f"bootstrap, {replicates:,} replicates, ordered fit, {n_contexts:,} contexts x {n_models} models ({len(enc.lo):,} cases):")
+    print(
+        f"bootstrap, {replicates:,} replicates, ordered fit, {n_contexts:,} contexts x {n_models} models ({len(enc.lo):,} cases):"
+    )
     print(f"  case {t_case:7.3f} s   context-cluster {t_ctx:7.3f} s   cluster/case {t_ctx / t_case:5.2f}x (target <= 2)")
     print(f"  cluster/case CI width ratio: median {np.median(ratio_w):.2f} (range {ratio_w.min():.2f}-{ratio_w.max():.2f})")
     if old_replicates:
@@ -261,7 +265,9 @@ def bench_memory(n_contexts: int, n_models: int, replicates: int) -> None:
     ).stdout.split()
     t, before, peak, conv = float(out[0]), float(out[1]), float(out[2]), int(out[3])
     print(f"context-cluster bootstrap at {n_models} models, {n_contexts:,} contexts, {replicates:,} replicates (child process):")
-    print(f"  {t:.1f} s, peak RSS {peak:.2f} GiB (after data generation {before:.2f} GiB; target < 8 GB), converged {conv}/{replicates}")
+    print(
+        f"  {t:.1f} s, peak RSS {peak:.2f} GiB (after data generation {before:.2f} GiB; target < 8 GB), converged {conv}/{replicates}"
+    )
 
 
 def scipy_fit(w: np.ndarray, pseudo_count: float) -> np.ndarray:
@@ -294,9 +300,7 @@ def bench_case(n_cases: int, n_models: int, replicates: int, old_replicates: int
     enc = encode_cases(synthetic_cases(n_cases // 6, n_models, seed=11).cases)
     point = fit_bt(win_matrix(enc, "ordered"), pseudo_count=0.5)
     init = {"ordered": point.theta}
-    t_new, boot = timed(
-        lambda: bootstrap_fits(enc, unit="case", kinds=("ordered",), replicates=replicates, seed=0, init=init)
-    )
+    t_new, boot = timed(lambda: bootstrap_fits(enc, unit="case", kinds=("ordered",), replicates=replicates, seed=0, init=init))
     # Same replicates for both fits: the first ``old_replicates`` win matrices of the same seed.
     types = case_types(enc)
     w = win_matrices_from_counts(types, draw_case_counts(types, old_replicates, np.random.default_rng(0)), "ordered")

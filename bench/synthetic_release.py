@@ -134,7 +134,11 @@ def write_release(
                 contexts.write(json.dumps(_context_row(cid, batch)) + "\n")
                 for name in names:
                     proposals.write(json.dumps(_proposal_row(cid, name)) + "\n")
-            chosen = all_pairs if per_context == len(all_pairs) else [all_pairs[k] for k in sorted(rng.choice(len(all_pairs), per_context, replace=False))]
+            chosen = (
+                all_pairs
+                if per_context == len(all_pairs)
+                else [all_pairs[k] for k in sorted(rng.choice(len(all_pairs), per_context, replace=False))]
+            )
             # Two independent ordered draws per pair: u < p_tie is a tie, else BT decides.
             u = rng.random((len(chosen), 2))
             v = rng.random((len(chosen), 2))
@@ -245,8 +249,13 @@ def main() -> int:
     parser.add_argument("--tie", type=float, default=0.05, help="probability that an ordered judgment is a tie")
     args = parser.parse_args()
     info = write_release(
-        args.directory, n_contexts=args.contexts, n_models=args.models, seed=args.seed,
-        text_contexts=args.text_contexts, pairs_per_context=args.pairs_per_context, tie=args.tie,
+        args.directory,
+        n_contexts=args.contexts,
+        n_models=args.models,
+        seed=args.seed,
+        text_contexts=args.text_contexts,
+        pairs_per_context=args.pairs_per_context,
+        tie=args.tie,
     )
     print(
         f"wrote {info['contexts']:,} contexts ({info['text_contexts']:,} with text), {len(info['models'])} models, "

@@ -34,7 +34,10 @@ class ControlsReportApi(APIView):
         structured_run = id_field(required=False, help_text="A structured controls run of this benchmark, for the 0–4 scores.")
         seed = serializers.IntegerField(required=False, min_value=0, max_value=MAX_SEED, default=0)
         sham_tolerance = serializers.FloatField(
-            required=False, min_value=0.0, max_value=1.0, default=0.0,
+            required=False,
+            min_value=0.0,
+            max_value=1.0,
+            default=0.0,
             help_text="Share of clean-vs-sham judgments that may be decisive for the sham gate to pass (0: every one a tie).",
         )
 
@@ -42,10 +45,15 @@ class ControlsReportApi(APIView):
             # The same cap as the leaderboard's, read per request so that the schema and the message both name it.
             return super().get_fields() | {
                 "replicates": serializers.IntegerField(
-                    required=False, min_value=1, max_value=settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES,
-                    default=DEFAULT_REPLICATES, help_text="Case bootstrap replicates (server-side cap).",
-                    error_messages={"max_value": "Ensure this value is less than or equal to {max_value} "
-                                                 "(the server's cap on bootstrap replicates per request)."},
+                    required=False,
+                    min_value=1,
+                    max_value=settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES,
+                    default=DEFAULT_REPLICATES,
+                    help_text="Case bootstrap replicates (server-side cap).",
+                    error_messages={
+                        "max_value": "Ensure this value is less than or equal to {max_value} "
+                        "(the server's cap on bootstrap replicates per request)."
+                    },
                 )
             }
 
@@ -56,10 +64,14 @@ class ControlsReportApi(APIView):
         given = params.validated_data
         benchmark = get_or_not_found(Benchmark.objects, f"no benchmark {benchmark_id}", pk=benchmark_id)
         if benchmark.protocol != Benchmark.Protocol.LIT2TEST:
-            raise NotFound(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: Lit2Test's diagnostic controls do not apply")
+            raise NotFound(
+                f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: Lit2Test's diagnostic controls do not apply"
+            )
         controls = JudgeRun.objects.filter(benchmark=benchmark, subjects=JudgeRun.Subjects.CONTROLS)
         if "run" in given:
-            run = get_or_not_found(controls, f"run {given['run']} is not a controls run of benchmark {benchmark_id}", pk=given["run"])
+            run = get_or_not_found(
+                controls, f"run {given['run']} is not a controls run of benchmark {benchmark_id}", pk=given["run"]
+            )
         else:
             run = controls_run_default(benchmark=benchmark)
             if run is None:
@@ -67,14 +79,22 @@ class ControlsReportApi(APIView):
         structured = None
         if "structured_run" in given:
             structured = get_or_not_found(
-                controls, f"run {given['structured_run']} is not a controls run of benchmark {benchmark_id}", pk=given["structured_run"]
+                controls,
+                f"run {given['structured_run']} is not a controls run of benchmark {benchmark_id}",
+                pk=given["structured_run"],
             )
             if structured.run_type != "structured":
                 # 404, not 400: the id is well formed, it names no structured controls run (as a pairs run is no controls run).
-                raise NotFound(f"run {structured.pk} is a {structured.run_type} run, not a structured controls run of benchmark {benchmark_id}")
+                raise NotFound(
+                    f"run {structured.pk} is a {structured.run_type} run, not a structured controls run of benchmark {benchmark_id}"
+                )
         try:
             document = controls_report(
-                benchmark=benchmark, run=run, structured_run=structured, replicates=given["replicates"], seed=given["seed"],
+                benchmark=benchmark,
+                run=run,
+                structured_run=structured,
+                replicates=given["replicates"],
+                seed=given["seed"],
                 sham_tolerance=given["sham_tolerance"],
             )
         except ControlReportError as exc:  # what is left: the run has no accepted verdict yet

@@ -139,9 +139,19 @@ def _judgment(benchmark: Benchmark, run: JudgeRun, variant: ControlVariant, orde
         answer["overall"] = answer["winner"]
         metadata["scores"] = answer["scores"]
     return ControlJudgment(
-        run=run, variant=variant, order=order, status="accepted", clean_shown=shown, verdict=verdict, winner=winner,
-        confidence="low", main_reason=answer["main_reason"], weakness_a=answer["weakness_a"], weakness_b=answer["weakness_b"],
-        raw_response=json.dumps(answer), metadata=metadata,
+        run=run,
+        variant=variant,
+        order=order,
+        status="accepted",
+        clean_shown=shown,
+        verdict=verdict,
+        winner=winner,
+        confidence="low",
+        main_reason=answer["main_reason"],
+        weakness_a=answer["weakness_a"],
+        weakness_b=answer["weakness_b"],
+        raw_response=json.dumps(answer),
+        metadata=metadata,
     )
 
 
@@ -149,10 +159,19 @@ def _record(benchmark: Benchmark, variants: list[ControlVariant], *, run_type: s
     structured = run_type == "structured"
     with transaction.atomic():
         run = JudgeRun.objects.create(
-            benchmark=benchmark, label=label, run_type=run_type, judge_model=DEMO_JUDGE, provider=JudgeRun.Provider.RECORDED,
-            prompt_version="", subjects=JudgeRun.Subjects.CONTROLS, status=JudgeRun.Status.COMPLETED, finished_at=timezone.now(),
+            benchmark=benchmark,
+            label=label,
+            run_type=run_type,
+            judge_model=DEMO_JUDGE,
+            provider=JudgeRun.Provider.RECORDED,
+            prompt_version="",
+            subjects=JudgeRun.Subjects.CONTROLS,
+            status=JudgeRun.Status.COMPLETED,
+            finished_at=timezone.now(),
             parameters={
-                "pairs": "controls", "orders": list(ORDERS), "replay_of": None,
+                "pairs": "controls",
+                "orders": list(ORDERS),
+                "replay_of": None,
                 "demo_heuristic": {"version": HEURISTIC_VERSION, "description": HEURISTIC_DESCRIPTION},
             },
         )
@@ -188,8 +207,12 @@ def demo_controls_record(*, benchmark: Benchmark, execute: bool = True) -> DemoC
         summary.existing.append(runs[REPLAY_LABEL])
         return summary
     request = JudgeRunRequest(
-        benchmark=benchmark, judge_model=DEMO_JUDGE, provider=JudgeRun.Provider.RECORDED, replay_of=runs[HOLISTIC_LABEL],
-        pairs="controls", label=REPLAY_LABEL,
+        benchmark=benchmark,
+        judge_model=DEMO_JUDGE,
+        provider=JudgeRun.Provider.RECORDED,
+        replay_of=runs[HOLISTIC_LABEL],
+        pairs="controls",
+        label=REPLAY_LABEL,
     )
     replay, _ = judge_run_create(request=request)
     judge_run_launch(run=replay)
@@ -205,6 +228,14 @@ def is_demo_run(run: JudgeRun | None) -> bool:
 
 
 __all__ = [
-    "DEMO_JUDGE", "DIMENSION_FIELD", "HEURISTIC_DESCRIPTION", "DemoControlsError", "DemoControlsSummary", "demo_controls_record",
-    "heuristic_scores", "heuristic_winner", "is_demo_run", "text_words",
+    "DEMO_JUDGE",
+    "DIMENSION_FIELD",
+    "HEURISTIC_DESCRIPTION",
+    "DemoControlsError",
+    "DemoControlsSummary",
+    "demo_controls_record",
+    "heuristic_scores",
+    "heuristic_winner",
+    "is_demo_run",
+    "text_words",
 ]

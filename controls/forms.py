@@ -81,5 +81,7 @@ class ControlReviewForm(forms.Form):
         )
         for name, message in problems:
             field = name.removeprefix("proposal.")
-            self.add_error(field if field in self.text_names else None, f"{name}: {message}" if field not in self.text_names else message)
+            self.add_error(
+                field if field in self.text_names else None, f"{name}: {message}" if field not in self.text_names else message
+            )
         return data

@@ -38,7 +38,9 @@ def _kinds(spec: str) -> list[str] | None:
     kinds = [k.strip() for k in value.split(",") if k.strip()]
     unknown = sorted(set(kinds) - set(ControlVariant.Kind.values))
     if unknown:
-        raise RunError(f"unknown control kind(s) {', '.join(unknown)} in --pairs {spec!r}; the kinds are {', '.join(ControlVariant.Kind.values)}")
+        raise RunError(
+            f"unknown control kind(s) {', '.join(unknown)} in --pairs {spec!r}; the kinds are {', '.join(ControlVariant.Kind.values)}"
+        )
     return kinds
 
 
@@ -72,7 +74,9 @@ def _contexts(ids: set[int]) -> dict[int, Context]:
     return {c.pk: c for c in Context.objects.filter(pk__in=ids).prefetch_related("papers")}
 
 
-def _plan(benchmark: Benchmark, request: Any, template: PromptTemplate) -> tuple[Callable[[JudgeRun], list[ControlJudgeTask]], int]:
+def _plan(
+    benchmark: Benchmark, request: Any, template: PromptTemplate
+) -> tuple[Callable[[JudgeRun], list[ControlJudgeTask]], int]:
     variants = list(benchmark_controls(benchmark=benchmark, kinds=_kinds(request.pairs)))
     if not variants:
         raise RunError(
@@ -83,7 +87,8 @@ def _plan(benchmark: Benchmark, request: Any, template: PromptTemplate) -> tuple
     for variant in variants:
         context = contexts[variant.context_id]
         original, reverse = (
-            render_control_task(benchmark=benchmark, variant=variant, order=o, template=template, context=context) for o in ("original", "reverse")
+            render_control_task(benchmark=benchmark, variant=variant, order=o, template=template, context=context)
+            for o in ("original", "reverse")
         )
         if not orientation_gate(original, reverse):
             raise RunError(
@@ -104,13 +109,23 @@ def _specs(run: JudgeRun, ids: list[int], template: PromptTemplate, aliases: Any
     for t in tasks:
         variant = t.variant
         rendered = render_control_task(
-            benchmark=run.benchmark, variant=variant, order=t.order, template=template, context=contexts[variant.context_id],
+            benchmark=run.benchmark,
+            variant=variant,
+            order=t.order,
+            template=template,
+            context=contexts[variant.context_id],
             matcher=aliases.matcher,
         )
-        specs.append(JudgeSpec(
-            t.pk, variant.pk, t.order, rendered, blindness_problem(rendered, variant.control_id, names, aliases),
-            {"clean_shown": clean_shown(run.benchmark, variant, t.order)},
-        ))
+        specs.append(
+            JudgeSpec(
+                t.pk,
+                variant.pk,
+                t.order,
+                rendered,
+                blindness_problem(rendered, variant.control_id, names, aliases),
+                {"clean_shown": clean_shown(run.benchmark, variant, t.order)},
+            )
+        )
     return specs
 
 
@@ -118,7 +133,9 @@ def _judgment(run_id: int, spec: JudgeSpec, result: _JudgeResult) -> ControlJudg
     fields = judgment_fields(result)
     verdict, shown = fields["verdict"], spec.meaning["clean_shown"]
     winner = "" if verdict is None else "tie" if verdict == "TIE" else "clean" if verdict == shown else "variant"
-    return ControlJudgment(run_id=run_id, variant_id=spec.subject_id, order=spec.order, clean_shown=shown, winner=winner, **fields)
+    return ControlJudgment(
+        run_id=run_id, variant_id=spec.subject_id, order=spec.order, clean_shown=shown, winner=winner, **fields
+    )
 
 
 def _recorded(source: JudgeRun) -> dict[tuple[int, str], dict[str, Any]]:
@@ -127,8 +144,11 @@ def _recorded(source: JudgeRun) -> dict[tuple[int, str], dict[str, Any]]:
     for j in ControlJudgment.objects.filter(run=source, status="accepted"):
         winner = {"TIE": "tie"}.get(j.verdict or "", j.verdict or "tie")
         answers[(j.variant_id, j.order)] = {
-            "winner": winner, "confidence": j.confidence or "medium",
-            "main_reason": j.main_reason or f"replayed from run {source.pk}", "weakness_a": j.weakness_a, "weakness_b": j.weakness_b,
+            "winner": winner,
+            "confidence": j.confidence or "medium",
+            "main_reason": j.main_reason or f"replayed from run {source.pk}",
+            "weakness_a": j.weakness_a,
+            "weakness_b": j.weakness_b,
             **({"scores": j.metadata["scores"]} if (j.metadata or {}).get("scores") else {}),
         }
     return answers
@@ -139,7 +159,16 @@ def _describe(judgment: ControlJudgment) -> tuple[str, str]:
     return f"{v.control_id} · {v.kind}{f' · {v.target}' if v.target else ''}", reverse("controls:variant", args=[v.pk])
 
 
-subjects_register(JudgeSubjects(
-    name=JudgeRun.Subjects.CONTROLS, task_model=ControlJudgeTask, judgment_model=ControlJudgment, subject_field="variant",
-    plan=_plan, specs=_specs, judgment=_judgment, recorded=_recorded, describe=_describe,
-))
+subjects_register(
+    JudgeSubjects(
+        name=JudgeRun.Subjects.CONTROLS,
+        task_model=ControlJudgeTask,
+        judgment_model=ControlJudgment,
+        subject_field="variant",
+        plan=_plan,
+        specs=_specs,
+        judgment=_judgment,
+        recorded=_recorded,
+        describe=_describe,
+    )
+)

@@ -148,7 +148,9 @@ def answer_object(text: str) -> dict[str, object]:
     except json.JSONDecodeError as exc:
         if REFUSAL.search(text):
             raise AttemptFailed(Outcome.REFUSED, f"the model refused: {_short(text)!r}") from None
-        raise AttemptFailed(Outcome.MALFORMED, f"not a JSON object ({exc.msg} at line {exc.lineno} column {exc.colno}): {_short(text)!r}") from None
+        raise AttemptFailed(
+            Outcome.MALFORMED, f"not a JSON object ({exc.msg} at line {exc.lineno} column {exc.colno}): {_short(text)!r}"
+        ) from None
     if not isinstance(value, dict):
         raise AttemptFailed(Outcome.MALFORMED, f"expected a JSON object, got {type(value).__name__}")
     return value
@@ -194,7 +196,9 @@ def parse_validation(text: str) -> tuple[bool, bool, str]:
     for key in ("only_target_changed", "degraded"):
         value = obj.get(key)
         if not isinstance(value, bool):
-            raise AttemptFailed(Outcome.MALFORMED, f"{key!r} must be true or false, got {value!r}" if key in obj else f"missing key {key!r}")
+            raise AttemptFailed(
+                Outcome.MALFORMED, f"{key!r} must be true or false, got {value!r}" if key in obj else f"missing key {key!r}"
+            )
         flags.append(value)
     reason = obj.get("reason")
     return flags[0], flags[1], reason.strip() if isinstance(reason, str) else ""
@@ -219,7 +223,9 @@ def _squash(text: str) -> str:
     return re.sub(r"[^0-9a-z]+", "", text.lower())
 
 
-def blindness_problem(messages: list[dict[str, str]], *, forbidden: Sequence[str], blocks: Sequence[str], matcher: Matcher) -> str | None:
+def blindness_problem(
+    messages: list[dict[str, str]], *, forbidden: Sequence[str], blocks: Sequence[str], matcher: Matcher
+) -> str | None:
     """The gate every prompt passes before it is sent (as the judges' does): no participant name or control id
     anywhere, in any spelling, and no model alias left in the proposal blocks after redaction."""
     text = _squash("\n".join(m["content"] for m in messages))
@@ -269,7 +275,11 @@ async def job_run(job: Job, endpoints: _Endpoints, matcher: Matcher) -> JobResul
             validating = step == Step.VALIDATE
             result.attempts.append(
                 Attempt(
-                    round=rnd, step=step, outcome=outcome, reason=reason, raw_text=raw,
+                    round=rnd,
+                    step=step,
+                    outcome=outcome,
+                    reason=reason,
+                    raw_text=raw,
                     model=endpoints.validator_model if validating else endpoints.generator_model,
                     prompt_version=prompts.VALIDATE_PROMPT.version if validating else prompt.version,
                 )
@@ -299,11 +309,16 @@ async def job_run(job: Job, endpoints: _Endpoints, matcher: Matcher) -> JobResul
         attempt(Step.GENERATE, Outcome.ACCEPTED, "passed the deterministic checks (one field, changed, within the limit)", text)
 
         edited = dict(job.blind_source) | {job.field: matcher.redact(new)[0]}
-        messages = prompts.render_validate(context_text=job.context_text, blind_source=job.blind_source, blind_edited=edited, field=job.field)
+        messages = prompts.render_validate(
+            context_text=job.context_text, blind_source=job.blind_source, blind_edited=edited, field=job.field
+        )
         blocked = blindness_problem(
             messages,
             forbidden=job.forbidden,
-            blocks=[prompts.proposal_block("ORIGINAL PROPOSAL", job.blind_source), prompts.proposal_block("EDITED PROPOSAL", edited)],
+            blocks=[
+                prompts.proposal_block("ORIGINAL PROPOSAL", job.blind_source),
+                prompts.proposal_block("EDITED PROPOSAL", edited),
+            ],
             matcher=matcher,
         )
         if blocked:
@@ -334,14 +349,26 @@ def jobs_run(jobs: Sequence[Job], *, settings: LlmSettings, matcher: Matcher) ->
     async def main() -> list[JobResult]:
         assert settings.model and settings.base_url, "checked by the caller"
         generator = OpenAICompatibleProvider(
-            base_url=settings.base_url, model=settings.model, api_key_env=settings.api_key_env,
-            temperature=GENERATE_TEMPERATURE, max_tokens=GENERATE_MAX_TOKENS, timeout=CALL_TIMEOUT, connections=settings.concurrency,
+            base_url=settings.base_url,
+            model=settings.model,
+            api_key_env=settings.api_key_env,
+            temperature=GENERATE_TEMPERATURE,
+            max_tokens=GENERATE_MAX_TOKENS,
+            timeout=CALL_TIMEOUT,
+            connections=settings.concurrency,
         )
         validator = OpenAICompatibleProvider(
-            base_url=settings.base_url, model=settings.validator, api_key_env=settings.api_key_env,
-            temperature=VALIDATE_TEMPERATURE, max_tokens=VALIDATE_MAX_TOKENS, timeout=CALL_TIMEOUT, connections=settings.concurrency,
+            base_url=settings.base_url,
+            model=settings.validator,
+            api_key_env=settings.api_key_env,
+            temperature=VALIDATE_TEMPERATURE,
+            max_tokens=VALIDATE_MAX_TOKENS,
+            timeout=CALL_TIMEOUT,
+            connections=settings.concurrency,
         )
-        endpoints = _Endpoints(generator, validator, settings.model, settings.validator, asyncio.Semaphore(max(1, settings.concurrency)))
+        endpoints = _Endpoints(
+            generator, validator, settings.model, settings.validator, asyncio.Semaphore(max(1, settings.concurrency))
+        )
         try:
             return list(await asyncio.gather(*(job_run(job, endpoints, matcher) for job in jobs)))
         finally:

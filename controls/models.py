@@ -66,7 +66,9 @@ class ControlVariant(models.Model):
     origin = models.CharField(max_length=10, choices=Origin.choices)
     generator = models.CharField(max_length=200, blank=True, help_text="Template name, or the model that wrote it.")
     generator_version = models.CharField(max_length=100, blank=True, help_text="Template version, or the prompt version.")
-    provenance = models.JSONField(default=dict, blank=True, help_text="Anything else about how it was made (e.g. the file's own provenance).")
+    provenance = models.JSONField(
+        default=dict, blank=True, help_text="Anything else about how it was made (e.g. the file's own provenance)."
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     reviewed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

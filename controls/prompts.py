@@ -93,7 +93,9 @@ class ControlPrompt:
 
 
 SUBTLE_V1 = ControlPrompt("control-subtle-v1", "generate", _GENERATION_FRAME.format(task=SUBTLE_TASK_V1), SUBTLE_DEFECT_V1)
-SHAM_V1 = ControlPrompt("control-sham-v1", "generate", _GENERATION_FRAME.format(task=SHAM_TASK_V1), dict.fromkeys(SIX, SHAM_NOTE_V1))
+SHAM_V1 = ControlPrompt(
+    "control-sham-v1", "generate", _GENERATION_FRAME.format(task=SHAM_TASK_V1), dict.fromkeys(SIX, SHAM_NOTE_V1)
+)
 VALIDATE_V1 = ControlPrompt("control-validate-v1", "validate", VALIDATE_SYSTEM_V1)
 
 PROMPTS: dict[str, ControlPrompt] = {p.version: p for p in (SUBTLE_V1, SHAM_V1, VALIDATE_V1)}

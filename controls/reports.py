@@ -112,13 +112,23 @@ def scores_frame(judgments: list[ControlJudgment], keys: dict[int, str] | None =
         scores = (j.metadata or {}).get("scores") or {}
         clean_label = j.clean_shown
         variant_label = "B" if clean_label == "A" else "A"
-        if not all(isinstance(scores.get(label), dict) and set(DIMENSIONS) <= set(scores[label]) for label in (clean_label, variant_label)):
+        if not all(
+            isinstance(scores.get(label), dict) and set(DIMENSIONS) <= set(scores[label])
+            for label in (clean_label, variant_label)
+        ):
             continue
         for dimension in DIMENSIONS:
-            rows.append((
-                keys[j.variant_id], j.variant.kind, j.variant.target, j.order, dimension,
-                scores[clean_label][dimension], scores[variant_label][dimension],
-            ))
+            rows.append(
+                (
+                    keys[j.variant_id],
+                    j.variant.kind,
+                    j.variant.target,
+                    j.order,
+                    dimension,
+                    scores[clean_label][dimension],
+                    scores[variant_label][dimension],
+                )
+            )
     return pd.DataFrame(rows, columns=SCORE_COLUMNS)
 
 
@@ -162,8 +172,12 @@ def controls_report(
         # The audit compares a holistic run with a structured one: with only one run there is nothing to compare.
         structured = verdicts_frame(scored, keys) if scored_run.pk != run.pk and scored else None
     document = controls_document(
-        verdicts, scores=scores if scores is not None and len(scores) else None, structured_verdicts=structured,
-        replicates=replicates, seed=seed, sham_tolerance=sham_tolerance,
+        verdicts,
+        scores=scores if scores is not None and len(scores) else None,
+        structured_verdicts=structured,
+        replicates=replicates,
+        seed=seed,
+        sham_tolerance=sham_tolerance,
     )
     document["runs"] = {
         "run": _run_summary(run),
@@ -175,12 +189,23 @@ def controls_report(
 
 def _run_summary(run: JudgeRun) -> dict[str, Any]:
     return {
-        "id": run.pk, "label": run.label, "judge_model": run.judge_model, "run_type": run.run_type, "status": run.status,
+        "id": run.pk,
+        "label": run.label,
+        "judge_model": run.judge_model,
+        "run_type": run.run_type,
+        "status": run.status,
         "replay": run.is_replay,
     }
 
 
 __all__ = [
-    "DEFAULT_REPLICATES", "ControlReportError", "case_keys", "controls_report", "controls_run_default", "controls_run_missing",
-    "controls_runs", "scores_frame", "verdicts_frame",
+    "DEFAULT_REPLICATES",
+    "ControlReportError",
+    "case_keys",
+    "controls_report",
+    "controls_run_default",
+    "controls_run_missing",
+    "controls_runs",
+    "scores_frame",
+    "verdicts_frame",
 ]

@@ -15,7 +15,10 @@ from .models import ControlVariant
 
 
 def benchmark_controls(
-    *, benchmark: Benchmark, kinds: Sequence[str] | None = None, statuses: Sequence[str] | None = (ControlVariant.Status.APPROVED,)
+    *,
+    benchmark: Benchmark,
+    kinds: Sequence[str] | None = None,
+    statuses: Sequence[str] | None = (ControlVariant.Status.APPROVED,),
 ) -> QuerySet[ControlVariant]:
     """The benchmark's variants (by default the approved ones: those a judge run may include), with their context
     and source proposal, in control-id order. ``statuses=None`` gives every status."""
@@ -34,7 +37,9 @@ def control_case_key(variant: ControlVariant) -> str:
     return f"{variant.source_id}:{variant.target or variant.kind}"
 
 
-def control_blind_texts(*, variant: ControlVariant, matcher: Matcher | None = None) -> tuple[dict[str, Any], dict[str, Any] | str]:
+def control_blind_texts(
+    *, variant: ControlVariant, matcher: Matcher | None = None
+) -> tuple[dict[str, Any], dict[str, Any] | str]:
     """What a blind judge sees of a control pair: the clean source's blind content, and the variant's content (or
     prose) with every model alias of the benchmark redacted, exactly as proposals are (``arena.blindness``).
 

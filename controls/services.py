@@ -87,7 +87,9 @@ def variant_problems(
         if content is not None:
             problems.append(("proposal", 'a rendering variant has "prose" instead of "proposal"'))
         if not isinstance(prose, str) or not prose.strip():
-            problems.append(("prose", "missing" if prose is None else ("must be text" if not isinstance(prose, str) else "empty")))
+            problems.append(
+                ("prose", "missing" if prose is None else ("must be text" if not isinstance(prose, str) else "empty"))
+            )
         elif len(prose) > MAX_PROSE_CHARS:
             problems.append(("prose", f"has {len(prose)} characters; the limit is {MAX_PROSE_CHARS}"))
         return problems
@@ -118,7 +120,9 @@ def variant_problems(
     for name in variants.SIX:
         same = content.get(name) == source.get(name)
         if name == changed and same and kind != "falsifier_off":
-            problems.append((f"proposal.{name}", f"is the source proposal's text unchanged; a {kind} variant must change its target field"))
+            problems.append(
+                (f"proposal.{name}", f"is the source proposal's text unchanged; a {kind} variant must change its target field")
+            )
         elif name != changed and not same:
             problems.append(
                 (
@@ -214,15 +218,23 @@ def _check_against_benchmark(benchmark: Benchmark, lines: list[_Line], problems:
         by_context.setdefault(context_id, []).append(model)
     sources: dict[str, Proposal] = {}
     for line in lines:
+
         def problem(name: str, message: str, line: _Line = line) -> None:
             problems.append(Problem(line.ref.file, line.ref.line, name, message))
 
         if line.context_id not in contexts:
-            with_text = list(benchmark.contexts.filter(has_text=True).order_by("external_id").values_list("external_id", flat=True))
-            problem("context_id", f"unknown context {_show(line.context_id)} in {benchmark}; its contexts with text include {_names(with_text)}")
+            with_text = list(
+                benchmark.contexts.filter(has_text=True).order_by("external_id").values_list("external_id", flat=True)
+            )
+            problem(
+                "context_id",
+                f"unknown context {_show(line.context_id)} in {benchmark}; its contexts with text include {_names(with_text)}",
+            )
             continue
         if line.source_model not in participants:
-            problem("source_model", f"unknown model {_show(line.source_model)}; the models of {benchmark} are {_names(participants)}")
+            problem(
+                "source_model", f"unknown model {_show(line.source_model)}; the models of {benchmark} are {_names(participants)}"
+            )
             continue
         source = proposals.get((line.context_id, line.source_model))
         if source is None:
@@ -232,7 +244,9 @@ def _check_against_benchmark(benchmark: Benchmark, lines: list[_Line], problems:
                 f"the models with one are {_names(sorted(by_context.get(line.context_id, [])))}",
             )
             continue
-        found = variant_problems(kind=line.kind, target=line.target, content=line.content, prose=line.prose, source=source.content)
+        found = variant_problems(
+            kind=line.kind, target=line.target, content=line.content, prose=line.prose, source=source.content
+        )
         for name, message in found:
             problem(name, message)
         if not found:
@@ -272,7 +286,12 @@ def controls_import(*, benchmark: Benchmark, path: Path) -> ControlImportSummary
             continue
         if line.control_id in first_line:
             problems.append(
-                Problem(ref.file, ref.line, "control_id", f"{_show(line.control_id)} repeats line {first_line[line.control_id]}; each control appears once")
+                Problem(
+                    ref.file,
+                    ref.line,
+                    "control_id",
+                    f"{_show(line.control_id)} repeats line {first_line[line.control_id]}; each control appears once",
+                )
             )
             continue
         first_line[line.control_id] = number
@@ -282,9 +301,9 @@ def controls_import(*, benchmark: Benchmark, path: Path) -> ControlImportSummary
     sources = _check_against_benchmark(benchmark, lines, problems) if lines else {}
     stored = {
         v.control_id: v
-        for v in ControlVariant.objects.filter(benchmark=benchmark, control_id__in=[line.control_id for line in lines]).select_related(
-            "context", "source__participant"
-        )
+        for v in ControlVariant.objects.filter(
+            benchmark=benchmark, control_id__in=[line.control_id for line in lines]
+        ).select_related("context", "source__participant")
     }
     summary = ControlImportSummary(benchmark=benchmark, file=path.name)
     new: list[ControlVariant] = []
@@ -322,7 +341,8 @@ def controls_import(*, benchmark: Benchmark, path: Path) -> ControlImportSummary
                 origin=ControlVariant.Origin.IMPORTED,
                 generator=str(line.provenance.get("generator", ""))[:200],
                 generator_version=str(line.provenance.get("version", ""))[:100],
-                provenance={"file": path.name, "line": line.ref.line} | ({"declared": line.provenance} if line.provenance else {}),
+                provenance={"file": path.name, "line": line.ref.line}
+                | ({"declared": line.provenance} if line.provenance else {}),
                 status=line.status,
             )
         )
@@ -402,8 +422,16 @@ def _template_variants(kind: str, source: Proposal) -> list[tuple[str | None, di
             for t in TARGETS
         ]
     if kind == "subtle":  # only with templates_only: the model path is the default for subtle and sham
-        return [(t, variants.reserve_subtle(source.content, t), "", variants.RESERVE_SUBTLE[t].name, variants.RESERVE_SUBTLE[t].version)
-                for t in TARGETS]
+        return [
+            (
+                t,
+                variants.reserve_subtle(source.content, t),
+                "",
+                variants.RESERVE_SUBTLE[t].name,
+                variants.RESERVE_SUBTLE[t].version,
+            )
+            for t in TARGETS
+        ]
     if kind == "sham":
         g = variants.RESERVE_SHAM
         return [(t, variants.reserve_sham(source.content, t), "", g.name, g.version) for t in TARGETS]
@@ -426,7 +454,11 @@ def llm_kinds_error(kinds: Sequence[str], missing: Sequence[str] = ("--model", "
 
 def _model_settings_problem(kinds: Sequence[str], settings: llm.LlmSettings | None) -> str | None:
     """Why the model path cannot start (checked before anything is written), or None."""
-    missing = [option for option, value in (("--model", settings and settings.model), ("--base-url", settings and settings.base_url)) if not value]
+    missing = [
+        option
+        for option, value in (("--model", settings and settings.model), ("--base-url", settings and settings.base_url))
+        if not value
+    ]
     if missing:
         return llm_kinds_error(kinds, missing)
     assert settings is not None
@@ -440,7 +472,12 @@ def _model_settings_problem(kinds: Sequence[str], settings: llm.LlmSettings | No
 
 
 def controls_generate(
-    *, benchmark: Benchmark, kinds: Sequence[str], contexts: int, seed: int = 0, llm_settings: llm.LlmSettings | None = None,
+    *,
+    benchmark: Benchmark,
+    kinds: Sequence[str],
+    contexts: int,
+    seed: int = 0,
+    llm_settings: llm.LlmSettings | None = None,
     templates_only: bool = False,
 ) -> GenerateSummary:
     """Make variants for a seeded choice of ``contexts`` contexts, one source proposal each.
@@ -527,7 +564,12 @@ def controls_generate(
     if needs_model:
         assert llm_settings is not None
         _model_variants(
-            benchmark=benchmark, sources=[by_key[case] for case in cases], kinds=needs_model, seed=seed, settings=llm_settings, summary=summary
+            benchmark=benchmark,
+            sources=[by_key[case] for case in cases],
+            kinds=needs_model,
+            seed=seed,
+            settings=llm_settings,
+            summary=summary,
         )
     return summary
 
@@ -541,7 +583,13 @@ BATCH_PER_SLOT = 4
 
 
 def _model_variants(
-    *, benchmark: Benchmark, sources: Sequence[Proposal], kinds: Sequence[str], seed: int, settings: llm.LlmSettings, summary: GenerateSummary
+    *,
+    benchmark: Benchmark,
+    sources: Sequence[Proposal],
+    kinds: Sequence[str],
+    seed: int,
+    settings: llm.LlmSettings,
+    summary: GenerateSummary,
 ) -> None:
     """The model path of :func:`controls_generate`: one variant per source, kind and target, each generated and
     validated in up to ``llm.MAX_ROUNDS`` rounds, else the kind's reserve template; every attempt stored.
@@ -593,7 +641,9 @@ def _model_variants(
         _model_results_store(benchmark=benchmark, batch=batch, results=results, seed=seed, settings=settings, summary=summary)
         if all(r.call_failed for r in results):
             # Every call of the batch failed (a wrong model name, a bad key, an endpoint down): so would the rest.
-            summary.stopped += [(job.control_id, "not tried: every call of the previous batch failed") for job, _ in work[start + size :]]
+            summary.stopped += [
+                (job.control_id, "not tried: every call of the previous batch failed") for job, _ in work[start + size :]
+            ]
             break
 
 
@@ -611,7 +661,9 @@ def _model_results_store(
     ids = [job.control_id for job, _ in batch]
     with transaction.atomic():
         taken = set(
-            ControlVariant.objects.select_for_update().filter(benchmark=benchmark, control_id__in=ids).values_list("control_id", flat=True)
+            ControlVariant.objects.select_for_update()
+            .filter(benchmark=benchmark, control_id__in=ids)
+            .values_list("control_id", flat=True)
         )
         # Attempts of an earlier run that ended without a variant: this run's attempts replace them.
         ControlAttempt.objects.filter(benchmark=benchmark, control_id__in=ids, variant__isnull=True).delete()
@@ -667,7 +719,14 @@ def _model_results_store(
                         "note": why,
                     },
                 )
-                attempts.append(llm.Attempt(round=result.rounds + 1, step=ControlAttempt.Step.RESERVE, outcome=ControlAttempt.Outcome.ACCEPTED, reason=why))
+                attempts.append(
+                    llm.Attempt(
+                        round=result.rounds + 1,
+                        step=ControlAttempt.Step.RESERVE,
+                        outcome=ControlAttempt.Outcome.ACCEPTED,
+                        reason=why,
+                    )
+                )
                 tally.by_reserve += 1
             else:
                 tally.stopped += 1
@@ -729,7 +788,9 @@ def control_variant_review(
 def control_export_rows(benchmark: Benchmark) -> list[dict[str, Any]]:
     """The benchmark's controls as ``controls.jsonl`` lines, the format :func:`controls_import` reads."""
     rows = []
-    for v in ControlVariant.objects.filter(benchmark=benchmark).select_related("context", "source__participant").order_by("control_id"):
+    for v in (
+        ControlVariant.objects.filter(benchmark=benchmark).select_related("context", "source__participant").order_by("control_id")
+    ):
         row: dict[str, Any] = {
             "control_id": v.control_id,
             "kind": v.kind,

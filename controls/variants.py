@@ -73,9 +73,7 @@ CLEAR_DEFECT: dict[str, str] = {
         "This question has never been studied: no prior work addresses it, and the existing literature offers "
         "nothing relevant to build on, so no paper needs to be cited."
     ),
-    "decisive_metric": (
-        "Whether each configuration finishes training without errors, reported as a yes/no flag per run."
-    ),
+    "decisive_metric": ("Whether each configuration finishes training without errors, reported as a yes/no flag per run."),
     "falsifiability": (
         "The hypothesis would be refuted only if the primary metric were simultaneously higher and lower than "
         "the baseline's in the same run on the same data."

@@ -117,7 +117,9 @@ def control_detail(request: HttpRequest, pk: int) -> HttpResponse:
         form.add_error(None, str(exc))
         return _render_detail(request, variant, form)
     if action == "approve":
-        messages.success(request, f"{variant.control_id} approved{' with your edits' if changed else ''}: judge runs with controls include it.")
+        messages.success(
+            request, f"{variant.control_id} approved{' with your edits' if changed else ''}: judge runs with controls include it."
+        )
     else:
         messages.success(request, f"{variant.control_id} rejected: no judge run includes it.")
     return redirect("controls:variant", pk=variant.pk)
@@ -130,13 +132,21 @@ MAX_SEED = 2**32 - 1  # the API's (arena.apis.MAX_SEED)
 NO_STRUCTURED = "none"
 
 
-def _report_cached(*, benchmark: Benchmark, run: JudgeRun, structured: JudgeRun | None, replicates: int, seed: int) -> dict[str, Any]:
+def _report_cached(
+    *, benchmark: Benchmark, run: JudgeRun, structured: JudgeRun | None, replicates: int, seed: int
+) -> dict[str, Any]:
     """``controls.reports.controls_report``, cached by the runs' fingerprints (status, accepted verdicts), the replicates
     and the seed. The demo's report (48 verdicts, a structured run beside) takes about 0.1 s on one core; a
     release-sized one several times that, on every poll of a running run's page: hence the cache."""
-    runs = [run_rows_fingerprint(r, ControlJudgment.objects.filter(run=r, status="accepted")) for r in (run, structured) if r is not None]
+    runs = [
+        run_rows_fingerprint(r, ControlJudgment.objects.filter(run=r, status="accepted"))
+        for r in (run, structured)
+        if r is not None
+    ]
     return report_cached(
-        namespace="controls-report:v2", benchmark=benchmark, parts=[*runs, replicates, seed],
+        namespace="controls-report:v2",
+        benchmark=benchmark,
+        parts=[*runs, replicates, seed],
         make=lambda: controls_report(benchmark=benchmark, run=run, structured_run=structured, replicates=replicates, seed=seed),
     )
 
@@ -207,8 +217,11 @@ def controls_report_page(request: HttpRequest, benchmark_id: int) -> HttpRespons
     runs = controls_runs(benchmark=benchmark)
     variants = dict(ControlVariant.objects.filter(benchmark=benchmark).values_list("status").annotate(n=Count("id")).order_by())
     context: dict[str, Any] = {
-        "benchmark": benchmark, "runs": runs, "n_variants": sum(variants.values()),
-        "n_approved": variants.get(ControlVariant.Status.APPROVED, 0), "pairs_spec": "controls",
+        "benchmark": benchmark,
+        "runs": runs,
+        "n_variants": sum(variants.values()),
+        "n_approved": variants.get(ControlVariant.Status.APPROVED, 0),
+        "pairs_spec": "controls",
     }
     if not runs:
         state = "no-variants" if not context["n_variants"] else "no-approved" if not context["n_approved"] else "no-runs"
@@ -239,11 +252,21 @@ def controls_report_page(request: HttpRequest, benchmark_id: int) -> HttpRespons
     live = any(r.status in JudgeRun.ACTIVE_STATUSES for r in (run, structured) if r is not None)
     query = {"run": run.pk, "structured": structured.pk if structured else NO_STRUCTURED, "replicates": replicates, "seed": seed}
     context |= {
-        "state": "report", "run": run, "structured": structured, "structured_runs": structured_runs, "replicates": replicates,
-        "seed": seed, "problems": problems, "live": live, "query": urlencode(query),
+        "state": "report",
+        "run": run,
+        "structured": structured,
+        "structured_runs": structured_runs,
+        "replicates": replicates,
+        "seed": seed,
+        "problems": problems,
+        "live": live,
+        "query": urlencode(query),
         "progress": run_progress(run=run) if run.status in JudgeRun.ACTIVE_STATUSES else None,
-        "structured_progress": run_progress(run=structured) if structured and structured.status in JudgeRun.ACTIVE_STATUSES else None,
-        "demo": is_demo_run(run) or is_demo_run(structured), "demo_description": HEURISTIC_DESCRIPTION,
+        "structured_progress": run_progress(run=structured)
+        if structured and structured.status in JudgeRun.ACTIVE_STATUSES
+        else None,
+        "demo": is_demo_run(run) or is_demo_run(structured),
+        "demo_description": HEURISTIC_DESCRIPTION,
         "replicates_range": replicates_range,
     }
     try:

@@ -26,7 +26,9 @@ class _BootstrapParams(QueryParams):
         # The cap is a setting, read per request (as the Lit2Test leaderboard's): the schema and the message name it.
         return super().get_fields() | {
             "replicates": serializers.IntegerField(
-                required=False, min_value=1, max_value=settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES,
+                required=False,
+                min_value=1,
+                max_value=settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES,
                 default=min(LEADERBOARD_REPLICATES, settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES),
                 help_text="Bootstrap replicates (server-side cap).",
             )
@@ -84,14 +86,17 @@ class HypoArenaAgreementApi(APIView):
         # The same run twice is answered like a run that is not there (404, naming it), not as a bad parameter: the
         # schema cannot say that two parameters must differ, so a 400 would refuse a request it calls valid.
         run_b = id_field(
-            required=False, help_text="Judge B: another arena run of this benchmark (default: the first arena run that is not run_a)."
+            required=False,
+            help_text="Judge B: another arena run of this benchmark (default: the first arena run that is not run_a).",
         )
 
     @extend_schema(parameters=[InputSerializer], responses=api_responses(OpenApiTypes.OBJECT, 400, 404))
     def get(self, request: Request, benchmark_id: int) -> Response:
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
-        benchmark = _hypoarena_benchmark(benchmark_id, elsewhere="two of its runs' agreement is at /api/runs/<run_id>/agreement/?with=<other_run_id>")
+        benchmark = _hypoarena_benchmark(
+            benchmark_id, elsewhere="two of its runs' agreement is at /api/runs/<run_id>/agreement/?with=<other_run_id>"
+        )
         data = params.validated_data
         try:
             run_a, run_b = agreement_runs_pick(benchmark=benchmark, run_a=data.get("run_a"), run_b=data.get("run_b"))

@@ -92,8 +92,14 @@ def demo_counts(cases_per_domain: int = CASES_PER_DOMAIN) -> DemoCounts:
     models = len(STRENGTHS)
     matches = cases * models * (models - 1) // 2
     return DemoCounts(
-        domains=len(DOMAINS), cases=cases, models=models, submissions=cases * models, matches=matches,
-        verdicts_per_run=2 * matches, runs=len(JUDGES) + 1, rubric_scores=cases * models,
+        domains=len(DOMAINS),
+        cases=cases,
+        models=models,
+        submissions=cases * models,
+        matches=matches,
+        verdicts_per_run=2 * matches,
+        runs=len(JUDGES) + 1,
+        rubric_scores=cases * models,
     )
 
 
@@ -153,18 +159,26 @@ def demo_records(*, cases_per_domain: int = CASES_PER_DOMAIN, seed: int = SEED) 
         for i in range(1, cases_per_domain + 1):
             case_id = f"{prefix}-{i:03d}"
             case: dict[str, Any] = {
-                "case_id": case_id, "domain": domain, "singleton": singleton,
-                "context": f"Case {i} ({domain.replace('_', ' ')}). " + " ".join(_sentence(rng, domain, "Observed:") for _ in range(3)),
+                "case_id": case_id,
+                "domain": domain,
+                "singleton": singleton,
+                "context": f"Case {i} ({domain.replace('_', ' ')}). "
+                + " ".join(_sentence(rng, domain, "Observed:") for _ in range(3)),
             }
             if i % 2:
                 case["reference_conclusion"] = _sentence(rng, domain, "Concluded:")
             records["cases"].append(case)
             for model in models:
                 pairs = [
-                    {"hypothesis": _sentence(rng, domain, f"Hypothesis {n + 1}:"), "evidence": _sentence(rng, domain, "Evidence:")}
+                    {
+                        "hypothesis": _sentence(rng, domain, f"Hypothesis {n + 1}:"),
+                        "evidence": _sentence(rng, domain, "Evidence:"),
+                    }
                     for n in range(k)
                 ]
-                records["submissions"].append({"case_id": case_id, "model": model, "reference": model == REFERENCE, "pairs": pairs})
+                records["submissions"].append(
+                    {"case_id": case_id, "model": model, "reference": model == REFERENCE, "pairs": pairs}
+                )
                 theta = strengths[domain][model]
 
                 def score(rng: random.Random = rng, theta: float = theta) -> int:
@@ -172,9 +186,14 @@ def demo_records(*, cases_per_domain: int = CASES_PER_DOMAIN, seed: int = SEED) 
 
                 records["rubric"].append(
                     {
-                        "case_id": case_id, "model": model, "judge": rubric_judge, "run_label": rubric_label,
+                        "case_id": case_id,
+                        "model": model,
+                        "judge": rubric_judge,
+                        "run_label": rubric_label,
                         "pairs": [{"g": score(), "l": score(), "j": score()} for _ in range(k)],
-                        "b": score(), "d": score() if k > 1 else None, "u": score(),
+                        "b": score(),
+                        "d": score() if k > 1 else None,
+                        "u": score(),
                     }
                 )
             for x, one in enumerate(models):
@@ -184,7 +203,15 @@ def demo_records(*, cases_per_domain: int = CASES_PER_DOMAIN, seed: int = SEED) 
                         for order, (a, b) in (("original", (first, second)), ("reverse", (second, first))):
                             verdict = _draw_verdict(rng, seen[domain][a] + bias, seen[domain][b], nu)
                             records["verdicts"].append(
-                                {"case_id": case_id, "model_a": a, "model_b": b, "order": order, "verdict": verdict, "judge": judge, "run_label": label}
+                                {
+                                    "case_id": case_id,
+                                    "model_a": a,
+                                    "model_b": b,
+                                    "order": order,
+                                    "verdict": verdict,
+                                    "judge": judge,
+                                    "run_label": label,
+                                }
                             )
     return records
 
@@ -200,6 +227,7 @@ def demo_build(*, cases_per_domain: int = CASES_PER_DOMAIN, seed: int = SEED, na
             path.write_text("".join(_dump(r) for r in rows), encoding="utf-8")
             files[kind] = path
         return hypoarena_import(
-            name=name, files=files,
+            name=name,
+            files=files,
             description=f"Synthetic HypoArena demo (seed {seed}): verdicts drawn from known strengths; see hypoarena/demo.py.",
         )

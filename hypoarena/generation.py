@@ -46,10 +46,7 @@ PROMPTS.setdefault(GENERATION_V1, TEMPLATE)
 
 
 def render_generation_task(*, case: Case, k: int, template: PromptTemplate) -> list[dict[str, str]]:
-    user = (
-        f"{render_case(case)}\n=== END ===\n\nPropose exactly {k} hypothesis-evidence pair{'s' if k != 1 else ''} "
-        "as JSON."
-    )
+    user = f"{render_case(case)}\n=== END ===\n\nPropose exactly {k} hypothesis-evidence pair{'s' if k != 1 else ''} as JSON."
     return [{"role": "system", "content": template.system}, {"role": "user", "content": user}]
 
 
@@ -68,19 +65,34 @@ def answer_problems(text: str, *, k: int, singleton: bool) -> tuple[list[Any] | 
 
 
 def _references(benchmark: Benchmark) -> set[str]:
-    return set(Submission.objects.filter(case__benchmark=benchmark, is_reference=True).values_list("participant__name", flat=True))
+    return set(
+        Submission.objects.filter(case__benchmark=benchmark, is_reference=True).values_list("participant__name", flat=True)
+    )
 
 
 def generation_run_create(
-    *, benchmark: Benchmark, base_url: str, participants: list[str] | None = None, cases: str = "all", k: int = DEFAULT_K,
-    api_key_env: str | None = None, temperature: float = 1.0, max_tokens: int = 1600, concurrency: int = 8,
-    timeout: float = 300.0, model_names: dict[str, str] | None = None, prompt_version: str = GENERATION_V1,
-    launched_by: Any = None, lease_seconds: float | None = None,  # noqa: ANN401
+    *,
+    benchmark: Benchmark,
+    base_url: str,
+    participants: list[str] | None = None,
+    cases: str = "all",
+    k: int = DEFAULT_K,
+    api_key_env: str | None = None,
+    temperature: float = 1.0,
+    max_tokens: int = 1600,
+    concurrency: int = 8,
+    timeout: float = 300.0,
+    model_names: dict[str, str] | None = None,
+    prompt_version: str = GENERATION_V1,
+    launched_by: Any = None,
+    lease_seconds: float | None = None,  # noqa: ANN401
 ) -> GenerationRun:
     """A run that asks each participant (by default every one but the Reference) for K pairs on each chosen case
     (``all`` or ``domain:NAME``) it has no submission for yet. Raises :class:`RunError` saying what to fix."""
     if benchmark.protocol != Benchmark.Protocol.HYPOARENA:
-        raise RunError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark; generate its proposals with run_generation")
+        raise RunError(
+            f"{benchmark} is a {benchmark.get_protocol_display()} benchmark; generate its proposals with run_generation"
+        )
     template = PROMPTS.get(prompt_version)
     if template is None or template.kind != GENERATION_KIND:
         raise RunError(f"no HypoArena generation prompt template {prompt_version!r}; the current one is {GENERATION_V1}")
@@ -100,7 +112,9 @@ def generation_run_create(
             raise RunError(f"not participants of {benchmark}: {', '.join(unknown)}")
         asked_refs = sorted(set(participants) & references)
         if asked_refs:
-            raise RunError(f"{', '.join(asked_refs)} is the source-derived Reference: its submissions come from the source, not from a model")
+            raise RunError(
+                f"{', '.join(asked_refs)} is the source-derived Reference: its submissions come from the source, not from a model"
+            )
         people = [p for p in people if p.name in participants]
     else:
         people = [p for p in people if p.name not in references]
@@ -114,11 +128,20 @@ def generation_run_create(
     existing = set(Submission.objects.filter(case__benchmark=benchmark).values_list("case_id", "participant_id"))
     with transaction.atomic():
         run = GenerationRun.objects.create(
-            benchmark=benchmark, prompt_version=prompt_version, launched_by=launched_by,
+            benchmark=benchmark,
+            prompt_version=prompt_version,
+            launched_by=launched_by,
             parameters={
-                "base_url": base_url, "api_key_env": api_key_env or "", "temperature": temperature, "max_tokens": max_tokens,
-                "concurrency": concurrency, "timeout": timeout, "lease_seconds": lease_seconds or execution.lease_seconds(),
-                "model_names": model_names or {}, "cases": cases, "k": k,
+                "base_url": base_url,
+                "api_key_env": api_key_env or "",
+                "temperature": temperature,
+                "max_tokens": max_tokens,
+                "concurrency": concurrency,
+                "timeout": timeout,
+                "lease_seconds": lease_seconds or execution.lease_seconds(),
+                "model_names": model_names or {},
+                "cases": cases,
+                "k": k,
             },
         )
         GenerationTask.objects.bulk_create(
@@ -145,10 +168,12 @@ def matches_create_for_cases(*, benchmark: Benchmark, case_ids: set[int]) -> int
         items.sort(key=lambda s: s.participant.name)
         by_name = {s.participant.name: s for s in items}
         for i, one in enumerate(items):
-            for other in items[i + 1:]:
+            for other in items[i + 1 :]:
                 if frozenset((one.pk, other.pk)) in matched:
                     continue
-                first, second = match_orientation(benchmark.orientation_seed, one.case.external_id, one.participant.name, other.participant.name)
+                first, second = match_orientation(
+                    benchmark.orientation_seed, one.case.external_id, one.participant.name, other.participant.name
+                )
                 new.append(Match(case_id=one.case_id, first=by_name[first], second=by_name[second]))
     Match.objects.bulk_create(new)
     return len(new)
@@ -176,7 +201,15 @@ def _after(run: GenerationRun, case_ids: set[int]) -> None:
 
 
 KIND = ElicitKind(
-    run_kind=RUN_KIND, title="HypoArena generation", run_model=GenerationRun, task_model=GenerationTask,
-    related=("case__domain",), messages=_messages, check=_check, store=_store, after=_after, subject_field="case",
+    run_kind=RUN_KIND,
+    title="HypoArena generation",
+    run_model=GenerationRun,
+    task_model=GenerationTask,
+    related=("case__domain",),
+    messages=_messages,
+    check=_check,
+    store=_store,
+    after=_after,
+    subject_field="case",
 )
 elicit_kind_register(KIND)

@@ -87,7 +87,9 @@ def _matches(ids: set[int] | None = None, *, benchmark: Benchmark | None = None)
 # --------------------------------------------------------------------------- arena
 
 
-def _arena_plan(benchmark: Benchmark, request: Any, template: PromptTemplate) -> tuple[Callable[[JudgeRun], list[ArenaJudgeTask]], int]:  # noqa: ANN401
+def _arena_plan(
+    benchmark: Benchmark, request: Any, template: PromptTemplate
+) -> tuple[Callable[[JudgeRun], list[ArenaJudgeTask]], int]:  # noqa: ANN401
     """Every chosen match in the requested orders, each through the orientation gate."""
     _require_hypoarena(benchmark, "matches")
     matches = _matches(benchmark=benchmark)
@@ -132,10 +134,18 @@ def _arena_parse(text: str, template: PromptTemplate, spec: JudgeSpec) -> ArenaA
 def _arena_judgment(run_id: int, spec: JudgeSpec, result: _JudgeResult) -> ArenaVerdict:
     answer: ArenaAnswer | None = result.answer if result.status == "accepted" else None
     return ArenaVerdict(
-        run_id=run_id, match_id=spec.subject_id, order=spec.order, status=result.status,
-        verdict=answer.verdict if answer else None, reasons=answer.reason if answer else "", raw_response=result.raw,
-        errors=result.errors or [], attempt=result.attempt, latency_seconds=result.latency,
-        prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
+        run_id=run_id,
+        match_id=spec.subject_id,
+        order=spec.order,
+        status=result.status,
+        verdict=answer.verdict if answer else None,
+        reasons=answer.reason if answer else "",
+        raw_response=result.raw,
+        errors=result.errors or [],
+        attempt=result.attempt,
+        latency_seconds=result.latency,
+        prompt_tokens=result.prompt_tokens,
+        completion_tokens=result.completion_tokens,
         metadata={"rejected_attempts": result.transcripts} if result.transcripts else {},
     )
 
@@ -157,7 +167,9 @@ def _submissions(ids: set[int] | None = None, *, benchmark: Benchmark | None = N
     return list(found.order_by("id"))
 
 
-def _rubric_plan(benchmark: Benchmark, request: Any, template: PromptTemplate) -> tuple[Callable[[JudgeRun], list[RubricJudgeTask]], int]:  # noqa: ANN401
+def _rubric_plan(
+    benchmark: Benchmark, request: Any, template: PromptTemplate
+) -> tuple[Callable[[JudgeRun], list[RubricJudgeTask]], int]:  # noqa: ANN401
     """Every chosen submission, once (a submission is scored alone: ``orders`` do not apply)."""
     _require_hypoarena(benchmark, "submissions")
     submissions = _submissions(benchmark=benchmark)
@@ -166,7 +178,9 @@ def _rubric_plan(benchmark: Benchmark, request: Any, template: PromptTemplate) -
     chosen = _choose(submissions, request.pairs, request.seed, domain_of=lambda s: s.case.domain.name, what="submissions")
     empty = [s for s in chosen if not s.pairs]
     if empty:
-        raise RunError(f"submission of case {empty[0].case.external_id} has no pairs to score; fix or delete it, then launch again")
+        raise RunError(
+            f"submission of case {empty[0].case.external_id} has no pairs to score; fix or delete it, then launch again"
+        )
 
     def make(run: JudgeRun) -> list[RubricJudgeTask]:
         return [RubricJudgeTask(run=run, submission=s, order=RUBRIC_ORDER) for s in chosen]
@@ -196,20 +210,36 @@ def _rubric_judgment(run_id: int, spec: JudgeSpec, result: _JudgeResult) -> list
     answer: RubricAnswer | None = result.answer if result.status == "accepted" else None
     rows: list[RubricJudgment | RubricScore] = [
         RubricJudgment(
-            run_id=run_id, submission_id=spec.subject_id, order=spec.order, status=result.status,
-            scores=answer.scores() if answer else None, reasons=answer.reason if answer else "", raw_response=result.raw,
-            errors=result.errors or [], attempt=result.attempt, latency_seconds=result.latency,
-            prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
+            run_id=run_id,
+            submission_id=spec.subject_id,
+            order=spec.order,
+            status=result.status,
+            scores=answer.scores() if answer else None,
+            reasons=answer.reason if answer else "",
+            raw_response=result.raw,
+            errors=result.errors or [],
+            attempt=result.attempt,
+            latency_seconds=result.latency,
+            prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens,
             metadata={"rejected_attempts": result.transcripts} if result.transcripts else {},
         )
     ]
     if answer is not None:
-        rows.append(RubricScore(
-            run_id=run_id, submission_id=spec.subject_id, grounding=[p["g"] for p in answer.pairs],
-            insight=[p["l"] for p in answer.pairs], justification=[p["j"] for p in answer.pairs],
-            breadth=answer.b, distinctness=answer.d, utility=answer.u, raw_response=result.raw,
-            metadata={"reason": answer.reason} if answer.reason else {},
-        ))
+        rows.append(
+            RubricScore(
+                run_id=run_id,
+                submission_id=spec.subject_id,
+                grounding=[p["g"] for p in answer.pairs],
+                insight=[p["l"] for p in answer.pairs],
+                justification=[p["j"] for p in answer.pairs],
+                breadth=answer.b,
+                distinctness=answer.d,
+                utility=answer.u,
+                raw_response=result.raw,
+                metadata={"reason": answer.reason} if answer.reason else {},
+            )
+        )
     return rows
 
 
@@ -218,20 +248,41 @@ def _rubric_recorded(source: JudgeRun) -> dict[tuple[int, str], dict[str, Any]]:
     return {
         (r.submission_id, RUBRIC_ORDER): {
             "pairs": [{"g": g, "l": ell, "j": j} for g, ell, j in zip(r.grounding, r.insight, r.justification, strict=True)],
-            "b": r.breadth, "d": r.distinctness, "u": r.utility,
+            "b": r.breadth,
+            "d": r.distinctness,
+            "u": r.utility,
             "reason": (r.metadata or {}).get("reason") or f"replayed from run {source.pk}",
         }
         for r in RubricScore.objects.filter(run=source)
     }
 
 
-subjects_register(JudgeSubjects(
-    name=ARENA_KIND, task_model=ArenaJudgeTask, judgment_model=ArenaVerdict, subject_field="match",
-    plan=_arena_plan, specs=_arena_specs, judgment=_arena_judgment, recorded=_arena_recorded,
-    default_prompts=DEFAULT_ARENA, parse=_arena_parse,
-))
-subjects_register(JudgeSubjects(
-    name=RUBRIC_KIND, task_model=RubricJudgeTask, judgment_model=RubricJudgment, subject_field="submission",
-    plan=_rubric_plan, specs=_rubric_specs, judgment=_rubric_judgment, recorded=_rubric_recorded,
-    default_prompts=DEFAULT_RUBRIC, parse=_rubric_parse, ordered=False,
-))
+subjects_register(
+    JudgeSubjects(
+        name=ARENA_KIND,
+        task_model=ArenaJudgeTask,
+        judgment_model=ArenaVerdict,
+        subject_field="match",
+        plan=_arena_plan,
+        specs=_arena_specs,
+        judgment=_arena_judgment,
+        recorded=_arena_recorded,
+        default_prompts=DEFAULT_ARENA,
+        parse=_arena_parse,
+    )
+)
+subjects_register(
+    JudgeSubjects(
+        name=RUBRIC_KIND,
+        task_model=RubricJudgeTask,
+        judgment_model=RubricJudgment,
+        subject_field="submission",
+        plan=_rubric_plan,
+        specs=_rubric_specs,
+        judgment=_rubric_judgment,
+        recorded=_rubric_recorded,
+        default_prompts=DEFAULT_RUBRIC,
+        parse=_rubric_parse,
+        ordered=False,
+    )
+)

@@ -245,7 +245,9 @@ class RubricJudgment(models.Model):
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="rubric_judgments")
     order = models.CharField(max_length=10, blank=True, default=RUBRIC_ORDER)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACCEPTED)
-    scores = models.JSONField(null=True, blank=True, help_text='the parsed answer: {"pairs": [{"g", "l", "j"}, ...], "b", "d", "u"}')
+    scores = models.JSONField(
+        null=True, blank=True, help_text='the parsed answer: {"pairs": [{"g", "l", "j"}, ...], "b", "d", "u"}'
+    )
     reasons = models.TextField(blank=True)
     raw_response = models.TextField(blank=True)
     errors = models.JSONField(default=list, blank=True)

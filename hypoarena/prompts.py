@@ -99,11 +99,15 @@ def blind_pairs(submission: Submission, matcher: Matcher | None) -> list[dict[st
 def render_submission(label: str, pairs: list[dict[str, Any]]) -> str:
     """A submission as the judge sees it. The first line is the header: the orientation gate compares what follows."""
     header = f"=== SUBMISSION {label} ===" if label else "=== SUBMISSION ==="
-    body = "\n\n".join(f"Pair {i}\nHypothesis: {p['hypothesis']}\nEvidence: {p['evidence']}" for i, p in enumerate(pairs, start=1))
+    body = "\n\n".join(
+        f"Pair {i}\nHypothesis: {p['hypothesis']}\nEvidence: {p['evidence']}" for i, p in enumerate(pairs, start=1)
+    )
     return f"{header}\n{body}"
 
 
-def render_arena_task(*, case: Case, shown_a: Submission, shown_b: Submission, template: PromptTemplate, matcher: Matcher | None) -> RenderedTask:
+def render_arena_task(
+    *, case: Case, shown_a: Submission, shown_b: Submission, template: PromptTemplate, matcher: Matcher | None
+) -> RenderedTask:
     """The blind prompt of one ordered arena task: ``shown_a`` labelled A, ``shown_b`` labelled B."""
     block_a = render_submission("A", blind_pairs(shown_a, matcher))
     block_b = render_submission("B", blind_pairs(shown_b, matcher))

@@ -52,7 +52,11 @@ def arena_run_pick(*, benchmark: Benchmark, run_id: int | None) -> JudgeRun:
 
 def rubric_run_first(*, benchmark: Benchmark) -> JudgeRun | None:
     """The rubric run whose scores the leaderboard shows beside the arena ranks: the benchmark's first."""
-    return benchmark.runs.filter(subjects=JudgeRun.Subjects.HYPOARENA_RUBRIC, run_type=RUBRIC_RUN).order_by("created_at", "id").first()
+    return (
+        benchmark.runs.filter(subjects=JudgeRun.Subjects.HYPOARENA_RUBRIC, run_type=RUBRIC_RUN)
+        .order_by("created_at", "id")
+        .first()
+    )
 
 
 def hypoarena_report(*, benchmark: Benchmark, run: JudgeRun, replicates: int, seed: int, level: float = 0.95) -> dict[str, Any]:
@@ -149,16 +153,17 @@ def hypoarena_agreement_report(
     ratings_a, ratings_b = boot.pop("ratings_a"), boot.pop("ratings_b")
     agreement = inter_judge_agreement(ratings_a, ratings_b, top_k=top_k)
     pairwise = pairwise_verdict_agreement(frames["A"], frames["B"])
-    references = set(
-        benchmark.participants.filter(hypoarena_submissions__is_reference=True).values_list("name", flat=True)
-    )
+    references = set(benchmark.participants.filter(hypoarena_submissions__is_reference=True).values_list("name", flat=True))
     ratings: dict[str, Any] = {}
     for domain in ratings_a:
         ranks_a, ranks_b = _average_ranks(ratings_a[domain]), _average_ranks(ratings_b[domain])
         ratings[domain] = {
             m: {
-                "rating_a": ratings_a[domain][m], "rating_b": ratings_b[domain][m],
-                "rank_a": ranks_a[m], "rank_b": ranks_b[m], "rank_shift": abs(ranks_a[m] - ranks_b[m]),
+                "rating_a": ratings_a[domain][m],
+                "rating_b": ratings_b[domain][m],
+                "rank_a": ranks_a[m],
+                "rank_b": ranks_b[m],
+                "rank_shift": abs(ranks_a[m] - ranks_b[m]),
             }
             for m in sorted(ratings_a[domain], key=lambda m: (ranks_a[m], m))
         }
@@ -196,6 +201,7 @@ def hypoarena_agreement_report(
 
 # --------------------------------------------------------------------------- caching
 
+
 def run_fingerprint(run: JudgeRun | None) -> str:
     """What a run contributes to a document (``arena.caching.run_rows_fingerprint``): its accepted verdicts (an arena
     run) or its rubric scores (a rubric run)."""
@@ -212,16 +218,20 @@ def hypoarena_report_cached(*, benchmark: Benchmark, run: JudgeRun, replicates: 
     The demo's leaderboard (3 domains, 8 models, 3,360 verdicts, 10,000 replicates) takes a few seconds of a core; a page
     polling a running run would pay that on every poll without the cache. A ReportError is not cached."""
     return report_cached(
-        namespace="hypoarena-report:v2", benchmark=benchmark,
+        namespace="hypoarena-report:v2",
+        benchmark=benchmark,
         parts=[run_fingerprint(run), run_fingerprint(rubric_run_first(benchmark=benchmark)), replicates, seed],
         make=lambda: hypoarena_report(benchmark=benchmark, run=run, replicates=replicates, seed=seed),
     )
 
 
-def hypoarena_agreement_cached(*, benchmark: Benchmark, run_a: JudgeRun, run_b: JudgeRun, replicates: int, seed: int) -> dict[str, Any]:
+def hypoarena_agreement_cached(
+    *, benchmark: Benchmark, run_a: JudgeRun, run_b: JudgeRun, replicates: int, seed: int
+) -> dict[str, Any]:
     """:func:`hypoarena_agreement_report`, cached by both runs' fingerprints, the replicates and the seed."""
     return report_cached(
-        namespace="hypoarena-agreement:v2", benchmark=benchmark,
+        namespace="hypoarena-agreement:v2",
+        benchmark=benchmark,
         parts=[run_fingerprint(run_a), run_fingerprint(run_b), replicates, seed],
         make=lambda: hypoarena_agreement_report(benchmark=benchmark, run_a=run_a, run_b=run_b, replicates=replicates, seed=seed),
     )

@@ -47,7 +47,9 @@ def verdict_frame(*, run: JudgeRun) -> pd.DataFrame:
     rows = list(
         ArenaVerdict.objects.filter(run=run, status=ArenaVerdict.Status.ACCEPTED)
         .order_by("match_id", "order", "id")
-        .values_list("match__case__domain__name", "match__case__external_id", "match__first_id", "match__second_id", "order", "verdict")
+        .values_list(
+            "match__case__domain__name", "match__case__external_id", "match__first_id", "match__second_id", "order", "verdict"
+        )
     )
     names = dict(Submission.objects.filter(case__benchmark_id=run.benchmark_id).values_list("pk", "participant__name"))
     frame = pd.DataFrame(rows, columns=["domain", "case", "first", "second", "order", "verdict"])
@@ -62,9 +64,17 @@ def rubric_rows(*, run: JudgeRun) -> list[dict[str, Any]]:
     scores = RubricScore.objects.filter(run=run).select_related("submission__case__domain", "submission__participant")
     return [
         {
-            "domain": r.submission.case.domain.name, "singleton": r.submission.case.domain.singleton,
-            "case": r.submission.case.external_id, "model": r.submission.participant.name, "k": len(r.grounding),
-            "g": r.grounding, "l": r.insight, "j": r.justification, "b": r.breadth, "d": r.distinctness, "u": r.utility,
+            "domain": r.submission.case.domain.name,
+            "singleton": r.submission.case.domain.singleton,
+            "case": r.submission.case.external_id,
+            "model": r.submission.participant.name,
+            "k": len(r.grounding),
+            "g": r.grounding,
+            "l": r.insight,
+            "j": r.justification,
+            "b": r.breadth,
+            "d": r.distinctness,
+            "u": r.utility,
         }
         for r in scores.order_by("submission__case__external_id", "submission__participant__name")
     ]
@@ -92,11 +102,13 @@ def benchmark_overview(*, benchmark: Benchmark) -> dict[str, Any]:
     )
     # One subquery per count: joining verdicts and scores at once would multiply their rows before counting.
     runs = list(
-        benchmark.runs.filter(subjects__in=[JudgeRun.Subjects.HYPOARENA, JudgeRun.Subjects.HYPOARENA_RUBRIC]).annotate(
+        benchmark.runs.filter(subjects__in=[JudgeRun.Subjects.HYPOARENA, JudgeRun.Subjects.HYPOARENA_RUBRIC])
+        .annotate(
             n_accepted=_count_of(ArenaVerdict, status=ArenaVerdict.Status.ACCEPTED),
             n_invalid=_count_of(ArenaVerdict, status=ArenaVerdict.Status.INVALID),
             n_scores=_count_of(RubricScore),
-        ).order_by("created_at", "id")
+        )
+        .order_by("created_at", "id")
     )
     return {
         "domains": domains,

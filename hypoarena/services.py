@@ -188,7 +188,9 @@ def _score(f: _Fields, key: str, value: Any, *, nullable: bool = False) -> int |
         return None
     whole = isinstance(value, int) or (isinstance(value, float) and math.isfinite(value) and value.is_integer())
     if isinstance(value, bool) or not whole or not RUBRIC_MIN <= value <= RUBRIC_MAX:
-        f.problem(key, f"must be a whole number from {RUBRIC_MIN} to {RUBRIC_MAX}{' or null' if nullable else ''}, got {_show(value)}")
+        f.problem(
+            key, f"must be a whole number from {RUBRIC_MIN} to {RUBRIC_MAX}{' or null' if nullable else ''}, got {_show(value)}"
+        )
         return None
     return int(value)
 
@@ -241,7 +243,7 @@ def _parse_verdict(record: dict[str, Any], f: _Fields) -> _VerdictLine | None:
     verdict = record.get("verdict")
     if status == ArenaVerdict.Status.ACCEPTED:
         if verdict is None:
-            f.problem("verdict", f"missing; one of {_names(VERDICTS)} (or status \"invalid\" with no verdict)")
+            f.problem("verdict", f'missing; one of {_names(VERDICTS)} (or status "invalid" with no verdict)')
         elif verdict not in VERDICTS:
             f.problem("verdict", f"must be one of {_names(VERDICTS)}; got {_show(verdict)}")
     elif verdict is not None:
@@ -324,8 +326,16 @@ class _Stored:
             stored.matches[(case_id, frozenset((names[first], names[second])))] = (names[first], names[second])
         stored.runs = {(r.judge_model, r.label): r for r in benchmark.runs.all()}
         rows = ArenaVerdict.objects.filter(run__benchmark=benchmark).values_list(
-            "run__judge_model", "run__label", "match__case__external_id", "match__first_id", "match__second_id",
-            "order", "status", "verdict", "reasons", "raw_response",
+            "run__judge_model",
+            "run__label",
+            "match__case__external_id",
+            "match__first_id",
+            "match__second_id",
+            "order",
+            "status",
+            "verdict",
+            "reasons",
+            "raw_response",
         )
         for judge, label, case_id, first, second, order, status, verdict, reasons, raw in rows.iterator():
             key = (judge, label, case_id, frozenset((names[first], names[second])), order)
@@ -333,7 +343,9 @@ class _Stored:
                 stored.accepted[key] = verdict
             else:
                 stored.invalid[(*key, reasons, raw)] += 1
-        for r in RubricScore.objects.filter(run__benchmark=benchmark).select_related("run", "submission__case", "submission__participant"):
+        for r in RubricScore.objects.filter(run__benchmark=benchmark).select_related(
+            "run", "submission__case", "submission__participant"
+        ):
             key = (r.run.judge_model, r.run.label, r.submission.case.external_id, r.submission.participant.name)
             stored.rubric[key] = (r.grounding, r.insight, r.justification, r.breadth, r.distinctness, r.utility)
         return stored
@@ -367,7 +379,9 @@ def import_files(paths: Sequence[Path]) -> dict[str, Path]:
         if path.is_dir():
             candidates = [p for kind in FILES for p in sorted(path.glob(f"*{kind}.jsonl"))]
             if not candidates:
-                raise HypoArenaError(f"{path}: no HypoArena file in this folder; expected {', '.join(f'{k}.jsonl' for k in FILES)}")
+                raise HypoArenaError(
+                    f"{path}: no HypoArena file in this folder; expected {', '.join(f'{k}.jsonl' for k in FILES)}"
+                )
         elif path.is_file():
             candidates = [path]
         else:
@@ -441,7 +455,9 @@ def hypoarena_import(*, name: str, files: Mapping[str, Path], version: str = "1"
     new_cases: list[_CaseLine] = []
     for line in case_lines:
         if line.case_id in cases:
-            problem(line.ref, "case_id", f"{_show(line.case_id)} repeats line {cases[line.case_id].ref.line}; each case appears once")
+            problem(
+                line.ref, "case_id", f"{_show(line.case_id)} repeats line {cases[line.case_id].ref.line}; each case appears once"
+            )
             continue
         cases[line.case_id] = line
         if line.singleton is not None:
@@ -450,7 +466,8 @@ def hypoarena_import(*, name: str, files: Mapping[str, Path], version: str = "1"
                 singleton[line.domain] = (line.singleton, f"line {line.ref.line}")
             elif said[0] != line.singleton:
                 problem(
-                    line.ref, "singleton",
+                    line.ref,
+                    "singleton",
                     f"is {json.dumps(line.singleton)}, but domain {_show(line.domain)} is {'a singleton' if said[0] else 'a multi-pair'} "
                     f"domain ({said[1]}); every case of a domain says the same, or leaves singleton out",
                 )
@@ -459,17 +476,23 @@ def hypoarena_import(*, name: str, files: Mapping[str, Path], version: str = "1"
             new_cases.append(line)
             continue
         differing = [
-            k for k, was, now in (
-                ("domain", old.domain.name, line.domain), ("context", old.context, line.context),
+            k
+            for k, was, now in (
+                ("domain", old.domain.name, line.domain),
+                ("context", old.context, line.context),
                 ("reference_conclusion", old.reference_conclusion, line.reference_conclusion),
-            ) if was != now
+            )
+            if was != now
         ]
         if differing:
             problem(
-                line.ref, ", ".join(differing),
+                line.ref,
+                ", ".join(differing),
                 f"case {_show(line.case_id)} is already in {benchmark} with a different {', '.join(differing)}; give the new case its own case_id",
             )
-    domain_of: dict[str, str] = {c.external_id: c.domain.name for c in stored.cases.values()} | {c: x.domain for c, x in cases.items()}
+    domain_of: dict[str, str] = {c.external_id: c.domain.name for c in stored.cases.values()} | {
+        c: x.domain for c, x in cases.items()
+    }
     is_singleton = {name: said[0] for name, said in singleton.items()}
     known_cases = sorted(set(domain_of) | {c for c in broken["cases"] if isinstance(c, str) and c})
 
@@ -489,14 +512,22 @@ def hypoarena_import(*, name: str, files: Mapping[str, Path], version: str = "1"
     for line in submission_lines:
         key = (line.case_id, line.model)
         if key in seen_submissions:
-            problem(line.ref, "model", f"{_show(line.model)} already has a submission for case {_show(line.case_id)} on line {seen_submissions[key]}; one per model and case")
+            problem(
+                line.ref,
+                "model",
+                f"{_show(line.model)} already has a submission for case {_show(line.case_id)} on line {seen_submissions[key]}; one per model and case",
+            )
             continue
         seen_submissions[key] = line.ref.line
         if unknown_case(line.ref, line.case_id):
             continue
         domain = domain_of[line.case_id]
         if is_singleton.get(domain) and len(line.pairs) != 1:
-            problem(line.ref, "pairs", f"has {len(line.pairs)} pairs; case {_show(line.case_id)} is in singleton domain {_show(domain)}, where a submission has exactly 1")
+            problem(
+                line.ref,
+                "pairs",
+                f"has {len(line.pairs)} pairs; case {_show(line.case_id)} is in singleton domain {_show(domain)}, where a submission has exactly 1",
+            )
             broken["submissions"].add(key)
             continue
         said = reference.get(line.model)
@@ -504,7 +535,8 @@ def hypoarena_import(*, name: str, files: Mapping[str, Path], version: str = "1"
             reference[line.model] = (line.reference, f"line {line.ref.line}")
         elif said[0] != line.reference:
             problem(
-                line.ref, "reference",
+                line.ref,
+                "reference",
                 f"is {json.dumps(line.reference)}, but {_show(line.model)} is {'' if said[0] else 'not '}the Reference ({said[1]}); "
                 "a model is the Reference in all its submissions or in none",
             )
@@ -515,7 +547,11 @@ def hypoarena_import(*, name: str, files: Mapping[str, Path], version: str = "1"
             new_submissions.append(line)
             submitted[key] = line
         elif old.pairs != line.pairs:
-            problem(line.ref, "pairs", f"{_show(line.model)} already has a submission for case {_show(line.case_id)} in {benchmark} with other pairs; it cannot be replaced by an import")
+            problem(
+                line.ref,
+                "pairs",
+                f"{_show(line.model)} already has a submission for case {_show(line.case_id)} in {benchmark} with other pairs; it cannot be replaced by an import",
+            )
     models_of: dict[str, list[str]] = {}
     for case_id, model in submitted:
         models_of.setdefault(case_id, []).append(model)
@@ -525,7 +561,11 @@ def hypoarena_import(*, name: str, files: Mapping[str, Path], version: str = "1"
             return False
         if (case_id, model) in broken["submissions"]:
             return True
-        problem(ref, name, f"{_show(model)} has no submission for case {_show(case_id)}; the models with one are {_names(sorted(models_of.get(case_id, [])))}")
+        problem(
+            ref,
+            name,
+            f"{_show(model)} has no submission for case {_show(case_id)}; the models with one are {_names(sorted(models_of.get(case_id, [])))}",
+        )
         return True
 
     run_types: dict[tuple[str, str], tuple[str, str]] = {k: (r.run_type, "stored") for k, r in stored.runs.items()}
@@ -535,7 +575,8 @@ def hypoarena_import(*, name: str, files: Mapping[str, Path], version: str = "1"
         if said[0] == run_type:
             return False
         problem(
-            ref, "run_label",
+            ref,
+            "run_label",
             f"run {_show(label)} of judge {_show(judge)} already holds {said[0]} results ({said[1]}); give the {run_type} run its own run_label",
         )
         return True
@@ -550,7 +591,9 @@ def hypoarena_import(*, name: str, files: Mapping[str, Path], version: str = "1"
     for line in verdict_lines:
         if unknown_case(line.ref, line.case_id):
             continue
-        if unknown_submission(line.ref, "model_a", line.case_id, line.model_a) | unknown_submission(line.ref, "model_b", line.case_id, line.model_b):
+        if unknown_submission(line.ref, "model_a", line.case_id, line.model_a) | unknown_submission(
+            line.ref, "model_b", line.case_id, line.model_b
+        ):
             continue
         if wrong_run(line.ref, line.judge, line.run_label, ARENA_RUN):
             continue
@@ -560,7 +603,8 @@ def hypoarena_import(*, name: str, files: Mapping[str, Path], version: str = "1"
         if known[0] != first:
             shown = known[0] if line.order == "original" else known[1]
             problem(
-                line.ref, "model_a",
+                line.ref,
+                "model_a",
                 f"is {_show(line.model_a)}, but in the {line.order} order of case {_show(line.case_id)} the match of {_show(known[0])} and "
                 f"{_show(known[1])} shows {_show(shown)} as A ({known[2]}: {_show(known[0])} is A in the original order, {_show(known[1])} "
                 "in the reverse); swap model_a and model_b, or the order",
@@ -574,14 +618,22 @@ def hypoarena_import(*, name: str, files: Mapping[str, Path], version: str = "1"
                 new_verdicts.append(line)
             continue
         if key in seen_verdicts:
-            problem(line.ref, "verdict", f"a second accepted verdict for this match and order in run {_show(line.run_label)} of {_show(line.judge)} (the first is on line {seen_verdicts[key]}); one per run, match and order")
+            problem(
+                line.ref,
+                "verdict",
+                f"a second accepted verdict for this match and order in run {_show(line.run_label)} of {_show(line.judge)} (the first is on line {seen_verdicts[key]}); one per run, match and order",
+            )
             continue
         seen_verdicts[key] = line.ref.line
         old_verdict = stored.accepted.get(key)
         if old_verdict is None:
             new_verdicts.append(line)
         elif old_verdict != line.verdict:
-            problem(line.ref, "verdict", f"is {_show(line.verdict)}, but run {_show(line.run_label)} of {_show(line.judge)} already has {_show(old_verdict)} for this match and order; a run's verdict cannot be replaced by an import")
+            problem(
+                line.ref,
+                "verdict",
+                f"is {_show(line.verdict)}, but run {_show(line.run_label)} of {_show(line.judge)} already has {_show(old_verdict)} for this match and order; a run's verdict cannot be replaced by an import",
+            )
 
     # Rubric scores.
     new_rubric: list[_RubricLine] = []
@@ -594,37 +646,68 @@ def hypoarena_import(*, name: str, files: Mapping[str, Path], version: str = "1"
         sub = submitted[(line.case_id, line.model)]
         k = len(sub.pairs)
         if len(line.g) != k:
-            problem(line.ref, "pairs", f"scores {len(line.g)} pair(s); the submission of {_show(line.model)} for case {_show(line.case_id)} has K = {k}")
+            problem(
+                line.ref,
+                "pairs",
+                f"scores {len(line.g)} pair(s); the submission of {_show(line.model)} for case {_show(line.case_id)} has K = {k}",
+            )
             continue
         if k == 1 and line.d is not None:
-            problem(line.ref, "d", f"must be null when K = 1 (directional distinctness does not apply to one pair); got {_show(line.d)}")
+            problem(
+                line.ref,
+                "d",
+                f"must be null when K = 1 (directional distinctness does not apply to one pair); got {_show(line.d)}",
+            )
             continue
         if k > 1 and line.d is None:
-            problem(line.ref, "d", f"missing; a whole number from {RUBRIC_MIN} to {RUBRIC_MAX} (the submission has K = {k} pairs)")
+            problem(
+                line.ref, "d", f"missing; a whole number from {RUBRIC_MIN} to {RUBRIC_MAX} (the submission has K = {k} pairs)"
+            )
             continue
         key = (line.judge, line.run_label, line.case_id, line.model)
         if key in seen_rubric:
-            problem(line.ref, "model", f"a second rubric score of {_show(line.model)} for case {_show(line.case_id)} in run {_show(line.run_label)} (the first is on line {seen_rubric[key]})")
+            problem(
+                line.ref,
+                "model",
+                f"a second rubric score of {_show(line.model)} for case {_show(line.case_id)} in run {_show(line.run_label)} (the first is on line {seen_rubric[key]})",
+            )
             continue
         seen_rubric[key] = line.ref.line
         old_scores = stored.rubric.get(key)
         if old_scores is None:
             new_rubric.append(line)
         elif old_scores != line.values():
-            problem(line.ref, "pairs", f"run {_show(line.run_label)} of {_show(line.judge)} already scored {_show(line.model)} for case {_show(line.case_id)} differently; scores cannot be replaced by an import")
+            problem(
+                line.ref,
+                "pairs",
+                f"run {_show(line.run_label)} of {_show(line.judge)} already scored {_show(line.model)} for case {_show(line.case_id)} differently; scores cannot be replaced by an import",
+            )
 
     if problems:
         raise HypoArenaImportError(problems)
     summary = ImportSummary(benchmark=benchmark, files=[p.name for p in files.values()])  # type: ignore[arg-type]
     summary.unchanged.update(
-        cases=len(case_lines) - len(new_cases), submissions=len(submission_lines) - len(new_submissions),
-        verdicts=len(verdict_lines) - len(new_verdicts), rubric=len(rubric_lines) - len(new_rubric),
+        cases=len(case_lines) - len(new_cases),
+        submissions=len(submission_lines) - len(new_submissions),
+        verdicts=len(verdict_lines) - len(new_verdicts),
+        rubric=len(rubric_lines) - len(new_rubric),
     )
     with transaction.atomic():
         summary.benchmark = _write(
-            benchmark, name=name, version=version, description=description, stored=stored, summary=summary,
-            singleton=is_singleton, cases=new_cases, submissions=new_submissions, reference=reference,
-            orientation=orientation, verdicts=new_verdicts, rubric=new_rubric, sources={k: p.name for k, p in files.items()},
+            benchmark,
+            name=name,
+            version=version,
+            description=description,
+            stored=stored,
+            summary=summary,
+            singleton=is_singleton,
+            cases=new_cases,
+            submissions=new_submissions,
+            reference=reference,
+            orientation=orientation,
+            verdicts=new_verdicts,
+            rubric=new_rubric,
+            sources={k: p.name for k, p in files.items()},
         )
     return summary
 
@@ -650,15 +733,32 @@ def _write(
     created = summary.created
     if benchmark is None:
         benchmark = Benchmark.objects.create(
-            name=name, version=version, description=description, protocol=Benchmark.Protocol.HYPOARENA,
-            verdict_rule="five-level", proposal_schema="hypothesis-evidence-pairs",
+            name=name,
+            version=version,
+            description=description,
+            protocol=Benchmark.Protocol.HYPOARENA,
+            verdict_rule="five-level",
+            proposal_schema="hypothesis-evidence-pairs",
         )
-    new_domains = [Domain(benchmark=benchmark, name=n, singleton=singleton.get(n, False)) for n in dict.fromkeys(c.domain for c in cases) if n not in stored.domains]
+    new_domains = [
+        Domain(benchmark=benchmark, name=n, singleton=singleton.get(n, False))
+        for n in dict.fromkeys(c.domain for c in cases)
+        if n not in stored.domains
+    ]
     Domain.objects.bulk_create(new_domains)
     created["domains"] = len(new_domains)
     domains = {d.name: d for d in Domain.objects.filter(benchmark=benchmark)}
     Case.objects.bulk_create(
-        [Case(benchmark=benchmark, domain=domains[c.domain], external_id=c.case_id, context=c.context, reference_conclusion=c.reference_conclusion) for c in cases],
+        [
+            Case(
+                benchmark=benchmark,
+                domain=domains[c.domain],
+                external_id=c.case_id,
+                context=c.context,
+                reference_conclusion=c.reference_conclusion,
+            )
+            for c in cases
+        ],
         batch_size=BATCH,
     )
     created["cases"] = len(cases)
@@ -670,7 +770,12 @@ def _write(
     participant_ids = dict(benchmark.participants.values_list("name", "pk"))
     Submission.objects.bulk_create(
         [
-            Submission(case_id=case_ids[s.case_id], participant_id=participant_ids[s.model], is_reference=reference[s.model][0], pairs=s.pairs)
+            Submission(
+                case_id=case_ids[s.case_id],
+                participant_id=participant_ids[s.model],
+                is_reference=reference[s.model][0],
+                pairs=s.pairs,
+            )
             for s in submissions
         ],
         batch_size=BATCH,
@@ -679,7 +784,9 @@ def _write(
 
     # Every two submissions of a case form a match; one no verdict oriented gets the seeded orientation.
     submission_ids: dict[tuple[str, str], int] = {}
-    for pk, case_id, model in Submission.objects.filter(case__benchmark=benchmark).values_list("pk", "case__external_id", "participant__name"):
+    for pk, case_id, model in Submission.objects.filter(case__benchmark=benchmark).values_list(
+        "pk", "case__external_id", "participant__name"
+    ):
         submission_ids[(case_id, model)] = pk
     by_case: dict[str, list[str]] = {}
     for case_id, model in submission_ids:
@@ -692,8 +799,18 @@ def _write(
                 key = (case_id, frozenset((one, other)))
                 if key in stored.matches:
                     continue
-                first, second = orientation[key][:2] if key in orientation else match_orientation(benchmark.orientation_seed, case_id, one, other)
-                new_matches.append(Match(case_id=case_ids[case_id], first_id=submission_ids[(case_id, first)], second_id=submission_ids[(case_id, second)]))
+                first, second = (
+                    orientation[key][:2]
+                    if key in orientation
+                    else match_orientation(benchmark.orientation_seed, case_id, one, other)
+                )
+                new_matches.append(
+                    Match(
+                        case_id=case_ids[case_id],
+                        first_id=submission_ids[(case_id, first)],
+                        second_id=submission_ids[(case_id, second)],
+                    )
+                )
     Match.objects.bulk_create(new_matches, batch_size=BATCH)
     created["matches"] = len(new_matches)
 
@@ -702,22 +819,34 @@ def _write(
         for key in dict.fromkeys((x.judge, x.run_label) for x in lines):
             if key not in runs:
                 runs[key] = JudgeRun.objects.create(
-                    benchmark=benchmark, judge_model=key[0], label=key[1], run_type=run_type,
+                    benchmark=benchmark,
+                    judge_model=key[0],
+                    label=key[1],
+                    run_type=run_type,
                     provider=JudgeRun.Provider.RECORDED,
                     subjects=JudgeRun.Subjects.HYPOARENA if run_type == ARENA_RUN else JudgeRun.Subjects.HYPOARENA_RUBRIC,
-                    status=JudgeRun.Status.COMPLETED, parameters={"source": sources[kind]},
+                    status=JudgeRun.Status.COMPLETED,
+                    parameters={"source": sources[kind]},
                 )
                 created["runs"] += 1
     if verdicts:
         match_ids: dict[tuple[str, frozenset[str]], int] = {}
         names = {pk: model for (_case, model), pk in submission_ids.items()}
-        for pk, case_id, first, second in Match.objects.filter(case__benchmark=benchmark).values_list("pk", "case__external_id", "first_id", "second_id"):
+        for pk, case_id, first, second in Match.objects.filter(case__benchmark=benchmark).values_list(
+            "pk", "case__external_id", "first_id", "second_id"
+        ):
             match_ids[(case_id, frozenset((names[first], names[second])))] = pk
         ArenaVerdict.objects.bulk_create(
             [
                 ArenaVerdict(
-                    run=runs[(v.judge, v.run_label)], match_id=match_ids[(v.case_id, v.models)], order=v.order, status=v.status,
-                    verdict=v.verdict, reasons=v.reasons, raw_response=v.raw, metadata={"file": v.ref.file, "line": v.ref.line},
+                    run=runs[(v.judge, v.run_label)],
+                    match_id=match_ids[(v.case_id, v.models)],
+                    order=v.order,
+                    status=v.status,
+                    verdict=v.verdict,
+                    reasons=v.reasons,
+                    raw_response=v.raw,
+                    metadata={"file": v.ref.file, "line": v.ref.line},
                 )
                 for v in verdicts
             ],
@@ -727,8 +856,15 @@ def _write(
     RubricScore.objects.bulk_create(
         [
             RubricScore(
-                run=runs[(r.judge, r.run_label)], submission_id=submission_ids[(r.case_id, r.model)], grounding=r.g, insight=r.l,
-                justification=r.j, breadth=r.b, distinctness=r.d, utility=r.u, metadata={"file": r.ref.file, "line": r.ref.line},
+                run=runs[(r.judge, r.run_label)],
+                submission_id=submission_ids[(r.case_id, r.model)],
+                grounding=r.g,
+                insight=r.l,
+                justification=r.j,
+                breadth=r.b,
+                distinctness=r.d,
+                utility=r.u,
+                metadata={"file": r.ref.file, "line": r.ref.line},
             )
             for r in rubric
         ],
@@ -751,7 +887,9 @@ def hypoarena_export(*, benchmark: Benchmark, directory: Path) -> dict[str, int]
     same benchmark (the round-trip test), because lines are written in a fixed order and every orientation a
     verdict fixed is in the verdicts' ``model_a``."""
     if benchmark.protocol != Benchmark.Protocol.HYPOARENA:
-        raise HypoArenaError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a HypoArena one; export it with its own export")
+        raise HypoArenaError(
+            f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a HypoArena one; export it with its own export"
+        )
     directory.mkdir(parents=True, exist_ok=True)
     written: dict[str, int] = {}
 
@@ -771,39 +909,68 @@ def hypoarena_export(*, benchmark: Benchmark, directory: Path) -> dict[str, int]
         ),
         always=True,
     )
-    submissions = Submission.objects.filter(case__benchmark=benchmark).select_related("case", "participant").order_by("case__external_id", "participant__name")
+    submissions = (
+        Submission.objects.filter(case__benchmark=benchmark)
+        .select_related("case", "participant")
+        .order_by("case__external_id", "participant__name")
+    )
     write(
         "submissions",
-        ({"case_id": s.case.external_id, "model": s.participant.name, "reference": s.is_reference, "pairs": s.pairs} for s in submissions),
+        (
+            {"case_id": s.case.external_id, "model": s.participant.name, "reference": s.is_reference, "pairs": s.pairs}
+            for s in submissions
+        ),
         always=True,
     )
     names = dict(Submission.objects.filter(case__benchmark=benchmark).values_list("pk", "participant__name"))
-    verdicts = ArenaVerdict.objects.filter(run__benchmark=benchmark).select_related("run", "match__case").order_by(
-        "run__judge_model", "run__label", "match__case__external_id", "match__first__participant__name",
-        "match__second__participant__name", "order", "id",
+    verdicts = (
+        ArenaVerdict.objects.filter(run__benchmark=benchmark)
+        .select_related("run", "match__case")
+        .order_by(
+            "run__judge_model",
+            "run__label",
+            "match__case__external_id",
+            "match__first__participant__name",
+            "match__second__participant__name",
+            "order",
+            "id",
+        )
     )
 
     def verdict_record(v: ArenaVerdict) -> dict[str, Any]:
         first, second = names[v.match.first_id], names[v.match.second_id]
         a, b = (first, second) if v.order == "original" else (second, first)
-        record = {"case_id": v.match.case.external_id, "model_a": a, "model_b": b, "order": v.order, "verdict": v.verdict,
-                  "judge": v.run.judge_model, "run_label": v.run.label}
+        record = {
+            "case_id": v.match.case.external_id,
+            "model_a": a,
+            "model_b": b,
+            "order": v.order,
+            "verdict": v.verdict,
+            "judge": v.run.judge_model,
+            "run_label": v.run.label,
+        }
         if v.status != ArenaVerdict.Status.ACCEPTED:
             record["status"] = v.status
         return record | ({"reasons": v.reasons} if v.reasons else {}) | ({"raw": v.raw_response} if v.raw_response else {})
 
     write("verdicts", (verdict_record(v) for v in verdicts.iterator(chunk_size=BATCH)), always=False)
-    scores = RubricScore.objects.filter(run__benchmark=benchmark).select_related("run", "submission__case", "submission__participant").order_by(
-        "run__judge_model", "run__label", "submission__case__external_id", "submission__participant__name"
+    scores = (
+        RubricScore.objects.filter(run__benchmark=benchmark)
+        .select_related("run", "submission__case", "submission__participant")
+        .order_by("run__judge_model", "run__label", "submission__case__external_id", "submission__participant__name")
     )
     write(
         "rubric",
         (
             {
-                "case_id": r.submission.case.external_id, "model": r.submission.participant.name, "judge": r.run.judge_model,
+                "case_id": r.submission.case.external_id,
+                "model": r.submission.participant.name,
+                "judge": r.run.judge_model,
                 "run_label": r.run.label,
                 "pairs": [{"g": g, "l": ell, "j": j} for g, ell, j in zip(r.grounding, r.insight, r.justification, strict=True)],
-                "b": r.breadth, "d": r.distinctness, "u": r.utility,
+                "b": r.breadth,
+                "d": r.distinctness,
+                "u": r.utility,
             }
             for r in scores
         ),

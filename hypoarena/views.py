@@ -114,8 +114,22 @@ def leaderboard_sections(doc: dict[str, Any]) -> dict[str, Any]:
     def plot(block: dict[str, Any], series: str) -> Any:  # noqa: ANN401
         entries = block["models"]
         return interval_plot(
-            [(m + (" (Reference)" if m in references else ""), series, (entries.get(m) or {}).get("rating"), (entries.get(m) or {}).get("ci")) for m in models],
-            domain=axis, digits=0, reference=RATING_CENTRE, tick_digits=0, number=_plain, left=230, row=26,
+            [
+                (
+                    m + (" (Reference)" if m in references else ""),
+                    series,
+                    (entries.get(m) or {}).get("rating"),
+                    (entries.get(m) or {}).get("ci"),
+                )
+                for m in models
+            ],
+            domain=axis,
+            digits=0,
+            reference=RATING_CENTRE,
+            tick_digits=0,
+            number=_plain,
+            left=230,
+            row=26,
         )
 
     plots = [{"name": b["name"], "slug": f"domain-{i}", "plot": plot(b, str(b["name"]))} for i, b in enumerate(blocks)]
@@ -154,7 +168,13 @@ def leaderboard_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     replicates, seed, cap = _bootstrap_options(request, problems)
     live = run.status in JudgeRun.ACTIVE_STATUSES
     context |= {
-        "state": "report", "run": run, "replicates": replicates, "seed": seed, "cap": cap, "problems": problems, "live": live,
+        "state": "report",
+        "run": run,
+        "replicates": replicates,
+        "seed": seed,
+        "cap": cap,
+        "problems": problems,
+        "live": live,
         "query": urlencode({"run": run.pk, "replicates": replicates, "seed": seed}),
     }
     try:
@@ -192,12 +212,15 @@ def agreement_sections(doc: dict[str, Any]) -> dict[str, Any]:
         for m in sorted(models, key=lambda m: (mean_rank[m], m))
     ]
     labels = [("A", "shown-A wins"), ("B", "shown-B wins"), ("tie", "tie")]
-    confusion = [
-        {"label": label, "counts": [pairwise["pooled"]["confusion"][x][y] for y, _ in labels]} for x, label in labels
-    ]
+    confusion = [{"label": label, "counts": [pairwise["pooled"]["confusion"][x][y] for y, _ in labels]} for x, label in labels]
     return {
-        "summary": summary, "domains": domains, "ratings": ratings, "confusion": confusion,
-        "outcome_labels": [label for _, label in labels], "boot": doc["pooled_spearman"], "top_k": doc["method"]["top_k"],
+        "summary": summary,
+        "domains": domains,
+        "ratings": ratings,
+        "confusion": confusion,
+        "outcome_labels": [label for _, label in labels],
+        "boot": doc["pooled_spearman"],
+        "top_k": doc["method"]["top_k"],
     }
 
 
@@ -226,7 +249,9 @@ def agreement_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
         return render(request, "hypoarena/agreement.html", context)
     live = any(r.status in JudgeRun.ACTIVE_STATUSES for r in (run_a, run_b))
     context |= {
-        "run_a": run_a, "run_b": run_b, "live": live,
+        "run_a": run_a,
+        "run_b": run_b,
+        "live": live,
         "query": urlencode({"run_a": run_a.pk, "run_b": run_b.pk, "replicates": replicates, "seed": seed}),
     }
     try:

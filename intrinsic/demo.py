@@ -37,9 +37,12 @@ MODELS: tuple[str, ...] = ("Demo-LM-1B", "Demo-LM-7B", "Demo-LM-70B")
 CRITERIA: tuple[str, ...] = ("nll", "energy")
 #: The gold's advantage per (model, criterion), in standard deviations of the distractors' latent scores.
 GOLD_ADVANTAGE: dict[tuple[str, str], float] = {
-    ("Demo-LM-1B", "nll"): 0.9, ("Demo-LM-1B", "energy"): 1.8,
-    ("Demo-LM-7B", "nll"): 1.1, ("Demo-LM-7B", "energy"): 0.7,
-    ("Demo-LM-70B", "nll"): 1.3, ("Demo-LM-70B", "energy"): 0.3,
+    ("Demo-LM-1B", "nll"): 0.9,
+    ("Demo-LM-1B", "energy"): 1.8,
+    ("Demo-LM-7B", "nll"): 1.1,
+    ("Demo-LM-7B", "energy"): 0.7,
+    ("Demo-LM-70B", "nll"): 1.3,
+    ("Demo-LM-70B", "energy"): 0.3,
 }
 TOKENS_PER_WORD: dict[str, float] = {"Demo-LM-1B": 1.4, "Demo-LM-7B": 1.3, "Demo-LM-70B": 1.25}
 COARSE = ("Demo-LM-7B", "energy")
@@ -62,30 +65,78 @@ def scorer_name(model: str, criterion: str) -> str:
 
 #: discipline -> (systems, factors, outcomes, mechanisms): words for plausible short texts.
 DISCIPLINES: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
-    "biology": (("yeast colonies", "zebrafish embryos", "gut microbiota"), ("nutrient pulses", "heat stress", "quorum signalling", "oxygen limitation"),
-                ("growth rate", "cell size", "gene expression noise", "biofilm thickness"), ("chromatin remodelling", "metabolic switching", "ribosome allocation", "stress granule formation")),
-    "chemistry": (("aqueous electrolytes", "metal-organic frameworks", "zeolite catalysts"), ("ion concentration", "pore size", "ligand bulk", "solvent polarity"),
-                  ("reaction selectivity", "turnover frequency", "adsorption capacity", "charge transfer"), ("transition-state stabilisation", "confinement effects", "hydrogen-bond networks", "redox mediation")),
-    "physics": (("cold atom lattices", "superconducting qubits", "granular packings"), ("disorder strength", "drive frequency", "interaction range", "temperature gradients"),
-                ("coherence time", "transport rate", "jamming threshold", "entanglement growth"), ("many-body localisation", "phonon scattering", "force-chain rearrangement", "dissipative coupling")),
-    "materials": (("perovskite films", "high-entropy alloys", "polymer blends"), ("grain size", "dopant level", "annealing time", "strain gradients"),
-                  ("ionic conductivity", "fracture toughness", "phase stability", "defect density"), ("grain-boundary pinning", "lattice distortion", "chain entanglement", "vacancy migration")),
-    "neuroscience": (("hippocampal circuits", "cortical layer 5", "zebra finch song nuclei"), ("sleep deprivation", "dopamine release", "inhibitory tone", "theta power"),
-                     ("replay fidelity", "place-field stability", "spike timing precision", "learning speed"), ("synaptic scaling", "dendritic gating", "neuromodulatory tagging", "oscillatory coupling")),
-    "ecology": (("alpine meadows", "coral reefs", "urban bird communities"), ("warming", "grazing pressure", "habitat fragmentation", "light pollution"),
-                ("species turnover", "pollination success", "recruitment", "trophic stability"), ("phenological mismatch", "competitive release", "dispersal limitation", "predator release")),
-    "economics": (("regional labour markets", "household savings", "small exporters"), ("minimum wage changes", "interest rate shocks", "tariff uncertainty", "remote work adoption"),
-                  ("employment", "consumption smoothing", "firm entry", "wage dispersion"), ("search frictions", "liquidity constraints", "option-value waiting", "sorting of workers")),
-    "psychology": (("adolescents", "bilingual adults", "shift workers"), ("sleep timing", "social feedback", "cognitive load", "mindfulness training"),
-                   ("working memory", "risk taking", "attentional control", "mood stability"), ("reward prediction errors", "inhibitory control", "emotion regulation", "prefrontal maturation")),
-    "computer science": (("transformer language models", "distributed databases", "graph neural networks"), ("data deduplication", "replication factor", "depth", "learning-rate warmup"),
-                         ("out-of-distribution accuracy", "tail latency", "over-smoothing", "training stability"), ("memorisation", "quorum contention", "message-passing bottlenecks", "loss-landscape sharpness")),
-    "medicine": (("type 2 diabetes patients", "intensive care units", "older adults with frailty"), ("time-restricted eating", "early mobilisation", "statin therapy", "vitamin D supplementation"),
-                 ("glycaemic control", "delirium incidence", "fall risk", "hospital readmission"), ("hepatic insulin sensitivity", "muscle preservation", "endothelial function", "circadian alignment")),
-    "earth science": (("glacial catchments", "volcanic arcs", "coastal aquifers"), ("meltwater pulses", "magma volatile content", "sea-level rise", "sediment load"),
-                      ("erosion rates", "eruption style", "salinisation", "fault slip"), ("subglacial hydrology", "degassing pathways", "density-driven flow", "pore-pressure diffusion")),
-    "astronomy": (("dwarf galaxies", "protoplanetary discs", "hot Jupiters"), ("stellar feedback", "dust grain growth", "tidal heating", "magnetic field strength"),
-                  ("star formation efficiency", "planetesimal formation", "atmospheric escape", "disc lifetime"), ("gas outflows", "streaming instability", "photoevaporation", "angular momentum transport")),
+    "biology": (
+        ("yeast colonies", "zebrafish embryos", "gut microbiota"),
+        ("nutrient pulses", "heat stress", "quorum signalling", "oxygen limitation"),
+        ("growth rate", "cell size", "gene expression noise", "biofilm thickness"),
+        ("chromatin remodelling", "metabolic switching", "ribosome allocation", "stress granule formation"),
+    ),
+    "chemistry": (
+        ("aqueous electrolytes", "metal-organic frameworks", "zeolite catalysts"),
+        ("ion concentration", "pore size", "ligand bulk", "solvent polarity"),
+        ("reaction selectivity", "turnover frequency", "adsorption capacity", "charge transfer"),
+        ("transition-state stabilisation", "confinement effects", "hydrogen-bond networks", "redox mediation"),
+    ),
+    "physics": (
+        ("cold atom lattices", "superconducting qubits", "granular packings"),
+        ("disorder strength", "drive frequency", "interaction range", "temperature gradients"),
+        ("coherence time", "transport rate", "jamming threshold", "entanglement growth"),
+        ("many-body localisation", "phonon scattering", "force-chain rearrangement", "dissipative coupling"),
+    ),
+    "materials": (
+        ("perovskite films", "high-entropy alloys", "polymer blends"),
+        ("grain size", "dopant level", "annealing time", "strain gradients"),
+        ("ionic conductivity", "fracture toughness", "phase stability", "defect density"),
+        ("grain-boundary pinning", "lattice distortion", "chain entanglement", "vacancy migration"),
+    ),
+    "neuroscience": (
+        ("hippocampal circuits", "cortical layer 5", "zebra finch song nuclei"),
+        ("sleep deprivation", "dopamine release", "inhibitory tone", "theta power"),
+        ("replay fidelity", "place-field stability", "spike timing precision", "learning speed"),
+        ("synaptic scaling", "dendritic gating", "neuromodulatory tagging", "oscillatory coupling"),
+    ),
+    "ecology": (
+        ("alpine meadows", "coral reefs", "urban bird communities"),
+        ("warming", "grazing pressure", "habitat fragmentation", "light pollution"),
+        ("species turnover", "pollination success", "recruitment", "trophic stability"),
+        ("phenological mismatch", "competitive release", "dispersal limitation", "predator release"),
+    ),
+    "economics": (
+        ("regional labour markets", "household savings", "small exporters"),
+        ("minimum wage changes", "interest rate shocks", "tariff uncertainty", "remote work adoption"),
+        ("employment", "consumption smoothing", "firm entry", "wage dispersion"),
+        ("search frictions", "liquidity constraints", "option-value waiting", "sorting of workers"),
+    ),
+    "psychology": (
+        ("adolescents", "bilingual adults", "shift workers"),
+        ("sleep timing", "social feedback", "cognitive load", "mindfulness training"),
+        ("working memory", "risk taking", "attentional control", "mood stability"),
+        ("reward prediction errors", "inhibitory control", "emotion regulation", "prefrontal maturation"),
+    ),
+    "computer science": (
+        ("transformer language models", "distributed databases", "graph neural networks"),
+        ("data deduplication", "replication factor", "depth", "learning-rate warmup"),
+        ("out-of-distribution accuracy", "tail latency", "over-smoothing", "training stability"),
+        ("memorisation", "quorum contention", "message-passing bottlenecks", "loss-landscape sharpness"),
+    ),
+    "medicine": (
+        ("type 2 diabetes patients", "intensive care units", "older adults with frailty"),
+        ("time-restricted eating", "early mobilisation", "statin therapy", "vitamin D supplementation"),
+        ("glycaemic control", "delirium incidence", "fall risk", "hospital readmission"),
+        ("hepatic insulin sensitivity", "muscle preservation", "endothelial function", "circadian alignment"),
+    ),
+    "earth science": (
+        ("glacial catchments", "volcanic arcs", "coastal aquifers"),
+        ("meltwater pulses", "magma volatile content", "sea-level rise", "sediment load"),
+        ("erosion rates", "eruption style", "salinisation", "fault slip"),
+        ("subglacial hydrology", "degassing pathways", "density-driven flow", "pore-pressure diffusion"),
+    ),
+    "astronomy": (
+        ("dwarf galaxies", "protoplanetary discs", "hot Jupiters"),
+        ("stellar feedback", "dust grain growth", "tidal heating", "magnetic field strength"),
+        ("star formation efficiency", "planetesimal formation", "atmospheric escape", "disc lifetime"),
+        ("gas outflows", "streaming instability", "photoevaporation", "angular momentum transport"),
+    ),
 }
 
 
@@ -123,10 +174,18 @@ def demo_files(directory: Path, *, seed: int = SEED) -> None:
             texts = _candidate_texts(rng, words, system, CANDIDATES)
             gold_at = rng.randrange(CANDIDATES)
             ids = [f"c{k + 1:02d}" for k in range(CANDIDATES)]
-            rows["papers"].append({
-                "paper_id": paper_id, "discipline": discipline, "background": background, "question": question,
-                "candidates": [{"id": cid, "text": text, "gold": k == gold_at} for k, (cid, text) in enumerate(zip(ids, texts, strict=True))],
-            })
+            rows["papers"].append(
+                {
+                    "paper_id": paper_id,
+                    "discipline": discipline,
+                    "background": background,
+                    "question": question,
+                    "candidates": [
+                        {"id": cid, "text": text, "gold": k == gold_at}
+                        for k, (cid, text) in enumerate(zip(ids, texts, strict=True))
+                    ],
+                }
+            )
             difficulty = rng.gauss(0.0, PAPER_SPREAD)
             shared = [rng.gauss(0.0, SHARED) for _ in ids]
             for model in MODELS:
@@ -139,15 +198,32 @@ def demo_files(directory: Path, *, seed: int = SEED) -> None:
                         else:
                             mean = round(-18.0 + 1.5 * latent, 1 if (model, criterion) == COARSE else 4)
                         tokens = max(1, round(len(text.split()) * TOKENS_PER_WORD[model]))
-                        rows["scores"].append({
-                            "paper_id": paper_id, "candidate_id": cid, "scorer": scorer_name(model, criterion), "model": model, "criterion": criterion,
-                            "mean": mean, "sum": round(mean * tokens, 6), "tokens": tokens, "endpoint": endpoint,
-                        })
-            line: dict[str, Any] = {"paper_id": paper_id, "scorer": scorer_name(JUDGE, "listwise"), "model": JUDGE, "endpoint": endpoint}
+                        rows["scores"].append(
+                            {
+                                "paper_id": paper_id,
+                                "candidate_id": cid,
+                                "scorer": scorer_name(model, criterion),
+                                "model": model,
+                                "criterion": criterion,
+                                "mean": mean,
+                                "sum": round(mean * tokens, 6),
+                                "tokens": tokens,
+                                "endpoint": endpoint,
+                            }
+                        )
+            line: dict[str, Any] = {
+                "paper_id": paper_id,
+                "scorer": scorer_name(JUDGE, "listwise"),
+                "model": JUDGE,
+                "endpoint": endpoint,
+            }
             if rng.random() < INVALID_P:
                 rows["listwise"].append(line | {"status": "invalid", "reason": rng.choice(INVALID_REASONS)})
             else:
-                latent = {cid: rng.gauss(0.0, 1.0) - (JUDGE_ADVANTAGE + difficulty if k == gold_at else 0.0) for k, cid in enumerate(ids)}
+                latent = {
+                    cid: rng.gauss(0.0, 1.0) - (JUDGE_ADVANTAGE + difficulty if k == gold_at else 0.0)
+                    for k, cid in enumerate(ids)
+                }
                 rows["listwise"].append(line | {"top": sorted(ids, key=latent.__getitem__)[:LISTWISE_TOP]})
     for kind, records in rows.items():
         (directory / f"{kind}.jsonl").write_text("".join(_dump(r) for r in records), encoding="utf-8")
@@ -158,7 +234,8 @@ def demo_build(*, seed: int = SEED, name: str = DEMO_NAME) -> ImportSummary:
     with tempfile.TemporaryDirectory() as tmp:
         demo_files(Path(tmp), seed=seed)
         return intrinsic_import(
-            name=name, files=import_files(Path(tmp)),
+            name=name,
+            files=import_files(Path(tmp)),
             description="Synthetic Intrinsic-scoring demo (intrinsic/demo.py): generated papers and candidates, scores drawn by a seeded generator; no language model, no real paper.",
         )
 
@@ -181,7 +258,8 @@ def demo_live_build(*, seed: int = SEED, name: str = LIVE_NAME) -> ImportSummary
         live.mkdir()
         (live / "papers.jsonl").write_text("".join(line + "\n" for line in first), encoding="utf-8")
         return intrinsic_import(
-            name=name, files=import_files(live),
+            name=name,
+            files=import_files(live),
             description="The demo's live scoring run (make demo): 12 synthetic papers scored through the engine against a "
             "scripted toy endpoint (intrinsic/demo_endpoint.py), not a language model.",
         )

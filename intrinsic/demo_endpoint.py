@@ -65,9 +65,17 @@ def completion(body: dict[str, Any]) -> dict[str, Any]:
     values: list[float | None] = [None] + [round(logprob(texts[i - 1], texts[i], grounding), 6) for i in range(1, len(texts))]
     top = [None] + [{texts[i]: values[i]} for i in range(1, len(texts))]
     return {
-        "id": "cmpl-demo", "object": "text_completion", "model": body.get("model") or MODEL,
-        "choices": [{"index": 0, "text": prompt + "." * generated, "finish_reason": "length",
-                     "logprobs": {"tokens": texts, "token_logprobs": values, "text_offset": offsets, "top_logprobs": top}}],
+        "id": "cmpl-demo",
+        "object": "text_completion",
+        "model": body.get("model") or MODEL,
+        "choices": [
+            {
+                "index": 0,
+                "text": prompt + "." * generated,
+                "finish_reason": "length",
+                "logprobs": {"tokens": texts, "token_logprobs": values, "text_offset": offsets, "top_logprobs": top},
+            }
+        ],
         "usage": {"prompt_tokens": len(tokens), "completion_tokens": generated, "total_tokens": len(tokens) + generated},
     }
 
@@ -99,7 +107,11 @@ class Handler(BaseHTTPRequestHandler):
                 self._send(HTTPStatus.OK, completion(body))
             elif self.path.rstrip("/") == "/tokenize":
                 tokens = tokenize(str(body.get("prompt", "")))
-                out: dict[str, Any] = {"tokens": [token_id(t) for t, _ in tokens], "count": len(tokens), "max_model_len": MAX_MODEL_LEN}
+                out: dict[str, Any] = {
+                    "tokens": [token_id(t) for t, _ in tokens],
+                    "count": len(tokens),
+                    "max_model_len": MAX_MODEL_LEN,
+                }
                 if body.get("return_token_strs"):
                     out["token_strs"] = [t for t, _ in tokens]
                 self._send(HTTPStatus.OK, out)

@@ -69,8 +69,11 @@ MODE_FOR = {"nll": "raw_logprobs", "energy": "raw_logits"}
 LOGPROB_TOLERANCE = 1e-4
 TOP_LOGPROBS = 5  # alternatives per position: their probabilities must sum to at most 1 under log-softmax
 PREFIX_CACHE = 256  # prefixes whose tokens are kept (a paper's candidates share one; a batch spans a few papers)
-PROBE = ("A cell culture was grown in standard medium for three days.", "Does the medium change growth?",
-         "The medium changes the growth rate of the culture.")
+PROBE = (
+    "A cell culture was grown in standard medium for three days.",
+    "Does the medium change growth?",
+    "The medium changes the growth rate of the culture.",
+)
 ROLES = ("background", "question", "hypothesis")
 
 
@@ -119,9 +122,14 @@ class SpanScore(Completion):
 
     def summary(self) -> dict[str, Any]:
         return {
-            "criterion": self.criterion, "mean": self.mean, "sum": self.total, "n_tokens": self.n_tokens,
-            "span_method": self.span_method, "boundary_merged": self.boundary_merged,
-            "skipped_chars": self.skipped_chars, "logits_proved": self.logits_proved,
+            "criterion": self.criterion,
+            "mean": self.mean,
+            "sum": self.total,
+            "n_tokens": self.n_tokens,
+            "span_method": self.span_method,
+            "boundary_merged": self.boundary_merged,
+            "skipped_chars": self.skipped_chars,
+            "logits_proved": self.logits_proved,
         }
 
 
@@ -160,15 +168,27 @@ class CompletionsScorer:
 
     replay = False
 
-    def __init__(self, *, base_url: str, model: str, criterion: str, logprobs_mode: str, api_key_env: str | None = None,
-                 timeout: float = 120.0, connections: int = 8, tokenize_url: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        criterion: str,
+        logprobs_mode: str,
+        api_key_env: str | None = None,
+        timeout: float = 120.0,
+        connections: int = 8,
+        tokenize_url: str | None = None,
+    ) -> None:
         import httpx
 
         if criterion not in CRITERIA:
             raise PermanentError(f"unknown criterion {criterion!r}: choose one of {', '.join(CRITERIA)}")
         if logprobs_mode not in MODE_GIVES:
-            raise PermanentError(f"unknown logprobs mode {logprobs_mode!r} for {base_url}: choose one of "
-                                 f"{', '.join(MODE_GIVES)} (the value of the server's --logprobs-mode)")
+            raise PermanentError(
+                f"unknown logprobs mode {logprobs_mode!r} for {base_url}: choose one of "
+                f"{', '.join(MODE_GIVES)} (the value of the server's --logprobs-mode)"
+            )
         gives = MODE_GIVES[logprobs_mode]
         if gives != criterion:
             what = {"nll": "log-probabilities", "energy": "raw logits", None: "values after sampling processors"}
@@ -192,7 +212,8 @@ class CompletionsScorer:
             "User-Agent": "lit2test-web",
         }
         self.client = httpx.AsyncClient(
-            timeout=timeout, follow_redirects=False,
+            timeout=timeout,
+            follow_redirects=False,
             limits=httpx.Limits(max_connections=None, max_keepalive_connections=max(1, connections)),
         )
         self.tokenize_absent = False  # set once the server answers /tokenize with 404
@@ -217,10 +238,18 @@ class CompletionsScorer:
         started = time.perf_counter()
         prefix_ids = await self._prefix_tokens(prefix)
         prompt_ids = await self._tokenize(prompt) if prefix_ids is not None else None
-        data = await self._post(self.url, {
-            "model": self.model, "prompt": prompt, "echo": True, "logprobs": TOP_LOGPROBS, "max_tokens": 1,
-            "temperature": 0.0,
-        }, what="completions")
+        data = await self._post(
+            self.url,
+            {
+                "model": self.model,
+                "prompt": prompt,
+                "echo": True,
+                "logprobs": TOP_LOGPROBS,
+                "max_tokens": 1,
+                "temperature": 0.0,
+            },
+            what="completions",
+        )
         latency = time.perf_counter() - started
         try:
             choice = data["choices"][0]
@@ -270,10 +299,19 @@ class CompletionsScorer:
             raise PermanentError(f"the endpoint {self.url} gave no value for a token of the hypothesis span")
         values = [-float(v) for v in raw]  # type: ignore[arg-type]
         result = SpanScore(
-            text="", latency_seconds=latency, prompt_tokens=usage.get("prompt_tokens"),
-            completion_tokens=usage.get("completion_tokens"), criterion=self.criterion, values=values,
-            tokens=[tokens[i] for i in positions], mean=math.fsum(values) / len(values), total=math.fsum(values),
-            n_tokens=len(values), span_method=method, boundary_merged=merged, skipped_chars=skipped,
+            text="",
+            latency_seconds=latency,
+            prompt_tokens=usage.get("prompt_tokens"),
+            completion_tokens=usage.get("completion_tokens"),
+            criterion=self.criterion,
+            values=values,
+            tokens=[tokens[i] for i in positions],
+            mean=math.fsum(values) / len(values),
+            total=math.fsum(values),
+            n_tokens=len(values),
+            span_method=method,
+            boundary_merged=merged,
+            skipped_chars=skipped,
             logits_proved=evidence is not None,
         )
         result.text = json.dumps(result.summary())
@@ -292,9 +330,12 @@ class CompletionsScorer:
                 "probe looks like log-probabilities (no value above 0, top values summing to at most probability 1): "
                 "start vLLM with --logprobs-mode raw_logits, or score it with criterion 'nll'"
             )
-        detail = ("raw logits proved by the probe" if result.logits_proved
-                  else "consistent with log-probabilities (no value above 0); a server of raw logits that are all "
-                       "negative would look the same")
+        detail = (
+            "raw logits proved by the probe"
+            if result.logits_proved
+            else "consistent with log-probabilities (no value above 0); a server of raw logits that are all "
+            "negative would look the same"
+        )
         return ModeProbe(logits_proved=result.logits_proved, detail=detail)
 
     # ------------------------------------------------------------------ helpers
@@ -370,8 +411,9 @@ class CompletionsScorer:
             raise PermanentError(f"{url} answered something that is not JSON: {_short(response.text)}") from None
 
 
-async def score_candidates(scorer: CompletionsScorer, candidates: Sequence[tuple[str, str, str]], *,
-                           limiter: Any = None, concurrency: int = 8) -> list[Any]:
+async def score_candidates(
+    scorer: CompletionsScorer, candidates: Sequence[tuple[str, str, str]], *, limiter: Any = None, concurrency: int = 8
+) -> list[Any]:
     """Score (background, question, candidate) triples, one request each, ``concurrency`` at a time, with the
     engine's retries and backoff (``jobs.engine.call_with_backoff``) and its endpoint ``limiter`` if given.
 

@@ -65,7 +65,9 @@ def _choose(papers: list[Paper], spec: str, seed: int) -> list[Paper]:
     if kind == "discipline" and value:
         chosen = [p for p in papers if p.discipline == value]
         if not chosen:
-            raise RunError(f"no papers in discipline {value!r}; the disciplines are {', '.join(sorted({p.discipline for p in papers}))}")
+            raise RunError(
+                f"no papers in discipline {value!r}; the disciplines are {', '.join(sorted({p.discipline for p in papers}))}"
+            )
         return chosen
     if kind == "sample" and value.isdigit() and int(value) > 0:
         return sorted(random.Random(seed).sample(papers, min(int(value), len(papers))), key=lambda p: p.pk)
@@ -95,7 +97,11 @@ def _plan(benchmark: Benchmark, request: Any, template: PromptTemplate) -> tuple
 def _specs(run: JudgeRun, ids: list[int], template: PromptTemplate, aliases: Any, names: list[str]) -> list[JudgeSpec]:  # noqa: ANN401
     tasks = list(ListwiseTask.objects.filter(id__in=ids).only("id", "paper_id", "order"))
     papers = {p.pk: p for p in Paper.objects.filter(pk__in={t.paper_id for t in tasks}).prefetch_related("candidates")}
-    scorer_id = Scorer.objects.filter(benchmark_id=run.benchmark_id, name=scorer_name(run.judge_model, run.label)).values_list("pk", flat=True).first()
+    scorer_id = (
+        Scorer.objects.filter(benchmark_id=run.benchmark_id, name=scorer_name(run.judge_model, run.label))
+        .values_list("pk", flat=True)
+        .first()
+    )
     seed = shuffle_seed(run)
     specs = []
     for t in tasks:
@@ -103,8 +109,9 @@ def _specs(run: JudgeRun, ids: list[int], template: PromptTemplate, aliases: Any
         text_of = {c.external_id: c.text for c in paper.candidates.all()}
         shown = shuffled(list(text_of), seed=seed, paper_id=paper.external_id)
         k = min(LISTWISE_TOP, len(shown))
-        rendered = render_listwise_task(background=paper.background, question=paper.question, texts=[text_of[c] for c in shown],
-                                        k=k, template=template)
+        rendered = render_listwise_task(
+            background=paper.background, question=paper.question, texts=[text_of[c] for c in shown], k=k, template=template
+        )
         problem = blindness_problem(rendered, f"intrinsic-paper-{paper.pk}", names, aliases)
         if scorer_id is None:
             problem = f"the run's listwise scorer {scorer_name(run.judge_model, run.label)!r} is gone; launch a new run"
@@ -129,7 +136,9 @@ def parse_listwise_answer(text: str, *, n: int, k: int) -> list[str]:
         if name not in known:
             raise ParseError(f"unknown label {raw!r} at position {position}: the labels are C1 to C{n}")
         if name in out:
-            raise ParseError(f"label {name} is given twice (positions {out.index(name) + 1} and {position}); the {k} must be distinct")
+            raise ParseError(
+                f"label {name} is given twice (positions {out.index(name) + 1} and {position}); the {k} must be distinct"
+            )
         out.append(name)
     if len(out) != k:
         raise ParseError(f'"top" lists {len(out)} labels; exactly {k} were asked for')
@@ -145,16 +154,33 @@ def _judgment(run_id: int, spec: JudgeSpec, result: _JudgeResult) -> list[Listwi
     shown = spec.meaning["shown"]
     top = [shown[int(lab[1:]) - 1] for lab in labels]
     judgment = ListwiseJudgment(
-        run_id=run_id, paper_id=spec.subject_id, order=spec.order, labels=labels, top=top, shown=shown,
-        status=result.status, raw_response=result.raw, errors=result.errors or [], attempt=result.attempt,
-        latency_seconds=result.latency, prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
+        run_id=run_id,
+        paper_id=spec.subject_id,
+        order=spec.order,
+        labels=labels,
+        top=top,
+        shown=shown,
+        status=result.status,
+        raw_response=result.raw,
+        errors=result.errors or [],
+        attempt=result.attempt,
+        latency_seconds=result.latency,
+        prompt_tokens=result.prompt_tokens,
+        completion_tokens=result.completion_tokens,
         metadata={"rejected_attempts": result.transcripts} if result.transcripts else {},
     )
     accepted = result.status == "accepted"
-    reason = "" if accepted else f"no valid top {spec.meaning['k']} after {result.attempt} answers: " + "; ".join(result.errors or [])
+    reason = (
+        "" if accepted else f"no valid top {spec.meaning['k']} after {result.attempt} answers: " + "; ".join(result.errors or [])
+    )
     ranking = ListwiseRanking(
-        scorer_id=spec.meaning["scorer_id"], run_id=run_id, source=spec.meaning["source"], paper_id=spec.subject_id, top=top,
-        status=ListwiseRanking.Status.ACCEPTED if accepted else ListwiseRanking.Status.INVALID, reason=reason,
+        scorer_id=spec.meaning["scorer_id"],
+        run_id=run_id,
+        source=spec.meaning["source"],
+        paper_id=spec.subject_id,
+        top=top,
+        status=ListwiseRanking.Status.ACCEPTED if accepted else ListwiseRanking.Status.INVALID,
+        reason=reason,
     )
     return [judgment, ranking]
 
@@ -169,8 +195,19 @@ def _describe(judgment: ListwiseJudgment) -> tuple[str, str]:
     return f"paper {paper.external_id} ({paper.discipline}): {outcome}", reverse("intrinsic:benchmark", args=[paper.benchmark_id])
 
 
-subjects_register(JudgeSubjects(
-    name=KIND, task_model=ListwiseTask, judgment_model=ListwiseJudgment, subject_field="paper",
-    plan=_plan, specs=_specs, judgment=_judgment, recorded=_recorded,
-    default_prompts=DEFAULT_LISTWISE, parse=_parse, describe=_describe, ordered=False,
-))
+subjects_register(
+    JudgeSubjects(
+        name=KIND,
+        task_model=ListwiseTask,
+        judgment_model=ListwiseJudgment,
+        subject_field="paper",
+        plan=_plan,
+        specs=_specs,
+        judgment=_judgment,
+        recorded=_recorded,
+        default_prompts=DEFAULT_LISTWISE,
+        parse=_parse,
+        describe=_describe,
+        ordered=False,
+    )
+)

@@ -84,7 +84,9 @@ class Scorer(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["benchmark", "name"], name="intrinsic_scorer_name_unique"),
-            models.CheckConstraint(condition=Q(criterion__in=["nll", "energy", "listwise"]), name="intrinsic_scorer_criterion_known"),
+            models.CheckConstraint(
+                condition=Q(criterion__in=["nll", "energy", "listwise"]), name="intrinsic_scorer_criterion_known"
+            ),
         ]
         ordering = ["benchmark_id", "name"]
 
@@ -110,7 +112,8 @@ class CandidateScore(models.Model):
     tokens = models.PositiveIntegerField()
     run = models.ForeignKey("IntrinsicScoringRun", on_delete=models.SET_NULL, null=True, blank=True, related_name="scores")
     detail = models.JSONField(
-        default=dict, blank=True,
+        default=dict,
+        blank=True,
         help_text='{"values": [per span token], "tokens": [their text], "span_method", "boundary_merged", "skipped_chars", "logits_proved"}',
     )
 
@@ -214,7 +217,9 @@ class ListwiseJudgment(JudgmentRecord):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["run", "paper", "order"], condition=Q(status="accepted"), name="intrinsic_one_accepted_listwise_judgment"),
+            models.UniqueConstraint(
+                fields=["run", "paper", "order"], condition=Q(status="accepted"), name="intrinsic_one_accepted_listwise_judgment"
+            ),
         ]
         ordering = ["paper_id", "id"]
 

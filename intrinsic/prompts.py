@@ -54,7 +54,9 @@ def shuffled(candidate_ids: Sequence[str], *, seed: int, paper_id: str) -> list[
     return order
 
 
-def render_listwise_task(*, background: str, question: str, texts: Sequence[str], k: int, template: PromptTemplate) -> RenderedTask:
+def render_listwise_task(
+    *, background: str, question: str, texts: Sequence[str], k: int, template: PromptTemplate
+) -> RenderedTask:
     """The judge's prompt: the paper's background and question and ``texts`` (already shuffled) under C1, C2, ...;
     ``block_a`` is the candidates' block (what the blindness gate scans), ``block_b`` is empty."""
     block = "\n".join(f"{label(i)}: {' '.join(text.split())}" for i, text in enumerate(texts))

@@ -74,15 +74,21 @@ class ReportInputs:
     left_out: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _papers_and_columns(benchmark: Benchmark) -> tuple[list[tuple[int, str, str]], np.ndarray, int, np.ndarray, np.ndarray, np.ndarray, dict[tuple[int, str], int]]:
+def _papers_and_columns(
+    benchmark: Benchmark,
+) -> tuple[list[tuple[int, str, str]], np.ndarray, int, np.ndarray, np.ndarray, np.ndarray, dict[tuple[int, str], int]]:
     """Papers in external-id order and every candidate's (paper row, column); raises ReportError when the papers
     cannot be ranked together (no paper, differing candidate counts, a paper without its gold)."""
-    papers = list(Paper.objects.filter(benchmark=benchmark).order_by("external_id").values_list("pk", "external_id", "discipline"))
+    papers = list(
+        Paper.objects.filter(benchmark=benchmark).order_by("external_id").values_list("pk", "external_id", "discipline")
+    )
     if not papers:
         raise ReportError(f"{benchmark} has no paper yet; import papers.jsonl with import_intrinsic (intrinsic/FORMAT.md)")
     paper_pk = np.array([p[0] for p in papers], dtype=np.int64)
     order = np.argsort(paper_pk)
-    cands = list(Candidate.objects.filter(paper__benchmark=benchmark).values_list("pk", "paper_id", "position", "gold", "external_id"))
+    cands = list(
+        Candidate.objects.filter(paper__benchmark=benchmark).values_list("pk", "paper_id", "position", "gold", "external_id")
+    )
     c_pk = np.fromiter((c[0] for c in cands), dtype=np.int64, count=len(cands))
     c_paper = np.fromiter((c[1] for c in cands), dtype=np.int64, count=len(cands))
     c_pos = np.fromiter((c[2] for c in cands), dtype=np.int64, count=len(cands))
@@ -104,7 +110,9 @@ def _papers_and_columns(benchmark: Benchmark) -> tuple[list[tuple[int, str, str]
     gold_count = np.bincount(c_row[c_gold], minlength=len(papers))
     if (gold_count != 1).any():
         bad = papers[int(np.flatnonzero(gold_count != 1)[0])][1]
-        raise ReportError(f"{benchmark}: paper {bad!r} has {int(gold_count[gold_count != 1][0])} gold candidates; mark exactly one (intrinsic/FORMAT.md)")
+        raise ReportError(
+            f"{benchmark}: paper {bad!r} has {int(gold_count[gold_count != 1][0])} gold candidates; mark exactly one (intrinsic/FORMAT.md)"
+        )
     gold = np.empty(len(papers), dtype=np.int64)
     gold[c_row[c_gold]] = c_col[c_gold]
     by_external = {(int(c[1]), c[4]): int(col) for c, col in zip(cands, c_col, strict=True)}
@@ -125,7 +133,11 @@ def report_inputs(*, benchmark: Benchmark) -> ReportInputs:
     inputs = ReportInputs(paper_ids=paper_ids, disciplines=[p[2] for p in papers], gold=gold, n_candidates=n, scorers=[])
 
     # Scores: one query, three columns straight into numpy (≈300k rows at the study's size).
-    rows = CandidateScore.objects.filter(scorer__benchmark=benchmark).order_by().values_list("scorer_id", "candidate_id", "mean", "total")
+    rows = (
+        CandidateScore.objects.filter(scorer__benchmark=benchmark)
+        .order_by()
+        .values_list("scorer_id", "candidate_id", "mean", "total")
+    )
     fetched = list(rows)
     data = np.fromiter(chain.from_iterable(fetched), dtype=np.float64, count=4 * len(fetched)).reshape(-1, 4)
     s_ids = data[:, 0].astype(np.int64)
@@ -143,7 +155,11 @@ def report_inputs(*, benchmark: Benchmark) -> ReportInputs:
     # Listwise rankings: a few rows per paper; the top lists name candidates by external id.
     width = min(LISTWISE_TOP, n)
     row_of = {p[0]: i for i, p in enumerate(papers)}
-    for scorer_id, paper_id, status, top in ListwiseRanking.objects.filter(scorer__benchmark=benchmark).order_by().values_list("scorer_id", "paper_id", "status", "top"):
+    for scorer_id, paper_id, status, top in (
+        ListwiseRanking.objects.filter(scorer__benchmark=benchmark)
+        .order_by()
+        .values_list("scorer_id", "paper_id", "status", "top")
+    ):
         tops = inputs.tops.setdefault(scorer_id, np.full((n_papers, width), -1, dtype=np.int64))
         inputs.rows[scorer_id] = inputs.rows.get(scorer_id, 0) + 1
         if status != ListwiseRanking.Status.ACCEPTED:
@@ -159,7 +175,9 @@ def report_inputs(*, benchmark: Benchmark) -> ReportInputs:
         tops[row_of[paper_id]] = columns
 
     for table in (CandidateScore, ListwiseRanking):
-        for scorer_id, source in table.objects.filter(scorer__benchmark=benchmark).order_by().values_list("scorer_id", "source").distinct():
+        for scorer_id, source in (
+            table.objects.filter(scorer__benchmark=benchmark).order_by().values_list("scorer_id", "source").distinct()
+        ):
             inputs.sources.setdefault(scorer_id, []).append(source)
     for pk in inputs.sources:
         inputs.sources[pk].sort()
@@ -185,7 +203,9 @@ def _scorers_kept(scorers: Iterable[Scorer], inputs: ReportInputs) -> tuple[list
     groups: dict[tuple[str, str], list[Scorer]] = {}
     for s in scorers:
         if s.pk not in inputs.rows:
-            left_out.append({"name": s.name, "model": s.model, "criterion": s.criterion, "reason": "no score or ranking stored yet"})
+            left_out.append(
+                {"name": s.name, "model": s.model, "criterion": s.criterion, "reason": "no score or ranking stored yet"}
+            )
             continue
         groups.setdefault((s.model, s.criterion), []).append(s)
     kept = []
@@ -193,12 +213,18 @@ def _scorers_kept(scorers: Iterable[Scorer], inputs: ReportInputs) -> tuple[list
         members.sort(key=lambda s: (_ranked(s.pk, inputs), s.created_at, s.pk), reverse=True)
         kept.append(members[0])
         for other in members[1:]:
-            left_out.append({
-                "name": other.name, "model": other.model, "criterion": other.criterion,
-                "reason": f"{members[0].name} reads the same model by the same criterion and ranked more papers (or is newer); "
-                "the report keeps one scorer per model and criterion",
-            })
-    kept.sort(key=lambda s: (s.criterion == Scorer.Criterion.LISTWISE, _natural(s.model), CRITERION_ORDER.get(s.criterion, 9), s.name))
+            left_out.append(
+                {
+                    "name": other.name,
+                    "model": other.model,
+                    "criterion": other.criterion,
+                    "reason": f"{members[0].name} reads the same model by the same criterion and ranked more papers (or is newer); "
+                    "the report keeps one scorer per model and criterion",
+                }
+            )
+    kept.sort(
+        key=lambda s: (s.criterion == Scorer.Criterion.LISTWISE, _natural(s.model), CRITERION_ORDER.get(s.criterion, 9), s.name)
+    )
     left_out.sort(key=lambda x: x["name"])
     return kept, left_out
 
@@ -222,7 +248,14 @@ def benchmark_intrinsic_report(
         else:
             specs[s.name] = {"model": s.model, "criterion": s.criterion, "aggregate": "mean", "scores": inputs.means[s.pk]}
             sum_specs[s.name] = {"model": s.model, "criterion": s.criterion, "aggregate": "sum", "scores": inputs.totals[s.pk]}
-    common = {"gold": inputs.gold, "disciplines": inputs.disciplines, "n_candidates": inputs.n_candidates, "replicates": replicates, "seed": seed, "level": level}
+    common = {
+        "gold": inputs.gold,
+        "disciplines": inputs.disciplines,
+        "n_candidates": inputs.n_candidates,
+        "replicates": replicates,
+        "seed": seed,
+        "level": level,
+    }
     try:
         report = intrinsic_report(specs, **common)
         length = intrinsic_report(sum_specs, **common, pairs=[]) if sum_specs else None
@@ -232,7 +265,9 @@ def benchmark_intrinsic_report(
     for entry in report["scorers"]:
         s = by_pk[entry["name"]]
         entry |= {
-            "endpoint": s.endpoint, "sources": inputs.sources.get(s.pk, []), "rows": inputs.rows.get(s.pk, 0),
+            "endpoint": s.endpoint,
+            "sources": inputs.sources.get(s.pk, []),
+            "rows": inputs.rows.get(s.pk, 0),
             "invalid_rankings": inputs.invalid.get(s.pk, 0) if s.is_listwise else None,
         }
     report["method"] |= {
@@ -255,7 +290,19 @@ def benchmark_intrinsic_report(
         "baselines": listwise,
         **report,
         "length_check": [
-            {k: r[k] for k in ("scorer", "n_papers", "n_ranked", "n_excluded", "papers_with_ties", "tied_distractors", "metrics", "rank_distribution")}
+            {
+                k: r[k]
+                for k in (
+                    "scorer",
+                    "n_papers",
+                    "n_ranked",
+                    "n_excluded",
+                    "papers_with_ties",
+                    "tied_distractors",
+                    "metrics",
+                    "rank_distribution",
+                )
+            }
             for r in (length["results"] if length else [])
             if r["discipline"] == POOLED
         ],
@@ -285,10 +332,14 @@ def rows_fingerprint(*, benchmark: Benchmark) -> str:
     return "/".join(parts)
 
 
-def intrinsic_report_cached(*, benchmark: Benchmark, replicates: int = REPORT_REPLICATES, seed: int = REPORT_SEED, level: float = REPORT_LEVEL) -> dict[str, Any]:
+def intrinsic_report_cached(
+    *, benchmark: Benchmark, replicates: int = REPORT_REPLICATES, seed: int = REPORT_SEED, level: float = REPORT_LEVEL
+) -> dict[str, Any]:
     """:func:`benchmark_intrinsic_report`, cached on :func:`rows_fingerprint`, the replicates, seed and level (the page
     and the API recompute only when a row arrives). A ReportError is not cached."""
     return report_cached(
-        namespace="intrinsic-report:v1", benchmark=benchmark, parts=[rows_fingerprint(benchmark=benchmark), replicates, seed, level],
+        namespace="intrinsic-report:v1",
+        benchmark=benchmark,
+        parts=[rows_fingerprint(benchmark=benchmark), replicates, seed, level],
         make=lambda: benchmark_intrinsic_report(benchmark=benchmark, replicates=replicates, seed=seed, level=level),
     )

@@ -63,9 +63,14 @@ def endpoint_description(base_url: str, logprobs_mode: str) -> str:
 def _completions_scorer(p: dict[str, Any]) -> CompletionsScorer:
     """The endpoint client of a run's parameters; PermanentError for a refused configuration or a missing key."""
     return CompletionsScorer(
-        base_url=p["base_url"], model=p["model"], criterion=p["criterion"], logprobs_mode=p["logprobs_mode"],
-        api_key_env=p.get("api_key_env") or None, timeout=float(p.get("timeout") or 120),
-        connections=int(p.get("concurrency") or 8), tokenize_url=p.get("tokenize_url") or None,
+        base_url=p["base_url"],
+        model=p["model"],
+        criterion=p["criterion"],
+        logprobs_mode=p["logprobs_mode"],
+        api_key_env=p.get("api_key_env") or None,
+        timeout=float(p.get("timeout") or 120),
+        connections=int(p.get("concurrency") or 8),
+        tokenize_url=p.get("tokenize_url") or None,
     )
 
 
@@ -90,7 +95,9 @@ def _choose(benchmark: Benchmark, spec: str, seed: int) -> list[int]:
     if kind == "discipline" and value:
         chosen = [pk for pk, d in papers if d == value]
         if not chosen:
-            raise RunError(f"{benchmark} has no papers in discipline {value!r}; its disciplines are {', '.join(sorted({d for _, d in papers}))}")
+            raise RunError(
+                f"{benchmark} has no papers in discipline {value!r}; its disciplines are {', '.join(sorted({d for _, d in papers}))}"
+            )
         return chosen
     if kind == "sample" and value.isdigit() and int(value) > 0:
         return sorted(random.Random(seed).sample([pk for pk, _ in papers], min(int(value), len(papers))))
@@ -98,10 +105,24 @@ def _choose(benchmark: Benchmark, spec: str, seed: int) -> list[int]:
 
 
 def scoring_run_create(
-    *, benchmark: Benchmark, model: str, criterion: str, logprobs_mode: str, base_url: str, api_key_env: str | None = None,
-    scorer: str | None = None, papers: str = "all", seed: int = 0, concurrency: int = 8, rate_per_second: float | None = None,
-    timeout: float = 120.0, lease_seconds: float | None = None, price_per_1k_prompt: float | None = None,
-    price_per_1k_completion: float | None = None, tokenize_url: str | None = None, launched_by: Any = None,  # noqa: ANN401
+    *,
+    benchmark: Benchmark,
+    model: str,
+    criterion: str,
+    logprobs_mode: str,
+    base_url: str,
+    api_key_env: str | None = None,
+    scorer: str | None = None,
+    papers: str = "all",
+    seed: int = 0,
+    concurrency: int = 8,
+    rate_per_second: float | None = None,
+    timeout: float = 120.0,
+    lease_seconds: float | None = None,
+    price_per_1k_prompt: float | None = None,
+    price_per_1k_completion: float | None = None,
+    tokenize_url: str | None = None,
+    launched_by: Any = None,  # noqa: ANN401
 ) -> IntrinsicScoringRun:
     """A pending run with one task per chosen candidate its scorer has not scored yet. Raises :class:`RunError`
     saying what to fix: another protocol's benchmark, a criterion the endpoint's mode cannot give, a missing key, a
@@ -116,11 +137,20 @@ def scoring_run_create(
     if not base_url:
         raise RunError("a scoring run needs the completions endpoint's base URL (--base-url), e.g. http://127.0.0.1:8000/v1")
     parameters: dict[str, Any] = {
-        "base_url": base_url, "api_key_env": api_key_env or "", "model": model, "criterion": criterion,
-        "logprobs_mode": logprobs_mode, "tokenize_url": tokenize_url or "", "papers": papers, "seed": seed,
-        "concurrency": concurrency, "rate_per_second": rate_per_second, "timeout": timeout,
+        "base_url": base_url,
+        "api_key_env": api_key_env or "",
+        "model": model,
+        "criterion": criterion,
+        "logprobs_mode": logprobs_mode,
+        "tokenize_url": tokenize_url or "",
+        "papers": papers,
+        "seed": seed,
+        "concurrency": concurrency,
+        "rate_per_second": rate_per_second,
+        "timeout": timeout,
         "lease_seconds": lease_seconds or execution.lease_seconds(),
-        "price_per_1k_prompt": price_per_1k_prompt, "price_per_1k_completion": price_per_1k_completion,
+        "price_per_1k_prompt": price_per_1k_prompt,
+        "price_per_1k_completion": price_per_1k_completion,
     }
     problem = _configuration_problem(parameters)
     if problem:
@@ -130,15 +160,21 @@ def scoring_run_create(
     existing = Scorer.objects.filter(benchmark=benchmark, name=name).first()
     if existing is not None:
         if (existing.model, existing.criterion) != (model, criterion):
-            raise RunError(f"scorer {name!r} of {benchmark} is model {existing.model!r}, criterion {existing.criterion!r}; this run "
-                           f"scores {model!r} by {criterion!r}: give it another name (--scorer NAME)")
+            raise RunError(
+                f"scorer {name!r} of {benchmark} is model {existing.model!r}, criterion {existing.criterion!r}; this run "
+                f"scores {model!r} by {criterion!r}: give it another name (--scorer NAME)"
+            )
         if existing.endpoint != endpoint:
-            raise RunError(f"scorer {name!r} took its numbers from {existing.endpoint or '(no endpoint recorded)'}; this run asks "
-                           f"{endpoint}: a scorer's numbers come from one place, give this run another scorer name (--scorer NAME)")
+            raise RunError(
+                f"scorer {name!r} took its numbers from {existing.endpoint or '(no endpoint recorded)'}; this run asks "
+                f"{endpoint}: a scorer's numbers come from one place, give this run another scorer name (--scorer NAME)"
+            )
         active = existing.runs.filter(status__in=ACTIVE).order_by("id").first()
         if active is not None:
-            raise RunError(f"scorer {name!r} has run {active.pk} {active.status}: resume it (intrinsic_score ... --resume {active.pk}) "
-                           "or cancel it first, so that no candidate is scored twice")
+            raise RunError(
+                f"scorer {name!r} has run {active.pk} {active.status}: resume it (intrinsic_score ... --resume {active.pk}) "
+                "or cancel it first, so that no candidate is scored twice"
+            )
     paper_ids = _choose(benchmark, papers, seed)
     todo = Candidate.objects.filter(paper_id__in=paper_ids).order_by("paper_id", "position")
     if existing is not None:
@@ -147,14 +183,18 @@ def scoring_run_create(
     blank = [c for c in chosen if not c.text.strip()]
     if blank:
         shown = ", ".join(f"{c.paper.external_id}/{c.external_id}" for c in blank[:5])
-        raise RunError(f"{len(blank)} candidate(s) have no text ({shown}): an empty span has no score; fix their text and launch again")
+        raise RunError(
+            f"{len(blank)} candidate(s) have no text ({shown}): an empty span has no score; fix their text and launch again"
+        )
     if not chosen:
         raise RunError(f"scorer {name!r} has scored every chosen candidate of {benchmark} already; nothing to score")
     with transaction.atomic():
         target = existing or Scorer.objects.create(
             benchmark=benchmark, name=name, model=model, criterion=criterion, endpoint=endpoint
         )
-        run = IntrinsicScoringRun.objects.create(benchmark=benchmark, scorer=target, parameters=parameters, launched_by=launched_by)
+        run = IntrinsicScoringRun.objects.create(
+            benchmark=benchmark, scorer=target, parameters=parameters, launched_by=launched_by
+        )
         ScoringTask.objects.bulk_create([ScoringTask(run=run, candidate=c) for c in chosen], batch_size=2000)
     return run
 
@@ -169,7 +209,9 @@ def scoring_run_launch(*, run: IntrinsicScoringRun, event: str = "launched") -> 
         if not IntrinsicScoringRun.objects.filter(pk=run.pk, status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.PAUSED]).update(
             status=JudgeRun.Status.RUNNING, finished_at=None
         ):
-            raise RunError(f"scoring run {run.pk} is {IntrinsicScoringRun.objects.get(pk=run.pk).status}; only a pending or paused run starts")
+            raise RunError(
+                f"scoring run {run.pk} is {IntrinsicScoringRun.objects.get(pk=run.pk).status}; only a pending or paused run starts"
+            )
         run_event_add(kind=RUN_KIND, run_id=run.pk, code=event, message=f"{event} with 1 driver(s)")
         transaction.on_commit(lambda: _enqueue(run.pk))
     run.refresh_from_db()
@@ -183,7 +225,9 @@ def scoring_run_pause(*, run: IntrinsicScoringRun) -> None:
 
 
 def scoring_run_cancel(*, run: IntrinsicScoringRun) -> None:
-    if not IntrinsicScoringRun.objects.filter(pk=run.pk, status__in=ACTIVE).update(status=JudgeRun.Status.CANCELLED, finished_at=timezone.now()):
+    if not IntrinsicScoringRun.objects.filter(pk=run.pk, status__in=ACTIVE).update(
+        status=JudgeRun.Status.CANCELLED, finished_at=timezone.now()
+    ):
         raise RunError(f"scoring run {run.pk} has already ended")
     ScoringTask.objects.filter(run=run, status=TaskStatus.PENDING).update(status=TaskStatus.SKIPPED, last_error="cancelled")
     run.refresh_from_db()
@@ -198,7 +242,9 @@ def scoring_run_resume(*, run: IntrinsicScoringRun) -> int:
             why = " (a worker's watchdog takes over a run whose driver died)" if run.status == JudgeRun.Status.RUNNING else ""
             raise RunError(f"scoring run {run.pk} is {run.status}{why}; only a paused, failed or cancelled run resumes")
         reopened = execution.tasks_reclaim(kind=RUN_KIND, task_model=ScoringTask, run_id=run.pk)
-        reopened += ScoringTask.objects.filter(run=run, status=TaskStatus.SKIPPED).update(status=TaskStatus.PENDING, last_error="")
+        reopened += ScoringTask.objects.filter(run=run, status=TaskStatus.SKIPPED).update(
+            status=TaskStatus.PENDING, last_error=""
+        )
         IntrinsicScoringRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.PAUSED)
         run.refresh_from_db()
         scoring_run_launch(run=run, event="resumed")
@@ -247,13 +293,21 @@ def _probe_problem(run: IntrinsicScoringRun) -> str | None:
     outcome = run_blocking(probe)
     if outcome.completion is None:
         return f"the mode probe of {run.parameters['base_url']} failed: {outcome.error}"
-    run_event_add(kind=RUN_KIND, run_id=run.pk, code="probe", message=f"mode probe ({outcome.calls} call(s)): {outcome.completion.text}")
+    run_event_add(
+        kind=RUN_KIND, run_id=run.pk, code="probe", message=f"mode probe ({outcome.calls} call(s)): {outcome.completion.text}"
+    )
     return None
 
 
 def _detail(score: SpanScore) -> dict[str, Any]:
-    return {"values": score.values, "tokens": score.tokens, "span_method": score.span_method,
-            "boundary_merged": score.boundary_merged, "skipped_chars": score.skipped_chars, "logits_proved": score.logits_proved}
+    return {
+        "values": score.values,
+        "tokens": score.tokens,
+        "span_method": score.span_method,
+        "boundary_merged": score.boundary_merged,
+        "skipped_chars": score.skipped_chars,
+        "logits_proved": score.logits_proved,
+    }
 
 
 def _store(run: IntrinsicScoringRun, token: str, batch: list[tuple[_Spec, dict[str, Any]]]) -> None:
@@ -269,15 +323,29 @@ def _store(run: IntrinsicScoringRun, token: str, batch: list[tuple[_Spec, dict[s
             score = result.get("score")
             if spec.task_id not in owned:
                 if spec.task_id not in finished and score is not None:
-                    execution.answer_discard(task_model=ScoringTask, task_id=spec.task_id, prompt_tokens=score.prompt_tokens or 0,
-                                             completion_tokens=score.completion_tokens or 0)
+                    execution.answer_discard(
+                        task_model=ScoringTask,
+                        task_id=spec.task_id,
+                        prompt_tokens=score.prompt_tokens or 0,
+                        completion_tokens=score.completion_tokens or 0,
+                    )
                 continue
             if score is None:
                 failed[spec.task_id] = result.get("failed") or "no answer"
                 continue
             done[spec.task_id] = score
-            scores.append(CandidateScore(scorer_id=run.scorer_id, candidate_id=spec.candidate_id, source=f"run {run.pk}", run=run,
-                                         mean=score.mean, total=score.total, tokens=score.n_tokens, detail=_detail(score)))
+            scores.append(
+                CandidateScore(
+                    scorer_id=run.scorer_id,
+                    candidate_id=spec.candidate_id,
+                    source=f"run {run.pk}",
+                    run=run,
+                    mean=score.mean,
+                    total=score.total,
+                    tokens=score.n_tokens,
+                    detail=_detail(score),
+                )
+            )
         try:
             with transaction.atomic():
                 CandidateScore.objects.bulk_create(scores)
@@ -322,22 +390,38 @@ def scoring_run_execute(*, run_id: int) -> str:
     lease = _lease(run)  # type: ignore[arg-type]
 
     def claim(n: int, held: frozenset[int]) -> list[_Spec]:
-        ids = execution.tasks_claim(kind=RUN_KIND, task_model=ScoringTask, run_id=run.pk, token=token, lease=lease, n=n, held=held)
+        ids = execution.tasks_claim(
+            kind=RUN_KIND, task_model=ScoringTask, run_id=run.pk, token=token, lease=lease, n=n, held=held
+        )
         # In id order: a paper's candidates were made together, so a batch shares one tokenization of the prefix.
         tasks = ScoringTask.objects.filter(id__in=ids).select_related("candidate__paper").order_by("id")
-        return [_Spec(t.pk, t.candidate_id, t.candidate.paper.background, t.candidate.paper.question, t.candidate.text) for t in tasks]
+        return [
+            _Spec(t.pk, t.candidate_id, t.candidate.paper.background, t.candidate.paper.question, t.candidate.text) for t in tasks
+        ]
 
     async def work(spec: _Spec, before_call: BeforeCall) -> dict[str, Any]:
         if not spec.text.strip():  # refused at creation; a text blanked since is refused here, before any request
             return {"failed": "the candidate hypothesis is empty: an empty span has no score; fix its text and resume"}
-        outcome = await call_with_backoff(scorer, limiter, scoring_messages(spec.background, spec.question, spec.text), None, before_call)
+        outcome = await call_with_backoff(
+            scorer, limiter, scoring_messages(spec.background, spec.question, spec.text), None, before_call
+        )
         if outcome.completion is None:
             return {"failed": outcome.error or "no answer"}
         return {"score": outcome.completion}
 
-    _drive(run=run, kind=RUN_KIND, task_model=ScoringTask, token=token, claim=claim, work=work,  # type: ignore[arg-type]
-           store=lambda batch: _store(run, token, batch), task_id=lambda spec: spec.task_id, providers=[scorer], limiter=limiter,
-           on_error=lambda exc: {"failed": f"internal error: {type(exc).__name__}: {exc}"})
+    _drive(
+        run=run,
+        kind=RUN_KIND,
+        task_model=ScoringTask,
+        token=token,
+        claim=claim,
+        work=work,  # type: ignore[arg-type]
+        store=lambda batch: _store(run, token, batch),
+        task_id=lambda spec: spec.task_id,
+        providers=[scorer],
+        limiter=limiter,
+        on_error=lambda exc: {"failed": f"internal error: {type(exc).__name__}: {exc}"},
+    )
     return _finish(RUN_KIND, run.pk)
 
 
@@ -359,12 +443,26 @@ def scoring_progress(*, run: IntrinsicScoringRun) -> Progress:
     cost = None
     if p.get("price_per_1k_prompt") is not None or p.get("price_per_1k_completion") is not None:
         paid_in, paid_out = prompt + (tasks["discarded_prompt"] or 0), completion + (tasks["discarded_completion"] or 0)
-        cost = paid_in / 1000 * float(p.get("price_per_1k_prompt") or 0) + paid_out / 1000 * float(p.get("price_per_1k_completion") or 0)
+        cost = paid_in / 1000 * float(p.get("price_per_1k_prompt") or 0) + paid_out / 1000 * float(
+            p.get("price_per_1k_completion") or 0
+        )
     errors = list(tasks_qs.exclude(last_error="").order_by("-updated_at").values_list("last_error", flat=True)[:5])
     return Progress(
-        total=tasks["total"], done=tasks["done"], accepted=tasks["done"], invalid=0, failed=tasks["failed"],
-        remaining=tasks["remaining"], skipped=tasks["skipped"], prompt_tokens=prompt, completion_tokens=completion, cost=cost,
-        eta_seconds=None, recent_errors=errors, status=run.status, replay=False, **_health(RUN_KIND, run, tasks),  # type: ignore[arg-type]
+        total=tasks["total"],
+        done=tasks["done"],
+        accepted=tasks["done"],
+        invalid=0,
+        failed=tasks["failed"],
+        remaining=tasks["remaining"],
+        skipped=tasks["skipped"],
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        cost=cost,
+        eta_seconds=None,
+        recent_errors=errors,
+        status=run.status,
+        replay=False,
+        **_health(RUN_KIND, run, tasks),  # type: ignore[arg-type]
     )
 
 
@@ -374,13 +472,26 @@ def scoring_runs_listed(limit: int = 20) -> list[tuple[str, IntrinsicScoringRun,
     return [(f"{TITLE} ({run.scorer.criterion}: {run.scorer.name})", run, scoring_progress(run=run)) for run in runs]
 
 
-run_kind_register(RunKindSpec(
-    kind=RUN_KIND, run_model=IntrinsicScoringRun, task_model_of=lambda run_id: ScoringTask, launch=_enqueue,
-    finish=lambda run_id: _finish(RUN_KIND, run_id),
-))
+run_kind_register(
+    RunKindSpec(
+        kind=RUN_KIND,
+        run_model=IntrinsicScoringRun,
+        task_model_of=lambda run_id: ScoringTask,
+        launch=_enqueue,
+        finish=lambda run_id: _finish(RUN_KIND, run_id),
+    )
+)
 
 __all__ = [
-    "RUN_KIND", "default_scorer_name", "endpoint_description", "scoring_progress", "scoring_run_cancel",
-    "scoring_run_create", "scoring_run_execute", "scoring_run_launch", "scoring_run_pause", "scoring_run_resume",
+    "RUN_KIND",
+    "default_scorer_name",
+    "endpoint_description",
+    "scoring_progress",
+    "scoring_run_cancel",
+    "scoring_run_create",
+    "scoring_run_execute",
+    "scoring_run_launch",
+    "scoring_run_pause",
+    "scoring_run_resume",
     "scoring_runs_listed",
 ]

@@ -54,7 +54,13 @@ def paper_list_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
         )
         .order_by("criterion", "name")
     )
-    context = {"benchmark": benchmark, "papers": papers, "disciplines": sorted(disciplines.items()), "scorers": scorers, "listwise_top": LISTWISE_TOP}
+    context = {
+        "benchmark": benchmark,
+        "papers": papers,
+        "disciplines": sorted(disciplines.items()),
+        "scorers": scorers,
+        "listwise_top": LISTWISE_TOP,
+    }
     return render(request, "intrinsic/paper_list.html", context)
 
 
@@ -83,7 +89,11 @@ def _cell(metric: dict[str, Any] | None, percent: bool) -> dict[str, Any] | None
         return None
     if percent:
         return {"text": _pct(metric["value"]), "ci_text": _ci_pct(metric["ci"]), "value": metric["value"]}
-    return {"text": formatting.number(metric["value"], 3), "ci_text": formatting.interval(metric["ci"], 3), "value": metric["value"]}
+    return {
+        "text": formatting.number(metric["value"], 3),
+        "ci_text": formatting.interval(metric["ci"], 3),
+        "value": metric["value"],
+    }
 
 
 def _flipped(diff: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -92,7 +102,10 @@ def _flipped(diff: dict[str, Any] | None) -> dict[str, Any] | None:
     if diff is None:
         return None
     lo, hi = diff["ci"]
-    return diff | {"value": None if diff["value"] is None else -diff["value"], "ci": [None if hi is None else -hi, None if lo is None else -lo]}
+    return diff | {
+        "value": None if diff["value"] is None else -diff["value"],
+        "ci": [None if hi is None else -hi, None if lo is None else -lo],
+    }
 
 
 def _signed_pct(metric: dict[str, Any] | None, percent: bool = True) -> dict[str, Any] | None:
@@ -124,12 +137,26 @@ def _distribution_plot(counts: list[int], listwise_width: int | None) -> dict[st
         c = counts[r - 1]
         h = round(PLOT_H * c / top, 1)
         terminal = listwise_width is not None and r == n
-        bars.append({
-            "rank": r, "count": c, "x": 4 + i * (BAR_W + BAR_GAP), "y": round(4 + PLOT_H - h, 1), "height": h,
-            "label": f"{r}" if not terminal else f"{r}*", "label_x": 4 + i * (BAR_W + BAR_GAP) + BAR_W / 2, "terminal": terminal,
-        })
+        bars.append(
+            {
+                "rank": r,
+                "count": c,
+                "x": 4 + i * (BAR_W + BAR_GAP),
+                "y": round(4 + PLOT_H - h, 1),
+                "height": h,
+                "label": f"{r}" if not terminal else f"{r}*",
+                "label_x": 4 + i * (BAR_W + BAR_GAP) + BAR_W / 2,
+                "terminal": terminal,
+            }
+        )
     width = 8 + len(ranks) * (BAR_W + BAR_GAP)
-    return {"bars": bars, "width": width, "height": 4 + PLOT_H + LABEL_H, "base_y": 4 + PLOT_H, "label_y": 4 + PLOT_H + LABEL_H - 3}
+    return {
+        "bars": bars,
+        "width": width,
+        "height": 4 + PLOT_H + LABEL_H,
+        "base_y": 4 + PLOT_H,
+        "label_y": 4 + PLOT_H + LABEL_H - 3,
+    }
 
 
 def report_sections(doc: dict[str, Any]) -> dict[str, Any]:
@@ -146,13 +173,20 @@ def report_sections(doc: dict[str, Any]) -> dict[str, Any]:
     for s in scorers:
         r = pooled[s["name"]]
         m = r["metrics"]
-        main.append({
-            "scorer": s, "criterion": CRITERION_LABELS.get(s["criterion"], s["criterion"]), "result": r,
-            "hits": [_cell(m[h], True) for h in hit_names], "mrr": _cell(m["mrr"], False), "beats": _cell(m["beats"], True),
-        })
+        main.append(
+            {
+                "scorer": s,
+                "criterion": CRITERION_LABELS.get(s["criterion"], s["criterion"]),
+                "result": r,
+                "hits": [_cell(m[h], True) for h in hit_names],
+                "mrr": _cell(m["mrr"], False),
+                "beats": _cell(m["beats"], True),
+            }
+        )
     scoring = [s for s in scorers if s["kind"] == "scoring"]
     best = None
     if scoring:
+
         def strength(s: dict[str, Any]) -> tuple[float, float]:
             m = pooled[s["name"]]["metrics"]
             return (m["hit_at_1"]["value"] or 0.0, (m["mrr"] or {}).get("value") or 0.0)
@@ -168,28 +202,50 @@ def report_sections(doc: dict[str, Any]) -> dict[str, Any]:
             r = by_key[(d, s["name"])]
             hit = r["metrics"]["hit_at_1"]
             v = None if hit is None else hit["value"]
-            cells.append({
-                "scorer": s["name"], "value": v, "text": _pct(v), "ci_text": _ci_pct(None if hit is None else hit["ci"]),
-                "step": None if v is None else min(HEAT_STEPS - 1, int(v * HEAT_STEPS)), "n_ranked": r["n_ranked"], "n_papers": r["n_papers"],
-            })
-        heat_rows.append({"discipline": d, "label": "all disciplines" if d == POOLED else d, "pooled": d == POOLED, "cells": cells,
-                          "n_papers": doc["n_papers"][d]})
+            cells.append(
+                {
+                    "scorer": s["name"],
+                    "value": v,
+                    "text": _pct(v),
+                    "ci_text": _ci_pct(None if hit is None else hit["ci"]),
+                    "step": None if v is None else min(HEAT_STEPS - 1, int(v * HEAT_STEPS)),
+                    "n_ranked": r["n_ranked"],
+                    "n_papers": r["n_papers"],
+                }
+            )
+        heat_rows.append(
+            {
+                "discipline": d,
+                "label": "all disciplines" if d == POOLED else d,
+                "pooled": d == POOLED,
+                "cells": cells,
+                "n_papers": doc["n_papers"][d],
+            }
+        )
     legend = [{"step": i, "text": f"{10 * i}–{10 * (i + 1)}%"} for i in range(HEAT_STEPS)]
 
     n = doc["method"]["n_candidates"]
     distributions = []
     for s in scorers:
         counts = pooled[s["name"]]["rank_distribution"]
-        distributions.append({
-            "scorer": s, "counts": counts, "plot": _distribution_plot(counts, s["listwise_width"]),
-            "described": "; ".join(
-                f"rank {r}: {counts[r - 1]}" for r in (range(1, n + 1) if s["listwise_width"] is None else [*range(1, s["listwise_width"] + 1), n])
-            ),
-        })
+        distributions.append(
+            {
+                "scorer": s,
+                "counts": counts,
+                "plot": _distribution_plot(counts, s["listwise_width"]),
+                "described": "; ".join(
+                    f"rank {r}: {counts[r - 1]}"
+                    for r in (range(1, n + 1) if s["listwise_width"] is None else [*range(1, s["listwise_width"] + 1), n])
+                ),
+            }
+        )
 
     agreement: dict[tuple[str, str | None], dict[str, Any]] = {}
     for a in doc["agreement"]:
-        row = agreement.setdefault((a["criterion"], a["aggregate"]), {"criterion": CRITERION_LABELS.get(a["criterion"], a["criterion"]), "models": a["models"], "cells": {}})
+        row = agreement.setdefault(
+            (a["criterion"], a["aggregate"]),
+            {"criterion": CRITERION_LABELS.get(a["criterion"], a["criterion"]), "models": a["models"], "cells": {}},
+        )
         row["cells"][a["discipline"]] = a | {"text": _pct(a["share"]), "ci_text": _ci_pct(a["ci"])}
     agreement_rows = [r | {"cells": [r["cells"].get(d) for d in doc["disciplines"]]} for r in agreement.values()]
 
@@ -207,19 +263,38 @@ def report_sections(doc: dict[str, Any]) -> dict[str, Any]:
         diffs, n_both = difference(a, b)
         if diffs is None:
             return None
-        return {"a": a, "b": b, "n_papers": n_both, "hits": [_signed_pct(diffs[h]) for h in hit_names],
-                "mrr": _signed_pct(diffs["mrr"], percent=False), "beats": _signed_pct(diffs["beats"])}
+        return {
+            "a": a,
+            "b": b,
+            "n_papers": n_both,
+            "hits": [_signed_pct(diffs[h]) for h in hit_names],
+            "mrr": _signed_pct(diffs["mrr"], percent=False),
+            "beats": _signed_pct(diffs["beats"]),
+        }
 
     baseline = doc["baselines"][0] if doc["baselines"] else None
     vs_baseline = [x for x in (diff_row(s["name"], baseline) for s in scoring) if x] if baseline else []
     vs_best = [x for x in (diff_row(best, s["name"]) for s in scorers if s["name"] != best) if x] if best else []
     return {
-        "main_rows": main, "hit_ks": HIT_KS, "best": best, "baseline": baseline, "heat_rows": heat_rows, "heat_legend": legend,
-        "heat_scorers": scorers, "distributions": distributions, "agreement_rows": agreement_rows, "vs_baseline": vs_baseline,
-        "vs_best": vs_best, "listwise_note": pooled[baseline]["not_reported"].get("mrr") if baseline else None,
+        "main_rows": main,
+        "hit_ks": HIT_KS,
+        "best": best,
+        "baseline": baseline,
+        "heat_rows": heat_rows,
+        "heat_legend": legend,
+        "heat_scorers": scorers,
+        "distributions": distributions,
+        "agreement_rows": agreement_rows,
+        "vs_baseline": vs_baseline,
+        "vs_best": vs_best,
+        "listwise_note": pooled[baseline]["not_reported"].get("mrr") if baseline else None,
         "length_rows": [
-            r | {"hit1": _cell(r["metrics"]["hit_at_1"], True), "mrr_cell": _cell(r["metrics"]["mrr"], False),
-                 "mean_hit1": _cell(pooled[r["scorer"]]["metrics"]["hit_at_1"], True)}
+            r
+            | {
+                "hit1": _cell(r["metrics"]["hit_at_1"], True),
+                "mrr_cell": _cell(r["metrics"]["mrr"], False),
+                "mean_hit1": _cell(pooled[r["scorer"]]["metrics"]["hit_at_1"], True),
+            }
             for r in doc["length_check"]
         ],
     }
@@ -239,7 +314,11 @@ def report_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     replicates = int_option(request, "replicates", min(REPORT_REPLICATES, cap), 1, cap, problems)
     seed = int_option(request, "seed", REPORT_SEED, 0, MAX_SEED, problems)
     context: dict[str, Any] = {
-        "benchmark": benchmark, "replicates": replicates, "seed": seed, "cap": cap, "problems": problems,
+        "benchmark": benchmark,
+        "replicates": replicates,
+        "seed": seed,
+        "cap": cap,
+        "problems": problems,
         "query": urlencode({"replicates": replicates, "seed": seed}),
     }
     try:
@@ -268,14 +347,24 @@ def launch_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
         d = form.cleaned_data
         try:
             run = scoring_run_create(
-                benchmark=benchmark, model=d["model"], criterion=d["criterion"], logprobs_mode=d["logprobs_mode"],
-                base_url=d["base_url"], api_key_env=d["api_key_env"] or None, papers=d["papers"], concurrency=d["concurrency"],
-                rate_per_second=d["rate_per_second"], timeout=d["timeout"], launched_by=request.user,
+                benchmark=benchmark,
+                model=d["model"],
+                criterion=d["criterion"],
+                logprobs_mode=d["logprobs_mode"],
+                base_url=d["base_url"],
+                api_key_env=d["api_key_env"] or None,
+                papers=d["papers"],
+                concurrency=d["concurrency"],
+                rate_per_second=d["rate_per_second"],
+                timeout=d["timeout"],
+                launched_by=request.user,
             )
             scoring_run_launch(run=run)
         except RunError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Scoring run {run.pk} launched: {run.tasks.count()} candidates to score for {run.scorer.name}.")
+            messages.success(
+                request, f"Scoring run {run.pk} launched: {run.tasks.count()} candidates to score for {run.scorer.name}."
+            )
             return redirect("jobs:runs")
     return render(request, "intrinsic/launch.html", {"benchmark": benchmark, "form": form})

@@ -22,7 +22,12 @@ class RunProgressApi(APIView):
     def get(self, request: Request, run_id: int) -> Response:
         run = get_or_not_found(JudgeRun.objects, f"no run {run_id}", pk=run_id)
         return Response(
-            {"id": run.pk, "judge_model": run.judge_model, "provider": run.provider, "replay": run.provider == JudgeRun.Provider.RECORDED}
+            {
+                "id": run.pk,
+                "judge_model": run.judge_model,
+                "provider": run.provider,
+                "replay": run.provider == JudgeRun.Provider.RECORDED,
+            }
             | run_progress(run=run).as_dict()
         )
 
@@ -46,6 +51,9 @@ class RunAgreementApi(APIView):
         first = get_or_not_found(JudgeRun.objects, f"no run {run_id}", pk=run_id)
         other_id = params.validated_data["with"]
         second = get_or_not_found(
-            JudgeRun.objects, f"run {other_id} is not a run of the benchmark of run {run_id}", pk=other_id, benchmark_id=first.benchmark_id
+            JudgeRun.objects,
+            f"run {other_id} is not a run of the benchmark of run {run_id}",
+            pk=other_id,
+            benchmark_id=first.benchmark_id,
         )
         return Response(runs_agreement(first=first, second=second))

@@ -81,9 +81,20 @@ def elicit_progress(*, kind: ElicitKind, run: Any) -> Progress:  # noqa: ANN401
     invalid = tasks_qs.filter(status="done", last_error__startswith="invalid:").count()
     errors = list(tasks_qs.exclude(last_error="").values_list("last_error", flat=True)[:5])
     return Progress(
-        total=tasks["total"], done=tasks["done"], accepted=tasks["done"] - invalid, invalid=invalid, failed=tasks["failed"],
-        remaining=tasks["remaining"], skipped=tasks["skipped"], prompt_tokens=tasks["prompt"] or 0,
-        completion_tokens=tasks["completion"] or 0, cost=None, eta_seconds=None, recent_errors=errors, status=run.status, replay=False,
+        total=tasks["total"],
+        done=tasks["done"],
+        accepted=tasks["done"] - invalid,
+        invalid=invalid,
+        failed=tasks["failed"],
+        remaining=tasks["remaining"],
+        skipped=tasks["skipped"],
+        prompt_tokens=tasks["prompt"] or 0,
+        completion_tokens=tasks["completion"] or 0,
+        cost=None,
+        eta_seconds=None,
+        recent_errors=errors,
+        status=run.status,
+        replay=False,
         **_health(kind.run_kind, run, tasks),
     )
 
@@ -134,8 +145,9 @@ def _store(kind: ElicitKind, token: str, task_id: int, result: dict[str, Any]) -
         owned, finished = _owned(model, token, [task_id])
         if task_id not in owned:
             if task_id not in finished and result.get("attempts"):
-                execution.answer_discard(task_model=model, task_id=task_id, prompt_tokens=result.get("in", 0),
-                                         completion_tokens=result.get("out", 0))
+                execution.answer_discard(
+                    task_model=model, task_id=task_id, prompt_tokens=result.get("in", 0), completion_tokens=result.get("out", 0)
+                )
             return
         task = model.objects.select_related(*kind.related).get(pk=task_id)
         task.attempts = result["attempts"]
@@ -182,9 +194,13 @@ def elicit_execute(*, run_kind: str, run_id: int) -> str:
     Spec = tuple[int, str, Any, list[dict[str, str]], Any]  # task id, participant, task, messages, check's context
 
     def claim(n: int, held: frozenset[int]) -> list[Spec]:
-        ids = execution.tasks_claim(kind=run_kind, task_model=kind.task_model, run_id=run.pk, token=token, lease=_lease(run), n=n, held=held)
+        ids = execution.tasks_claim(
+            kind=run_kind, task_model=kind.task_model, run_id=run.pk, token=token, lease=_lease(run), n=n, held=held
+        )
         tasks = kind.task_model.objects.filter(id__in=ids).select_related("participant", *kind.related).order_by("id")
-        return [(t.pk, t.participant.name, t, kind.messages(run, t), kind.context(run, t) if kind.context else None) for t in tasks]
+        return [
+            (t.pk, t.participant.name, t, kind.messages(run, t), kind.context(run, t) if kind.context else None) for t in tasks
+        ]
 
     async def work(spec: Spec, before_call: BeforeCall) -> dict[str, Any]:
         _, name, task, messages, context = spec
@@ -213,15 +229,27 @@ def elicit_execute(*, run_kind: str, run_id: int) -> str:
         for spec, result in batch:
             _store(kind, token, spec[0], result)
 
-    _drive(run=run, kind=run_kind, task_model=kind.task_model, token=token, claim=claim, work=work, store=store,
-           task_id=lambda spec: spec[0], providers=providers.values(), limiter=limiter,
-           on_error=lambda exc: {"failed": f"internal error: {type(exc).__name__}: {exc}", "attempts": [], "calls": 0})
+    _drive(
+        run=run,
+        kind=run_kind,
+        task_model=kind.task_model,
+        token=token,
+        claim=claim,
+        work=work,
+        store=store,
+        task_id=lambda spec: spec[0],
+        providers=providers.values(),
+        limiter=limiter,
+        on_error=lambda exc: {"failed": f"internal error: {type(exc).__name__}: {exc}", "attempts": [], "calls": 0},
+    )
     return _elicit_finish(kind, run.pk)
 
 
 def _retry_prompt(problems: Problems) -> str:
     listed = "\n".join(f"- {p['field']}: {p['message']}" for p in problems)
-    return f"Your answer could not be used:\n{listed}\nAnswer again with one JSON object in the format asked for, and nothing else."
+    return (
+        f"Your answer could not be used:\n{listed}\nAnswer again with one JSON object in the format asked for, and nothing else."
+    )
 
 
 @shared_task(name="jobs.elicit_execute", **_DRIVER)
@@ -232,10 +260,15 @@ def elicit_execute_task(run_kind: str, run_id: int) -> str:
 def elicit_kind_register(kind: ElicitKind) -> None:
     """Register a protocol's elicitation runs with this driver and with the engine (watchdog, finish)."""
     ELICIT_KINDS[kind.run_kind] = kind
-    run_kind_register(RunKindSpec(
-        kind=kind.run_kind, run_model=kind.run_model, task_model_of=lambda run_id: kind.task_model,
-        launch=lambda run_id: _enqueue(kind.run_kind, run_id), finish=lambda run_id: _elicit_finish(kind, run_id),
-    ))
+    run_kind_register(
+        RunKindSpec(
+            kind=kind.run_kind,
+            run_model=kind.run_model,
+            task_model_of=lambda run_id: kind.task_model,
+            launch=lambda run_id: _enqueue(kind.run_kind, run_id),
+            finish=lambda run_id: _elicit_finish(kind, run_id),
+        )
+    )
 
 
 def elicit_problem(field: str, code: str, message: str) -> dict[str, str]:
@@ -243,6 +276,14 @@ def elicit_problem(field: str, code: str, message: str) -> dict[str, str]:
 
 
 __all__ = [
-    "ELICIT_KINDS", "ElicitKind", "RunError", "elicit_execute", "elicit_kind_register", "elicit_launch", "elicit_problem",
-    "elicit_progress", "elicit_resume", "elicit_runs_listed",
+    "ELICIT_KINDS",
+    "ElicitKind",
+    "RunError",
+    "elicit_execute",
+    "elicit_kind_register",
+    "elicit_launch",
+    "elicit_problem",
+    "elicit_progress",
+    "elicit_resume",
+    "elicit_runs_listed",
 ]

@@ -163,7 +163,9 @@ class Driver[T]:
                     result = await loop.run_in_executor(executor, _in_db_thread, fn, args)
                 except TRANSIENT_DB_ERRORS as exc:
                     waited = loop.time() - started
-                    first_error = first_error or f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+                    first_error = (
+                        first_error or f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+                    )
                     if waited + pause > self.db_patience:
                         raise DatabaseUnavailable(
                             f"the database was unreachable for {waited:.0f} s ({first_error}); the driver stopped"

@@ -161,7 +161,9 @@ def tasks_claim(
         task_model.objects.filter(id__in=candidates).filter(claimable).update(
             status=TaskStatus.CLAIMED, claimed_by=token, lease_until=now + timedelta(seconds=lease)
         )
-        return list(task_model.objects.filter(id__in=candidates, claimed_by=token, status=TaskStatus.CLAIMED).values_list("id", flat=True))
+        return list(
+            task_model.objects.filter(id__in=candidates, claimed_by=token, status=TaskStatus.CLAIMED).values_list("id", flat=True)
+        )
 
 
 def driver_heartbeat(*, task_model: type[models.Model], token: str, lease: float, held: list[int]) -> None:
@@ -222,7 +224,9 @@ def _relaunch_due(kind: str, run_id: int, now: datetime) -> tuple[bool, str]:
     last_seen = RunDriver.objects.filter(kind=kind, run_id=run_id).aggregate(last=Max("seen_at"))["last"]
     launches = RunEvent.objects.filter(kind=kind, run_id=run_id, code__in=LAUNCH_CODES)
     last_launch = launches.aggregate(last=Max("created_at"))["last"]
-    unsent = RunEvent.objects.filter(kind=kind, run_id=run_id, code="broker_unreachable").aggregate(last=Max("created_at"))["last"]
+    unsent = RunEvent.objects.filter(kind=kind, run_id=run_id, code="broker_unreachable").aggregate(last=Max("created_at"))[
+        "last"
+    ]
     if last_launch is not None and unsent is not None and unsent >= last_launch:
         return True, "the last launch could not reach the message broker"
     if last_launch is None or (last_seen is not None and last_seen >= last_launch):
@@ -265,7 +269,10 @@ def runs_watchdog() -> list[str]:
                 if not due:
                     continue
                 run_event_add(
-                    kind=kind, run_id=run_id, code="relaunched", level=RunEvent.Level.WARNING,
+                    kind=kind,
+                    run_id=run_id,
+                    code="relaunched",
+                    level=RunEvent.Level.WARNING,
                     message=f"the watchdog launched a new driver: {why}; open work is taken over once",
                 )
                 transaction.on_commit(lambda run_id=run_id, spec=spec: spec.launch(run_id))
@@ -296,7 +303,10 @@ def enqueue(send: Callable[[], Any], *, kind: str, run_id: int) -> None:
         log.exception("could not enqueue a driver for %s run %s", kind, run_id)
         try:
             run_event_add(
-                kind=kind, run_id=run_id, code="broker_unreachable", level=RunEvent.Level.WARNING,
+                kind=kind,
+                run_id=run_id,
+                code="broker_unreachable",
+                level=RunEvent.Level.WARNING,
                 message=f"the message broker could not be reached ({type(exc).__name__}); a worker's watchdog starts the run "
                 "once the broker is back",
             )

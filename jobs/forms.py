@@ -17,15 +17,19 @@ class JudgeRunForm(forms.Form):
     judge_model = forms.CharField(max_length=200, help_text="The model name as the endpoint knows it. Never a participant.")
     base_url = forms.CharField(required=False, max_length=500, help_text="OpenAI-compatible, e.g. http://127.0.0.1:8001/v1")
     api_key_env = forms.CharField(
-        required=False, max_length=100, help_text="Name of the environment variable that holds the key (the key itself is never stored)."
+        required=False,
+        max_length=100,
+        help_text="Name of the environment variable that holds the key (the key itself is never stored).",
     )
     replay_of = forms.ModelChoiceField(
         queryset=JudgeRun.objects.all(), required=False, help_text="Replay a stored run instead of calling an endpoint."
     )
     run_type = forms.ChoiceField(
         choices=[
-            ("holistic", "holistic (A / B / tie)"), ("structured", "structured (0–4 per dimension)"),
-            ("arena", "arena (HypoArena: 5-level A≫B … B≫A)"), ("rubric", "rubric (HypoArena: 1–5 per criterion)"),
+            ("holistic", "holistic (A / B / tie)"),
+            ("structured", "structured (0–4 per dimension)"),
+            ("arena", "arena (HypoArena: 5-level A≫B … B≫A)"),
+            ("rubric", "rubric (HypoArena: 1–5 per criterion)"),
             ("match", "match (Reconstruction: Match / No-match per hypothesis)"),
             ("listwise", "listwise (Intrinsic scoring: the judge's top 5 of a paper's candidates)"),
         ],
@@ -33,11 +37,13 @@ class JudgeRunForm(forms.Form):
         "Reconstruction one; listwise for an Intrinsic-scoring one.",
     )
     judge_family = forms.CharField(
-        required=False, max_length=100,
+        required=False,
+        max_length=100,
         help_text="Reconstruction match runs: the judge's model family. The judge recuses on hypotheses of its own family.",
     )
     prompt_version = forms.ChoiceField(
-        choices=[("", "default for the run type")] + [(v, v) for v, t in PROMPTS.items() if not t.kind.endswith("generation")], required=False
+        choices=[("", "default for the run type")] + [(v, v) for v, t in PROMPTS.items() if not t.kind.endswith("generation")],
+        required=False,
     )
     pairs = forms.CharField(
         initial="all",
@@ -46,7 +52,9 @@ class JudgeRunForm(forms.Form):
         "on a Reconstruction benchmark: all · domain:NAME · system:NAME · sample:N",
     )
     orders = forms.MultipleChoiceField(
-        choices=[("original", "original"), ("reverse", "reverse")], initial=["original", "reverse"], widget=forms.CheckboxSelectMultiple
+        choices=[("original", "original"), ("reverse", "reverse")],
+        initial=["original", "reverse"],
+        widget=forms.CheckboxSelectMultiple,
     )
     concurrency = forms.IntegerField(initial=8, min_value=1, max_value=256)
     rate_per_second = forms.FloatField(required=False, min_value=0.1, help_text="Optional requests per second to the endpoint.")
@@ -90,7 +98,10 @@ class JudgeRunForm(forms.Form):
                     + f", not {run_type}. Choose one of those run types.",
                 )
         if data.get("task_kind") == JudgeRun.Subjects.RECONSTRUCTION_MATCH and not (data.get("judge_family") or "").strip():
-            self.add_error("judge_family", "A Reconstruction match run needs the judge's model family: the judge recuses on its own family's hypotheses.")
+            self.add_error(
+                "judge_family",
+                "A Reconstruction match run needs the judge's model family: the judge recuses on its own family's hypotheses.",
+            )
         if replay and bench and replay.benchmark_id != bench.pk:
             self.add_error("replay_of", "The replayed run must belong to the same benchmark.")
         if not replay and not data.get("base_url"):

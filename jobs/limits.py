@@ -183,7 +183,9 @@ class _RedisBackend:
             raise _CacheDown(f"{type(exc).__name__}: {exc}") from exc
 
     async def exchange(self, key: str, *, release: list[str], want: list[str], limit: int, ttl: float) -> list[str]:
-        taken = await self._call("exchange", _EXCHANGE, [f"lit2test:slots:{key}"], [int(ttl * 1000), limit, len(release), *release, *want])
+        taken = await self._call(
+            "exchange", _EXCHANGE, [f"lit2test:slots:{key}"], [int(ttl * 1000), limit, len(release), *release, *want]
+        )
         return [t.decode() if isinstance(t, bytes) else t for t in taken]
 
     async def renew(self, key: str, tokens: list[str], ttl: float) -> None:
@@ -222,7 +224,12 @@ class EndpointLimiter:
     """The slots and rate permits of one driver for one endpoint. Use from one event loop."""
 
     def __init__(
-        self, *, endpoint: str, concurrency: int, rate_per_second: float | None, slot_ttl: float = DEFAULT_SLOT_TTL,
+        self,
+        *,
+        endpoint: str,
+        concurrency: int,
+        rate_per_second: float | None,
+        slot_ttl: float = DEFAULT_SLOT_TTL,
         backend: _Backend | None = None,
     ) -> None:
         self.key = endpoint_key(endpoint)
@@ -328,7 +335,9 @@ class EndpointLimiter:
             want = [uuid.uuid4().hex for _ in range(wanted)]
             try:
                 self.round_trips += 1
-                taken = await self.backend.exchange(self.key, release=release, want=want, limit=self.concurrency, ttl=self.slot_ttl)
+                taken = await self.backend.exchange(
+                    self.key, release=release, want=want, limit=self.concurrency, ttl=self.slot_ttl
+                )
             except _CacheDown as exc:
                 self._cache_down(exc)
                 taken = want  # fail open: within this driver's own bound

@@ -156,7 +156,10 @@ class GenerationTask(ClaimableTask):
 class RunDriver(models.Model):
     """One execution of a run by a worker; alive while its heartbeat is recent and it has not ended."""
 
-    kind = models.CharField(max_length=40, help_text="the engine's run kind: judge, generation, or a protocol's elicitation kind (jobs.execution.KINDS)")
+    kind = models.CharField(
+        max_length=40,
+        help_text="the engine's run kind: judge, generation, or a protocol's elicitation kind (jobs.execution.KINDS)",
+    )
     run_id = models.BigIntegerField()
     token = models.CharField(max_length=64, unique=True, help_text="the claimed_by value of this driver's tasks")
     worker = models.CharField(max_length=200, help_text="host and process id of the worker")
@@ -177,7 +180,10 @@ class RunEvent(models.Model):
         WARNING = "warning", "warning"
         ERROR = "error", "error"
 
-    kind = models.CharField(max_length=40, help_text="the engine's run kind: judge, generation, or a protocol's elicitation kind (jobs.execution.KINDS)")
+    kind = models.CharField(
+        max_length=40,
+        help_text="the engine's run kind: judge, generation, or a protocol's elicitation kind (jobs.execution.KINDS)",
+    )
     run_id = models.BigIntegerField()
     level = models.CharField(max_length=10, choices=Level.choices, default=Level.INFO)
     code = models.CharField(max_length=40, help_text="machine-readable: launched, driver_failed, relaunched, ...")

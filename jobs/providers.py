@@ -83,8 +83,17 @@ class OpenAICompatibleProvider:
 
     replay = False
 
-    def __init__(self, *, base_url: str, model: str, api_key_env: str | None, temperature: float | None,
-                 max_tokens: int | None, timeout: float, connections: int = 100) -> None:
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key_env: str | None,
+        temperature: float | None,
+        max_tokens: int | None,
+        timeout: float,
+        connections: int = 100,
+    ) -> None:
         import httpx
 
         self.model = model
@@ -103,7 +112,8 @@ class OpenAICompatibleProvider:
         shards = max(1, math.ceil(max(1, connections) / CONNECTIONS_PER_POOL))
         self.clients = [
             httpx.AsyncClient(
-                timeout=timeout, follow_redirects=False,
+                timeout=timeout,
+                follow_redirects=False,
                 limits=httpx.Limits(max_connections=None, max_keepalive_connections=CONNECTIONS_PER_POOL * 2),
             )
             for _ in range(shards)
@@ -143,8 +153,9 @@ class OpenAICompatibleProvider:
             text = message.get("content") or ""
             usage = data.get("usage") or {}
         except (ValueError, AttributeError, TypeError) as exc:
-            raise PermanentError(f"the endpoint's answer is not a chat completion ({type(exc).__name__}): "
-                                 f"{_short(response.text)}") from None
+            raise PermanentError(
+                f"the endpoint's answer is not a chat completion ({type(exc).__name__}): {_short(response.text)}"
+            ) from None
         return Completion(
             text=text if isinstance(text, str) else json.dumps(text),
             latency_seconds=latency,

@@ -116,18 +116,38 @@ def run_progress(*, run: JudgeRun) -> Progress:
     if p.get("price_per_1k_prompt") is not None or p.get("price_per_1k_completion") is not None:
         # Discarded answers were paid for too.
         paid_in, paid_out = prompt + (tasks["discarded_prompt"] or 0), completion + (tasks["discarded_completion"] or 0)
-        cost = paid_in / 1000 * float(p.get("price_per_1k_prompt") or 0) + paid_out / 1000 * float(p.get("price_per_1k_completion") or 0)
+        cost = paid_in / 1000 * float(p.get("price_per_1k_prompt") or 0) + paid_out / 1000 * float(
+            p.get("price_per_1k_completion") or 0
+        )
     errors = list(
-        kind.task_model.objects.filter(run=run).exclude(last_error="").order_by("-updated_at").values_list("last_error", flat=True)[:5]
+        kind.task_model.objects.filter(run=run)
+        .exclude(last_error="")
+        .order_by("-updated_at")
+        .values_list("last_error", flat=True)[:5]
     )
     # Only a running run has an ETA: a paused one waits for the researcher, an ended one for nothing.
-    eta = _eta(tasks["done"], tasks["remaining"], judgments["first"], judgments["last"]) if run.status == JudgeRun.Status.RUNNING else None
+    eta = (
+        _eta(tasks["done"], tasks["remaining"], judgments["first"], judgments["last"])
+        if run.status == JudgeRun.Status.RUNNING
+        else None
+    )
     return Progress(
-        total=tasks["total"], done=tasks["done"], accepted=tasks["accepted"], invalid=tasks["invalid"],
-        failed=tasks["failed"], remaining=tasks["remaining"], skipped=tasks["skipped"], prompt_tokens=prompt,
-        completion_tokens=completion, cost=cost, eta_seconds=eta,
-        recent_errors=errors, status=run.status, replay=run.is_replay,
-        imported=imported, **_health(RunKind.JUDGE, run, tasks),
+        total=tasks["total"],
+        done=tasks["done"],
+        accepted=tasks["accepted"],
+        invalid=tasks["invalid"],
+        failed=tasks["failed"],
+        remaining=tasks["remaining"],
+        skipped=tasks["skipped"],
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        cost=cost,
+        eta_seconds=eta,
+        recent_errors=errors,
+        status=run.status,
+        replay=run.is_replay,
+        imported=imported,
+        **_health(RunKind.JUDGE, run, tasks),
     )
 
 
@@ -140,7 +160,9 @@ def _health(kind: str, run: JudgeRun | GenerationRun, tasks: dict[str, Any]) -> 
     alive = drivers_alive(kind=kind, run_id=run.pk) if tasks["claimed"] or run.status == JudgeRun.Status.RUNNING else 0
     reason = ""
     if run.status == JudgeRun.Status.FAILED:
-        latest = RunEvent.objects.filter(kind=kind, run_id=run.pk, level=RunEvent.Level.ERROR).order_by("-created_at", "-id").first()
+        latest = (
+            RunEvent.objects.filter(kind=kind, run_id=run.pk, level=RunEvent.Level.ERROR).order_by("-created_at", "-id").first()
+        )
         reason = latest.message if latest else ""
     elif run.status == JudgeRun.Status.RUNNING and not alive and tasks["remaining"]:
         latest = RunEvent.objects.filter(kind=kind, run_id=run.pk).order_by("-created_at", "-id").first()
@@ -152,10 +174,14 @@ def _health(kind: str, run: JudgeRun | GenerationRun, tasks: dict[str, Any]) -> 
                 "(celery -A lit2test_web worker)? A worker's watchdog takes the run up within a minute of starting."
             )
     return {
-        "calls": tasks["calls"] or 0, "discarded": tasks["discarded"] or 0, "failed_calls": tasks["failed_calls"] or 0,
+        "calls": tasks["calls"] or 0,
+        "discarded": tasks["discarded"] or 0,
+        "failed_calls": tasks["failed_calls"] or 0,
         "in_flight": tasks["claimed"] if alive else 0,
-        "discarded_prompt_tokens": tasks["discarded_prompt"] or 0, "discarded_completion_tokens": tasks["discarded_completion"] or 0,
-        "drivers_alive": alive, "status_reason": reason,
+        "discarded_prompt_tokens": tasks["discarded_prompt"] or 0,
+        "discarded_completion_tokens": tasks["discarded_completion"] or 0,
+        "drivers_alive": alive,
+        "status_reason": reason,
     }
 
 
@@ -168,9 +194,20 @@ def generation_progress(*, run: GenerationRun) -> Progress:
     tasks = _task_counts(GenerationTask.objects.filter(run=run), prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"))
     errors = list(GenerationTask.objects.filter(run=run).exclude(last_error="").values_list("last_error", flat=True)[:5])
     return Progress(
-        total=tasks["total"], done=tasks["done"], accepted=tasks["done"], invalid=0, failed=tasks["failed"],
-        remaining=tasks["remaining"], skipped=tasks["skipped"], prompt_tokens=tasks["prompt"] or 0,
-        completion_tokens=tasks["completion"] or 0, cost=None, eta_seconds=None, recent_errors=errors, status=run.status, replay=False,
+        total=tasks["total"],
+        done=tasks["done"],
+        accepted=tasks["done"],
+        invalid=0,
+        failed=tasks["failed"],
+        remaining=tasks["remaining"],
+        skipped=tasks["skipped"],
+        prompt_tokens=tasks["prompt"] or 0,
+        completion_tokens=tasks["completion"] or 0,
+        cost=None,
+        eta_seconds=None,
+        recent_errors=errors,
+        status=run.status,
+        replay=False,
         **_health(RunKind.GENERATION, run, tasks),
     )
 
@@ -185,8 +222,10 @@ def _pair_outcomes(run: JudgeRun) -> QuerySet:
     return (
         accepted.values("pair_id")
         .annotate(
-            original_n=Count("id", filter=Q(order="original")), reverse_n=Count("id", filter=Q(order="reverse")),
-            original_w=Max("winner_id", filter=Q(order="original")), reverse_w=Max("winner_id", filter=Q(order="reverse")),
+            original_n=Count("id", filter=Q(order="original")),
+            reverse_n=Count("id", filter=Q(order="reverse")),
+            original_w=Max("winner_id", filter=Q(order="original")),
+            reverse_w=Max("winner_id", filter=Q(order="reverse")),
         )
         .order_by()
     )

@@ -70,7 +70,9 @@ class JudgeRunRequest:
     price_per_1k_prompt: float | None = None
     price_per_1k_completion: float | None = None
     label: str | None = None
-    options: dict[str, Any] = dataclasses.field(default_factory=dict)  # what a task kind reads beyond these (stored as parameters["options"])
+    options: dict[str, Any] = dataclasses.field(
+        default_factory=dict
+    )  # what a task kind reads beyond these (stored as parameters["options"])
 
     @property
     def subjects(self) -> str:
@@ -110,7 +112,9 @@ def _with_text(pairs: list[CanonicalPair]) -> list[CanonicalPair]:
     return [
         p
         for p in pairs
-        if p.context.has_text and (p.context_id, p.participant_a_id) in proposals and (p.context_id, p.participant_b_id) in proposals
+        if p.context.has_text
+        and (p.context_id, p.participant_a_id) in proposals
+        and (p.context_id, p.participant_b_id) in proposals
     ]
 
 
@@ -126,7 +130,9 @@ def _squash(text: str) -> str:
     return text.lower().encode("ascii", "ignore").translate(None, _NOT_ALNUM).decode("ascii")
 
 
-def blindness_problem(rendered: RenderedTask, internal_key: str, names: list[str], hits: Callable[[str], list[Any]]) -> str | None:
+def blindness_problem(
+    rendered: RenderedTask, internal_key: str, names: list[str], hits: Callable[[str], list[Any]]
+) -> str | None:
     """The second line of defence after redaction (arena/blindness.py): a prompt that still names a
     participant (in any spelling), the internal pair id, or any alias of the benchmark's participants and
     judges inside a proposal is refused. (Contexts may cite models: the literature names them for both sides.)"""
@@ -190,8 +196,13 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
     version's, and any reverse task that fails the orientation gate.
     """
     benchmark = request.benchmark
-    if benchmark.protocol != Benchmark.Protocol.LIT2TEST and request.subjects in (JudgeRun.Subjects.PAIRS, JudgeRun.Subjects.CONTROLS):
-        raise RunError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: it has no Lit2Test {request.subjects} to judge; open its own pages from the dashboard")
+    if benchmark.protocol != Benchmark.Protocol.LIT2TEST and request.subjects in (
+        JudgeRun.Subjects.PAIRS,
+        JudgeRun.Subjects.CONTROLS,
+    ):
+        raise RunError(
+            f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: it has no Lit2Test {request.subjects} to judge; open its own pages from the dashboard"
+        )
     participants = list(benchmark.participants.values_list("name", flat=True))
     judge = request.judge_model.strip()
     if not judge:
@@ -229,7 +240,9 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
         raise RunError("choose at least one order")
     if request.subjects != JudgeRun.Subjects.PAIRS:
         if request.replay_of is not None and request.replay_of.subjects != request.subjects:
-            raise RunError(f"run {request.replay_of.pk} judged {request.replay_of.subjects}, not {request.subjects}: a replay needs a run of the same kind")
+            raise RunError(
+                f"run {request.replay_of.pk} judged {request.replay_of.subjects}, not {request.subjects}: a replay needs a run of the same kind"
+            )
     elif request.replay_of is not None and request.replay_of.subjects != JudgeRun.Subjects.PAIRS:
         raise RunError(f"run {request.replay_of.pk} judged diagnostic controls; replay it with --pairs controls")
     make_tasks, skipped = kind.plan(benchmark, dataclasses.replace(request, orders=orders), template)
@@ -272,7 +285,9 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
     return run, skipped
 
 
-def _pairs_plan(benchmark: Benchmark, request: JudgeRunRequest, template: PromptTemplate) -> tuple[Callable[[JudgeRun], list[JudgeTask]], int]:
+def _pairs_plan(
+    benchmark: Benchmark, request: JudgeRunRequest, template: PromptTemplate
+) -> tuple[Callable[[JudgeRun], list[JudgeTask]], int]:
     """The canonical pairs a run judges (those with text), each through the orientation gate in both orders."""
     selected = _select_pairs(benchmark, request.pairs, request.seed)
     judgeable = _with_text(selected)
@@ -287,7 +302,9 @@ def _pairs_plan(benchmark: Benchmark, request: JudgeRunRequest, template: Prompt
         original = render_judge_task(pair=pair, order="original", template=template, proposals=by_participant[pair.pk])
         reverse = render_judge_task(pair=pair, order="reverse", template=template, proposals=by_participant[pair.pk])
         if not orientation_gate(original, reverse):
-            raise RunError(f"orientation gate: the reverse task of pair {pair.public_id} does not swap A and B; nothing was launched")
+            raise RunError(
+                f"orientation gate: the reverse task of pair {pair.public_id} does not swap A and B; nothing was launched"
+            )
 
     def make(run: JudgeRun) -> list[JudgeTask]:
         return [JudgeTask(run=run, pair=pair, order=order) for pair in judgeable for order in request.orders]
@@ -306,8 +323,12 @@ def benchmark_new_version(*, benchmark: Benchmark, version: str | None = None, c
         raise RunError(f"{benchmark.name} v{version} already exists")
     with transaction.atomic():
         new = Benchmark.objects.create(
-            name=benchmark.name, version=version, description=benchmark.description, canonical_judge=canonical_judge,
-            verdict_rule=benchmark.verdict_rule, proposal_schema=benchmark.proposal_schema,
+            name=benchmark.name,
+            version=version,
+            description=benchmark.description,
+            canonical_judge=canonical_judge,
+            verdict_rule=benchmark.verdict_rule,
+            proposal_schema=benchmark.proposal_schema,
             orientation_seed=benchmark.orientation_seed,
         )
         batches = {b.pk: new.batches.create(name=b.name) for b in benchmark.batches.all()}
@@ -329,8 +350,13 @@ def benchmark_new_version(*, benchmark: Benchmark, version: str | None = None, c
             p.save()
         CanonicalPair.objects.bulk_create(
             [
-                CanonicalPair(benchmark=new, context=contexts[p.context_id], participant_a=people[p.participant_a_id],
-                              participant_b=people[p.participant_b_id], internal_key=p.internal_key)
+                CanonicalPair(
+                    benchmark=new,
+                    context=contexts[p.context_id],
+                    participant_a=people[p.participant_a_id],
+                    participant_b=people[p.participant_b_id],
+                    internal_key=p.internal_key,
+                )
                 for p in benchmark.pairs.all()
             ]
         )
@@ -373,7 +399,9 @@ def judge_run_cancel(*, run: JudgeRun) -> None:
         status=JudgeRun.Status.CANCELLED, finished_at=timezone.now()
     ):
         raise RunError(f"run {run.pk} has already ended")
-    subjects_of(run).task_model.objects.filter(run=run, status=TaskStatus.PENDING).update(status=TaskStatus.SKIPPED, last_error="cancelled")
+    subjects_of(run).task_model.objects.filter(run=run, status=TaskStatus.PENDING).update(
+        status=TaskStatus.SKIPPED, last_error="cancelled"
+    )
     run.refresh_from_db()
 
 
@@ -420,8 +448,12 @@ def _provider_for(run: JudgeRun | GenerationRun, model: str) -> Provider:
         source = JudgeRun.objects.get(pk=p["replay_of"])
         return RecordedProvider(answers=subjects_of(source).recorded(source))
     return OpenAICompatibleProvider(
-        base_url=p["base_url"], model=model, api_key_env=p.get("api_key_env") or None,
-        temperature=p.get("temperature"), max_tokens=p.get("max_tokens"), timeout=float(p.get("timeout") or 120),
+        base_url=p["base_url"],
+        model=model,
+        api_key_env=p.get("api_key_env") or None,
+        temperature=p.get("temperature"),
+        max_tokens=p.get("max_tokens"),
+        timeout=float(p.get("timeout") or 120),
         connections=int(p.get("concurrency") or 8),
     )
 
@@ -431,7 +463,9 @@ def _limiter_for(run: JudgeRun | GenerationRun) -> EndpointLimiter | None:
     if run.provider == JudgeRun.Provider.RECORDED:
         return None
     return EndpointLimiter(
-        endpoint=p["base_url"], concurrency=int(p.get("concurrency") or 8), rate_per_second=p.get("rate_per_second"),
+        endpoint=p["base_url"],
+        concurrency=int(p.get("concurrency") or 8),
+        rate_per_second=p.get("rate_per_second"),
         # Slots are renewed while their call runs, so a killed worker's slots free themselves within one TTL.
         slot_ttl=DEFAULT_SLOT_TTL,
     )
@@ -481,7 +515,9 @@ def judge_run_execute(*, run_id: int) -> str:
     parse = kind.parse
 
     def claim(n: int, held: frozenset[int]) -> list[JudgeSpec]:
-        ids = execution.tasks_claim(kind=RunKind.JUDGE, task_model=task_model, run_id=run.pk, token=token, lease=lease, n=n, held=held)
+        ids = execution.tasks_claim(
+            kind=RunKind.JUDGE, task_model=task_model, run_id=run.pk, token=token, lease=lease, n=n, held=held
+        )
         if not ids:
             return []
         aliases.refresh()
@@ -493,7 +529,9 @@ def judge_run_execute(*, run_id: int) -> str:
         assert spec.rendered is not None
         result = _JudgeResult(status="invalid", errors=[], transcripts=[])
         for attempt in range(1, MAX_PARSE_ATTEMPTS + 1):
-            outcome = await call_with_backoff(provider, limiter, spec.rendered.messages(), (spec.subject_id, spec.order), before_call)
+            outcome = await call_with_backoff(
+                provider, limiter, spec.rendered.messages(), (spec.subject_id, spec.order), before_call
+            )
             result.calls += outcome.calls
             if outcome.completion is None:
                 result.status, result.errors = "failed", [*result.errors, outcome.error or "no answer"]
@@ -504,7 +542,9 @@ def judge_run_execute(*, run_id: int) -> str:
             result.prompt_tokens += c.prompt_tokens or 0
             result.completion_tokens += c.completion_tokens or 0
             try:
-                result.answer = parse(c.text, template, spec) if parse is not None else parse_judge_answer(c.text, structured=structured)
+                result.answer = (
+                    parse(c.text, template, spec) if parse is not None else parse_judge_answer(c.text, structured=structured)
+                )
             except ParseError as exc:
                 result.errors.append(f"attempt {attempt}: {exc}")
                 result.transcripts.append({"attempt": attempt, "raw": c.text, "error": str(exc)})
@@ -520,8 +560,12 @@ def judge_run_execute(*, run_id: int) -> str:
             for spec, result in batch:
                 if spec.task_id not in owned:
                     if spec.task_id not in finished and result.answered:
-                        execution.answer_discard(task_model=task_model, task_id=spec.task_id,
-                                                 prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens)
+                        execution.answer_discard(
+                            task_model=task_model,
+                            task_id=spec.task_id,
+                            prompt_tokens=result.prompt_tokens,
+                            completion_tokens=result.completion_tokens,
+                        )
                     continue
                 if result.status == "failed":
                     updates[spec.task_id] = (TaskStatus.FAILED, "; ".join(result.errors or []))
@@ -537,9 +581,19 @@ def judge_run_execute(*, run_id: int) -> str:
             for (status, error), ids in groups.items():
                 task_model.objects.filter(id__in=ids).update(status=status, last_error=error, updated_at=timezone.now())
 
-    _drive(run=run, kind=RunKind.JUDGE, task_model=task_model, token=token, claim=claim, work=work, store=store,
-           task_id=lambda spec: spec.task_id, providers=[provider], limiter=limiter,
-           on_error=lambda exc: _JudgeResult(status="failed", errors=[f"internal error: {type(exc).__name__}: {exc}"]))
+    _drive(
+        run=run,
+        kind=RunKind.JUDGE,
+        task_model=task_model,
+        token=token,
+        claim=claim,
+        work=work,
+        store=store,
+        task_id=lambda spec: spec.task_id,
+        providers=[provider],
+        limiter=limiter,
+        on_error=lambda exc: _JudgeResult(status="failed", errors=[f"internal error: {type(exc).__name__}: {exc}"]),
+    )
     return _judge_finish(run.pk)
 
 
@@ -597,7 +651,10 @@ def _drive(
             log.info("%s run %s: waited %.1f s for the database (%s)", kind, run.pk, seconds, error)
             return
         run_event_add(
-            kind=kind, run_id=run.pk, code="database_outage", level=RunEvent.Level.WARNING,
+            kind=kind,
+            run_id=run.pk,
+            code="database_outage",
+            level=RunEvent.Level.WARNING,
             message=f"the database was unreachable for {seconds:.1f} s ({error}); the driver waited and carried on",
         )
 
@@ -613,7 +670,13 @@ def _drive(
         return claim(n, held)
 
     hooks = DriverHooks(
-        claim=claim_shared, work=work, store=store, release=release, task_id=task_id, on_error=on_error, on_outage=on_outage,
+        claim=claim_shared,
+        work=work,
+        store=store,
+        release=release,
+        task_id=task_id,
+        on_error=on_error,
+        on_outage=on_outage,
         still_running=lambda: run_model.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).exists(),
         heartbeat=heartbeat,
         count_calls=lambda counts: execution.calls_count(task_model=task_model, counts=counts),
@@ -621,8 +684,10 @@ def _drive(
         others_open=lambda held: execution.tasks_open_elsewhere(task_model=task_model, run_id=run.pk, held=held),
     )
     driver = Driver(
-        hooks=hooks, concurrency=int(run.parameters.get("concurrency") or 8),
-        heartbeat_every=min(execution.heartbeat_seconds(), lease / 4), db_patience=execution.db_patience_seconds(),
+        hooks=hooks,
+        concurrency=int(run.parameters.get("concurrency") or 8),
+        heartbeat_every=min(execution.heartbeat_seconds(), lease / 4),
+        db_patience=execution.db_patience_seconds(),
     )
 
     async def main() -> None:
@@ -662,11 +727,19 @@ def judgment_fields(result: _JudgeResult) -> dict[str, Any]:
     if answer and answer.scores:
         metadata["scores"] = answer.scores
     return {
-        "status": result.status, "verdict": answer.verdict if answer else None,
-        "confidence": answer.confidence if answer else "", "main_reason": answer.main_reason if answer else "",
-        "weakness_a": answer.weakness_a if answer else "", "weakness_b": answer.weakness_b if answer else "",
-        "raw_response": result.raw, "errors": result.errors or [], "attempt": result.attempt, "latency_seconds": result.latency,
-        "prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens, "metadata": metadata,
+        "status": result.status,
+        "verdict": answer.verdict if answer else None,
+        "confidence": answer.confidence if answer else "",
+        "main_reason": answer.main_reason if answer else "",
+        "weakness_a": answer.weakness_a if answer else "",
+        "weakness_b": answer.weakness_b if answer else "",
+        "raw_response": result.raw,
+        "errors": result.errors or [],
+        "attempt": result.attempt,
+        "latency_seconds": result.latency,
+        "prompt_tokens": result.prompt_tokens,
+        "completion_tokens": result.completion_tokens,
+        "metadata": metadata,
     }
 
 
@@ -675,13 +748,22 @@ def _pairs_judgment(run_id: int, spec: JudgeSpec, result: _JudgeResult) -> Order
     verdict = fields["verdict"]
     shown_a, shown_b = spec.meaning["shown_a_id"], spec.meaning["shown_b_id"]
     return OrderedJudgment(
-        run_id=run_id, pair_id=spec.subject_id, order=spec.order, shown_a_id=shown_a, is_tie=verdict == "TIE",
-        winner_id={"A": shown_a, "B": shown_b}.get(verdict or ""), **fields,
+        run_id=run_id,
+        pair_id=spec.subject_id,
+        order=spec.order,
+        shown_a_id=shown_a,
+        is_tie=verdict == "TIE",
+        winner_id={"A": shown_a, "B": shown_b}.get(verdict or ""),
+        **fields,
     )
 
 
-def _pairs_specs(run: JudgeRun, ids: list[int], template: PromptTemplate, aliases: AliasCheck, names: list[str]) -> list[JudgeSpec]:
-    tasks = list(JudgeTask.objects.filter(id__in=ids).select_related("pair__context", "pair__participant_a", "pair__participant_b"))
+def _pairs_specs(
+    run: JudgeRun, ids: list[int], template: PromptTemplate, aliases: AliasCheck, names: list[str]
+) -> list[JudgeSpec]:
+    tasks = list(
+        JudgeTask.objects.filter(id__in=ids).select_related("pair__context", "pair__participant_a", "pair__participant_b")
+    )
     pairs = [t.pair for t in tasks]
     proposals = _proposal_map(pairs)
     contexts = {c.pk: c for c in Context.objects.filter(pk__in={p.context_id for p in pairs}).prefetch_related("papers")}
@@ -694,12 +776,24 @@ def _pairs_specs(run: JudgeRun, ids: list[int], template: PromptTemplate, aliase
         except KeyError:
             specs.append(JudgeSpec(t.pk, pair.pk, t.order, None, "a proposal of this pair has no text"))
             continue
-        rendered = render_judge_task(pair=pair, order=t.order, template=template, proposals=by_participant, matcher=aliases.matcher)
-        shown_a, shown_b = (
-            (pair.participant_a_id, pair.participant_b_id) if t.order == "original" else (pair.participant_b_id, pair.participant_a_id)
+        rendered = render_judge_task(
+            pair=pair, order=t.order, template=template, proposals=by_participant, matcher=aliases.matcher
         )
-        specs.append(JudgeSpec(t.pk, pair.pk, t.order, rendered, blindness_problem(rendered, pair.internal_key, names, aliases),
-                               {"shown_a_id": shown_a, "shown_b_id": shown_b}))
+        shown_a, shown_b = (
+            (pair.participant_a_id, pair.participant_b_id)
+            if t.order == "original"
+            else (pair.participant_b_id, pair.participant_a_id)
+        )
+        specs.append(
+            JudgeSpec(
+                t.pk,
+                pair.pk,
+                t.order,
+                rendered,
+                blindness_problem(rendered, pair.internal_key, names, aliases),
+                {"shown_a_id": shown_a, "shown_b_id": shown_b},
+            )
+        )
     return specs
 
 
@@ -710,8 +804,11 @@ def _pairs_recorded(source: JudgeRun) -> dict[tuple[int, str], dict[str, Any]]:
         shown_a_id = j.pair.participant_a_id if j.order == "original" else j.pair.participant_b_id
         winner = "tie" if j.is_tie else ("A" if j.winner_id == shown_a_id else "B")
         answers[(j.pair_id, j.order)] = {
-            "winner": winner, "confidence": j.confidence or "medium",
-            "main_reason": j.main_reason or f"replayed from run {source.pk}", "weakness_a": j.weakness_a, "weakness_b": j.weakness_b,
+            "winner": winner,
+            "confidence": j.confidence or "medium",
+            "main_reason": j.main_reason or f"replayed from run {source.pk}",
+            "weakness_a": j.weakness_a,
+            "weakness_b": j.weakness_b,
         }
     return answers
 
@@ -758,7 +855,10 @@ def _finish(kind: str, run_id: int) -> str:
         if n_failed:
             latest = failed.order_by("-updated_at").values_list("last_error", flat=True).first() or "no reason recorded"
             run_event_add(
-                kind=kind, run_id=run_id, code="tasks_failed", level=RunEvent.Level.ERROR,
+                kind=kind,
+                run_id=run_id,
+                code="tasks_failed",
+                level=RunEvent.Level.ERROR,
                 message=f"{n_failed} task(s) failed (latest: {latest}); fix the cause and resume the run to retry only them",
             )
         else:
@@ -770,10 +870,20 @@ def _finish(kind: str, run_id: int) -> str:
 
 
 def generation_run_create(
-    *, benchmark: Benchmark, base_url: str, participants: list[str] | None = None, contexts: str = "all",
-    api_key_env: str | None = None, temperature: float = 1.0, max_tokens: int = 1600, concurrency: int = 8,
-    timeout: float = 300.0, model_names: dict[str, str] | None = None, prompt_version: str = "generation-v1",
-    launched_by: Any = None, lease_seconds: float | None = None,
+    *,
+    benchmark: Benchmark,
+    base_url: str,
+    participants: list[str] | None = None,
+    contexts: str = "all",
+    api_key_env: str | None = None,
+    temperature: float = 1.0,
+    max_tokens: int = 1600,
+    concurrency: int = 8,
+    timeout: float = 300.0,
+    model_names: dict[str, str] | None = None,
+    prompt_version: str = "generation-v1",
+    launched_by: Any = None,
+    lease_seconds: float | None = None,
 ) -> GenerationRun:
     """A run that asks each participant for a proposal on each context that has text and no proposal from it yet."""
     if prompt_version not in PROMPTS or PROMPTS[prompt_version].kind != "generation":
@@ -800,11 +910,19 @@ def generation_run_create(
     existing = set(Proposal.objects.filter(context__benchmark=benchmark).values_list("context_id", "participant_id"))
     with transaction.atomic():
         run = GenerationRun.objects.create(
-            benchmark=benchmark, prompt_version=prompt_version, launched_by=launched_by,
+            benchmark=benchmark,
+            prompt_version=prompt_version,
+            launched_by=launched_by,
             parameters={
-                "base_url": base_url, "api_key_env": api_key_env or "", "temperature": temperature, "max_tokens": max_tokens,
-                "concurrency": concurrency, "timeout": timeout, "lease_seconds": lease_seconds or execution.lease_seconds(),
-                "model_names": model_names or {}, "contexts": contexts,
+                "base_url": base_url,
+                "api_key_env": api_key_env or "",
+                "temperature": temperature,
+                "max_tokens": max_tokens,
+                "concurrency": concurrency,
+                "timeout": timeout,
+                "lease_seconds": lease_seconds or execution.lease_seconds(),
+                "model_names": model_names or {},
+                "contexts": contexts,
             },
         )
         GenerationTask.objects.bulk_create(
@@ -834,14 +952,16 @@ def pairs_create_for_contexts(*, benchmark: Benchmark, context_ids: set[int]) ->
     """Canonical pairs for every two valid proposals of each context that are not paired yet."""
     created = []
     existing = set(benchmark.pairs.filter(context_id__in=context_ids).values_list("internal_key", flat=True))
-    proposals = Proposal.objects.filter(context_id__in=context_ids, validation_status="valid").select_related("participant", "context")
+    proposals = Proposal.objects.filter(context_id__in=context_ids, validation_status="valid").select_related(
+        "participant", "context"
+    )
     by_context: dict[int, list[Proposal]] = {}
     for p in proposals:
         by_context.setdefault(p.context_id, []).append(p)
     for context_id, items in by_context.items():
         items.sort(key=lambda p: p.participant.name)
         for i, first in enumerate(items):
-            for second in items[i + 1:]:
+            for second in items[i + 1 :]:
                 left, right = first.participant.name.replace(" ", "_"), second.participant.name.replace(" ", "_")
                 key = f"{first.context.external_id}__{left}__vs__{right}"
                 if key in existing:
@@ -849,7 +969,9 @@ def pairs_create_for_contexts(*, benchmark: Benchmark, context_ids: set[int]) ->
                 a, b = first.participant, second.participant
                 if orientation_flipped(benchmark.orientation_seed, key):
                     a, b = b, a
-                created.append(CanonicalPair(benchmark=benchmark, context_id=context_id, participant_a=a, participant_b=b, internal_key=key))
+                created.append(
+                    CanonicalPair(benchmark=benchmark, context_id=context_id, participant_a=a, participant_b=b, internal_key=key)
+                )
     CanonicalPair.objects.bulk_create(created)
     return len(created)
 
@@ -859,8 +981,12 @@ def _store_generation(run: GenerationRun, token: str, task_id: int, result: dict
         owned, finished = _owned(GenerationTask, token, [task_id])
         if task_id not in owned:
             if task_id not in finished and result.get("attempts"):
-                execution.answer_discard(task_model=GenerationTask, task_id=task_id, prompt_tokens=result.get("in", 0),
-                                         completion_tokens=result.get("out", 0))
+                execution.answer_discard(
+                    task_model=GenerationTask,
+                    task_id=task_id,
+                    prompt_tokens=result.get("in", 0),
+                    completion_tokens=result.get("out", 0),
+                )
             return
         task = GenerationTask.objects.get(pk=task_id)
         task.attempts = result["attempts"]
@@ -872,12 +998,21 @@ def _store_generation(run: GenerationRun, token: str, task_id: int, result: dict
             try:
                 with transaction.atomic():
                     Proposal.objects.create(
-                        context_id=task.context_id, participant_id=task.participant_id, schema=SIX_FIELD.name,
-                        content=content, validation_status="invalid" if result["problems"] else "valid",
+                        context_id=task.context_id,
+                        participant_id=task.participant_id,
+                        schema=SIX_FIELD.name,
+                        content=content,
+                        validation_status="invalid" if result["problems"] else "valid",
                         validation_errors=result["problems"],
-                        **blindness.proposal_blind_fields(benchmark_id=run.benchmark_id, participant_id=task.participant_id, content=content),
-                        release_metadata={"generation_run": run.pk, "temperature": run.parameters.get("temperature"),
-                                          "max_tokens": run.parameters.get("max_tokens"), "attempts": len(result["attempts"])},
+                        **blindness.proposal_blind_fields(
+                            benchmark_id=run.benchmark_id, participant_id=task.participant_id, content=content
+                        ),
+                        release_metadata={
+                            "generation_run": run.pk,
+                            "temperature": run.parameters.get("temperature"),
+                            "max_tokens": run.parameters.get("max_tokens"),
+                            "attempts": len(result["attempts"]),
+                        },
                     )
             except IntegrityError:
                 pass  # a proposal for this context and participant exists already
@@ -912,11 +1047,14 @@ def generation_run_execute(*, run_id: int) -> str:
     limiter = _limiter_for(run)
 
     def claim(n: int, held: frozenset[int]) -> list[tuple[int, str, list[dict[str, str]]]]:
-        ids = execution.tasks_claim(kind=RunKind.GENERATION, task_model=GenerationTask, run_id=run.pk, token=token, lease=lease,
-                                    n=n, held=held)
+        ids = execution.tasks_claim(
+            kind=RunKind.GENERATION, task_model=GenerationTask, run_id=run.pk, token=token, lease=lease, n=n, held=held
+        )
         tasks = GenerationTask.objects.filter(id__in=ids).select_related("participant", "context")
         contexts = {c.pk: c for c in Context.objects.filter(pk__in={t.context_id for t in tasks}).prefetch_related("papers")}
-        return [(t.pk, t.participant.name, render_generation_task(context=contexts[t.context_id], template=template)) for t in tasks]
+        return [
+            (t.pk, t.participant.name, render_generation_task(context=contexts[t.context_id], template=template)) for t in tasks
+        ]
 
     async def work(spec: tuple[int, str, list[dict[str, str]]], before_call: BeforeCall) -> dict[str, Any]:
         _, name, messages = spec
@@ -938,15 +1076,32 @@ def generation_run_execute(*, run_id: int) -> str:
             attempts.append({"attempt": attempt, "raw": c.text, "problems": problems})
             if not problems:
                 break
-        return {"content": content, "problems": problems, "attempts": attempts, "calls": calls, "in": tokens_in, "out": tokens_out}
+        return {
+            "content": content,
+            "problems": problems,
+            "attempts": attempts,
+            "calls": calls,
+            "in": tokens_in,
+            "out": tokens_out,
+        }
 
     def store(batch: list[tuple[tuple[int, str, list[dict[str, str]]], dict[str, Any]]]) -> None:
         for spec, result in batch:
             _store_generation(run, token, spec[0], result)
 
-    _drive(run=run, kind=RunKind.GENERATION, task_model=GenerationTask, token=token, claim=claim, work=work, store=store,
-           task_id=lambda spec: spec[0], providers=providers.values(), limiter=limiter,
-           on_error=lambda exc: {"failed": f"internal error: {type(exc).__name__}: {exc}", "attempts": [], "calls": 0})
+    _drive(
+        run=run,
+        kind=RunKind.GENERATION,
+        task_model=GenerationTask,
+        token=token,
+        claim=claim,
+        work=work,
+        store=store,
+        task_id=lambda spec: spec[0],
+        providers=providers.values(),
+        limiter=limiter,
+        on_error=lambda exc: {"failed": f"internal error: {type(exc).__name__}: {exc}", "attempts": [], "calls": 0},
+    )
     return _generation_finish(run.pk)
 
 
@@ -968,18 +1123,43 @@ def _judge_finish(run_id: int) -> str:
             except Exception as exc:  # noqa: BLE001 - the run itself is done; what follows it says why it did not happen
                 log.exception("the step after judge run %s failed", run_id)
                 run_event_add(
-                    kind=RunKind.JUDGE, run_id=run_id, code="after_failed", level=RunEvent.Level.ERROR,
+                    kind=RunKind.JUDGE,
+                    run_id=run_id,
+                    code="after_failed",
+                    level=RunEvent.Level.ERROR,
                     message=f"the run is {status}, but the step that follows it failed ({type(exc).__name__}: {exc}); "
                     "fix the cause and move it on by hand (e.g. reconstruction_swiss BENCHMARK --advance SELECTION)",
                 )
     return status
 
 
-run_kind_register(RunKindSpec(kind=RunKind.JUDGE, run_model=JudgeRun, task_model_of=_judge_task_model, launch=_judge_driver_enqueue,
-                              finish=_judge_finish))
-run_kind_register(RunKindSpec(kind=RunKind.GENERATION, run_model=GenerationRun, task_model_of=lambda run_id: GenerationTask,
-                              launch=_generation_driver_enqueue, finish=_generation_finish))
-subjects_register(JudgeSubjects(
-    name=JudgeRun.Subjects.PAIRS, task_model=JudgeTask, judgment_model=OrderedJudgment, subject_field="pair",
-    plan=_pairs_plan, specs=_pairs_specs, judgment=_pairs_judgment, recorded=_pairs_recorded,
-))
+run_kind_register(
+    RunKindSpec(
+        kind=RunKind.JUDGE,
+        run_model=JudgeRun,
+        task_model_of=_judge_task_model,
+        launch=_judge_driver_enqueue,
+        finish=_judge_finish,
+    )
+)
+run_kind_register(
+    RunKindSpec(
+        kind=RunKind.GENERATION,
+        run_model=GenerationRun,
+        task_model_of=lambda run_id: GenerationTask,
+        launch=_generation_driver_enqueue,
+        finish=_generation_finish,
+    )
+)
+subjects_register(
+    JudgeSubjects(
+        name=JudgeRun.Subjects.PAIRS,
+        task_model=JudgeTask,
+        judgment_model=OrderedJudgment,
+        subject_field="pair",
+        plan=_pairs_plan,
+        specs=_pairs_specs,
+        judgment=_pairs_judgment,
+        recorded=_pairs_recorded,
+    )
+)

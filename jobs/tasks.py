@@ -37,4 +37,3 @@ def judge_run_execute_task(run_id: int) -> str:
 @shared_task(**_DRIVER)
 def generation_run_execute_task(run_id: int) -> str:
     return services.generation_run_execute(run_id=run_id)
-

@@ -71,7 +71,9 @@ def run_list(request: HttpRequest) -> HttpResponse:
     """All runs with live progress; the fragment polls itself until every run has settled (ended, no call in flight)."""
     runs = list(JudgeRun.objects.select_related("benchmark").order_by("-created_at", "-id")[:100])
     rows = [(run, run_progress(run=run)) for run in runs]
-    generations = [("Lit2Test generation", g, generation_progress(run=g)) for g in GenerationRun.objects.select_related("benchmark")[:20]]
+    generations = [
+        ("Lit2Test generation", g, generation_progress(run=g)) for g in GenerationRun.objects.select_related("benchmark")[:20]
+    ]
     # Every protocol's other runs (elicitation, Intrinsic scoring ...) share the table.
     for listed in RUN_LISTINGS:
         generations += listed(20)
@@ -85,18 +87,33 @@ def run_list(request: HttpRequest) -> HttpResponse:
 @researcher_required
 def run_new(request: HttpRequest) -> HttpResponse:
     newest = Benchmark.objects.order_by("-created_at", "-id").first()
-    form = JudgeRunForm(request.POST or None, initial={"benchmark": request.GET.get("benchmark") or (newest.pk if newest else None)})
+    form = JudgeRunForm(
+        request.POST or None, initial={"benchmark": request.GET.get("benchmark") or (newest.pk if newest else None)}
+    )
     offer_version: Benchmark | None = None
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
         replay = d["replay_of"]
         req = JudgeRunRequest(
-            benchmark=d["benchmark"], judge_model=d["judge_model"], base_url=d["base_url"] or "",
-            provider=JudgeRun.Provider.RECORDED if replay else JudgeRun.Provider.OPENAI_COMPATIBLE, replay_of=replay,
-            api_key_env=d["api_key_env"] or None, run_type=d["run_type"], task_kind=d["task_kind"], prompt_version=d["prompt_version"] or None,
-            pairs=d["pairs"], orders=tuple(d["orders"]), concurrency=d["concurrency"], rate_per_second=d["rate_per_second"],
-            temperature=d["temperature"], max_tokens=d["max_tokens"], timeout=d["timeout"], canonical=d["canonical"],
-            price_per_1k_prompt=d["price_per_1k_prompt"], price_per_1k_completion=d["price_per_1k_completion"],
+            benchmark=d["benchmark"],
+            judge_model=d["judge_model"],
+            base_url=d["base_url"] or "",
+            provider=JudgeRun.Provider.RECORDED if replay else JudgeRun.Provider.OPENAI_COMPATIBLE,
+            replay_of=replay,
+            api_key_env=d["api_key_env"] or None,
+            run_type=d["run_type"],
+            task_kind=d["task_kind"],
+            prompt_version=d["prompt_version"] or None,
+            pairs=d["pairs"],
+            orders=tuple(d["orders"]),
+            concurrency=d["concurrency"],
+            rate_per_second=d["rate_per_second"],
+            temperature=d["temperature"],
+            max_tokens=d["max_tokens"],
+            timeout=d["timeout"],
+            canonical=d["canonical"],
+            price_per_1k_prompt=d["price_per_1k_prompt"],
+            price_per_1k_completion=d["price_per_1k_completion"],
             options={"judge_family": d["judge_family"].strip()} if d["judge_family"].strip() else {},
         )
         try:
@@ -109,7 +126,9 @@ def run_new(request: HttpRequest) -> HttpResponse:
         else:
             note = f" {skipped} pairs were skipped because their proposals have no text." if skipped else ""
             unit = "ordered tasks" if subjects_of(run).ordered else "tasks"
-            messages.success(request, f"Run {run.pk} launched: {subjects_of(run).task_model.objects.filter(run=run).count()} {unit}.{note}")
+            messages.success(
+                request, f"Run {run.pk} launched: {subjects_of(run).task_model.objects.filter(run=run).count()} {unit}.{note}"
+            )
             return redirect("jobs:run", run_id=run.pk)
     return render(request, "jobs/run_new.html", {"form": form, "offer_version": offer_version})
 
@@ -133,9 +152,13 @@ class JudgmentFilterForm(forms.Form):
     winner = forms.ChoiceField(required=False)
     order = forms.ChoiceField(required=False, choices=[("", "any order"), ("original", "original"), ("reverse", "reverse")])
     stability = forms.ChoiceField(
-        required=False, label="Pair", choices=[("", "any pair"), *((s, f"order-{s}" if s != "incomplete" else s) for s in STABILITY_CHOICES)]
+        required=False,
+        label="Pair",
+        choices=[("", "any pair"), *((s, f"order-{s}" if s != "incomplete" else s) for s in STABILITY_CHOICES)],
     )
-    status = forms.ChoiceField(required=False, label="Answer", choices=[("", "any answer"), ("accepted", "accepted"), ("invalid", "invalid")])
+    status = forms.ChoiceField(
+        required=False, label="Answer", choices=[("", "any answer"), ("accepted", "accepted"), ("invalid", "invalid")]
+    )
 
     def __init__(self, data: object, *, run: JudgeRun) -> None:
         super().__init__(data)
@@ -151,7 +174,9 @@ class JudgmentFilterForm(forms.Form):
 def _progress_context(run: JudgeRun) -> dict[str, object]:
     progress = run_progress(run=run)
     return {
-        "run": run, "progress": progress, "events": run_log(run=run),
+        "run": run,
+        "progress": progress,
+        "events": run_log(run=run),
         "active": run.status in JudgeRun.ACTIVE_STATUSES,
         # Poll until nothing can change: after a pause or cancel, calls in flight still return and are billed.
         "live": not progress.settled,
@@ -176,7 +201,10 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     template = PROMPTS.get(run.prompt_version)
     judgments_on_page = list(page)
     context_ids = {j.pair.context_id for j in judgments_on_page}
-    contexts = {c.pk: c for c in Context.objects.filter(pk__in=context_ids, has_text=True).select_related("batch").prefetch_related("papers")}
+    contexts = {
+        c.pk: c
+        for c in Context.objects.filter(pk__in=context_ids, has_text=True).select_related("batch").prefetch_related("papers")
+    }
     proposals: dict[int, dict[int, Proposal]] = {}
     for p in Proposal.objects.filter(context_id__in=contexts):
         proposals.setdefault(p.context_id, {})[p.participant_id] = p
@@ -195,7 +223,8 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     others = run.benchmark.runs.filter(subjects=run.subjects).exclude(pk=run.pk).order_by("-is_canonical", "-created_at")
     filtered = any(filters.values().values())
     return render(
-        request, "jobs/run_detail.html",
+        request,
+        "jobs/run_detail.html",
         _progress_context(run) | {"page": page, "items": items, "others": others, "filters": filters, "filtered": filtered},
     )
 
@@ -204,7 +233,11 @@ def _subject_run_detail(request: HttpRequest, run: JudgeRun) -> HttpResponse:
     """The page of a run that judged something other than the leaderboard's pairs (diagnostic controls): progress,
     controls and its verdicts, each with what was compared; the figures are on that subject's own report page."""
     kind = subjects_of(run)
-    verdicts = kind.judgment_model.objects.filter(run=run).select_related(kind.subject_field).order_by(f"{kind.subject_field}_id", "order")
+    verdicts = (
+        kind.judgment_model.objects.filter(run=run)
+        .select_related(kind.subject_field)
+        .order_by(f"{kind.subject_field}_id", "order")
+    )
     page = Paginator(verdicts, 50).get_page(request.GET.get("page"))
     rows = []
     for j in page:
@@ -214,8 +247,16 @@ def _subject_run_detail(request: HttpRequest, run: JudgeRun) -> HttpResponse:
         rows.append({"j": j, "label": label, "link": link, "outcome": outcome or "", "reason": reason})
     others = run.benchmark.runs.filter(subjects=run.subjects).exclude(pk=run.pk).order_by("-created_at")
     return render(
-        request, "jobs/run_detail.html",
-        _progress_context(run) | {"subject_run": True, "subject_page": page, "subject_rows": rows, "subjects": run.get_subjects_display(), "others": others},
+        request,
+        "jobs/run_detail.html",
+        _progress_context(run)
+        | {
+            "subject_run": True,
+            "subject_page": page,
+            "subject_rows": rows,
+            "subjects": run.get_subjects_display(),
+            "others": others,
+        },
     )
 
 
@@ -244,7 +285,8 @@ def run_control(request: HttpRequest, run_id: int, action: str) -> HttpResponse:
     if action in CONFIRM and (request.method == "GET" or request.POST.get("confirm") != "yes"):
         title, text, yes, no = CONFIRM[action]
         return render(
-            request, "jobs/run_confirm.html",
+            request,
+            "jobs/run_confirm.html",
             {"run": run, "action": action, "title": title.format(id=run.pk), "text": text, "yes": yes, "no": no},
         )
     if request.method == "GET":
@@ -257,7 +299,9 @@ def run_control(request: HttpRequest, run_id: int, action: str) -> HttpResponse:
             messages.success(request, f"Run {run.pk} resumed: {todo} tasks left to do.")
         else:
             judge_run_cancel(run=run)
-            messages.success(request, f"Run {run.pk} cancelled: calls already sent still finish and are billed; this page follows them.")
+            messages.success(
+                request, f"Run {run.pk} cancelled: calls already sent still finish and are billed; this page follows them."
+            )
     except RunError as exc:
         messages.error(request, str(exc))
     return redirect("jobs:run", run_id=run.pk)
@@ -269,7 +313,11 @@ def run_compare(request: HttpRequest, run_id: int, other_id: int) -> HttpRespons
     first, second = _get_run(run_id), _get_run(other_id)
     if first.benchmark_id != second.benchmark_id:
         return render(request, "jobs/run_compare.html", {"error": "The two runs belong to different benchmarks."}, status=400)
-    return render(request, "jobs/run_compare.html", {"first": first, "second": second, "agreement": runs_agreement(first=first, second=second)})
+    return render(
+        request,
+        "jobs/run_compare.html",
+        {"first": first, "second": second, "agreement": runs_agreement(first=first, second=second)},
+    )
 
 
 @require_http_methods(["GET", "POST"])
@@ -280,8 +328,14 @@ def generation_new(request: HttpRequest) -> HttpResponse:
         d = form.cleaned_data
         try:
             run = generation_run_create(
-                benchmark=d["benchmark"], base_url=d["base_url"], api_key_env=d["api_key_env"] or None, contexts=d["contexts"],
-                temperature=d["temperature"], max_tokens=d["max_tokens"], concurrency=d["concurrency"], launched_by=request.user,
+                benchmark=d["benchmark"],
+                base_url=d["base_url"],
+                api_key_env=d["api_key_env"] or None,
+                contexts=d["contexts"],
+                temperature=d["temperature"],
+                max_tokens=d["max_tokens"],
+                concurrency=d["concurrency"],
+                launched_by=request.user,
             )
             generation_run_launch(run=run)
         except RunError as exc:

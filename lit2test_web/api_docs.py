@@ -74,18 +74,27 @@ def api_operations() -> list[dict[str, Any]]:
             description = op.get("description") or op.get("summary") or ""
             parameters = [
                 {
-                    "name": p["name"], "in": p["in"], "required": bool(p.get("required")),
-                    "type": _type(p.get("schema", {})), "description": _prose(p.get("description") or ""),
+                    "name": p["name"],
+                    "in": p["in"],
+                    "required": bool(p.get("required")),
+                    "type": _type(p.get("schema", {})),
+                    "description": _prose(p.get("description") or ""),
                 }
                 for p in op.get("parameters", [])
             ]
-            responses = [{"code": code, "description": r.get("description") or ""} for code, r in sorted(op.get("responses", {}).items())]
+            responses = [
+                {"code": code, "description": r.get("description") or ""} for code, r in sorted(op.get("responses", {}).items())
+            ]
             operations.append(
                 {
-                    "id": op.get("operationId", f"{method}-{path}"), "method": method.upper(), "path": path,
-                    "tag": (op.get("tags") or ["api"])[0], "description": _prose(description),
+                    "id": op.get("operationId", f"{method}-{path}"),
+                    "method": method.upper(),
+                    "path": path,
+                    "tag": (op.get("tags") or ["api"])[0],
+                    "description": _prose(description),
                     "summary": description.split("\n\n")[0].replace("\n", " ").replace("``", ""),
-                    "parameters": parameters, "responses": responses,
+                    "parameters": parameters,
+                    "responses": responses,
                     # A plain GET with no required parameter can be opened as it is.
                     "link": path if method == "get" and not any(p["required"] for p in parameters) else "",
                 }
@@ -123,9 +132,14 @@ def api_docs(request: HttpRequest) -> HttpResponse:
         tags.setdefault(op["tag"], []).append(op)
     schema = api_schema()
     return render(
-        request, "api_docs.html",
+        request,
+        "api_docs.html",
         {
-            "info": schema["info"], "tags": tags, "operations": operations,
-            "components": {name: json.dumps(body, indent=2) for name, body in schema.get("components", {}).get("schemas", {}).items()},
+            "info": schema["info"],
+            "tags": tags,
+            "operations": operations,
+            "components": {
+                name: json.dumps(body, indent=2) for name, body in schema.get("components", {}).get("schemas", {}).items()
+            },
         },
     )

@@ -22,5 +22,7 @@ class NulInHeaderMiddleware:
         for key, value in request.META.items():
             if key.startswith("HTTP_") and isinstance(value, str) and "\x00" in value:
                 header = key.removeprefix("HTTP_").replace("_", "-").title()
-                return HttpResponseBadRequest(f"Bad request: the {header} header contains a NUL character.\n", content_type="text/plain")
+                return HttpResponseBadRequest(
+                    f"Bad request: the {header} header contains a NUL character.\n", content_type="text/plain"
+                )
         return self.get_response(request)

@@ -30,9 +30,11 @@ DEBUG: bool = env.bool("DEBUG", default=False)
 # The tests' settings (settings_test.py) put a random key in the environment before this module runs.
 DEV_SECRET_KEY = "django-insecure-lit2test-dev-only-key-do-not-deploy-0123456789"
 SECRET_KEY_FILE = VAR_DIR / "secret_key"
-SECRET_KEY: str = env.str("SECRET_KEY", default="") or (
-    SECRET_KEY_FILE.read_text(encoding="utf-8").strip() if SECRET_KEY_FILE.is_file() else ""
-) or DEV_SECRET_KEY
+SECRET_KEY: str = (
+    env.str("SECRET_KEY", default="")
+    or (SECRET_KEY_FILE.read_text(encoding="utf-8").strip() if SECRET_KEY_FILE.is_file() else "")
+    or DEV_SECRET_KEY
+)
 HARMLESS_COMMANDS = frozenset({"help", "version", "check", "compilemessages", "makemessages", "collectstatic", "findstatic"})
 
 
@@ -142,6 +144,7 @@ def _database() -> dict:
         # CONN_MAX_AGE seconds (0: at the end of each request). Nothing bounds their number.
         db.setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE"))
         return db
+
     # Default: psycopg's connection pool, one per process. Persistent per-thread connections
     # (CONN_MAX_AGE > 0) were kept by every server thread and every ASGI request context until
     # PostgreSQL ran out of connections; a pool bounds them at DB_POOL_MAX_SIZE per process, and a
@@ -163,7 +166,9 @@ def _database() -> dict:
     if pool["max_size"] < 1:
         raise ImproperlyConfigured(f"DB_POOL_MAX_SIZE must be at least 1, not {pool['max_size']}")
     if not 0 <= pool["min_size"] <= pool["max_size"]:
-        raise ImproperlyConfigured(f"DB_POOL_MIN_SIZE must be between 0 and DB_POOL_MAX_SIZE ({pool['max_size']}), not {pool['min_size']}")
+        raise ImproperlyConfigured(
+            f"DB_POOL_MIN_SIZE must be between 0 and DB_POOL_MAX_SIZE ({pool['max_size']}), not {pool['min_size']}"
+        )
     if not 0 < pool["timeout"] < float("inf"):
         raise ImproperlyConfigured(f"DB_POOL_TIMEOUT must be a positive number of seconds, not {pool['timeout']}")
     db["CONN_MAX_AGE"] = 0  # Django returns the connection to the pool at the end of each request
@@ -337,7 +342,9 @@ LIT2TEST_DATA: str = env.str("LIT2TEST_DATA", default=str(BASE_DIR.parent / "sha
 # The most bootstrap replicates one leaderboard API request may ask for (the default is 10,000).
 LIT2TEST_LEADERBOARD_MAX_REPLICATES: int = env.int("LIT2TEST_LEADERBOARD_MAX_REPLICATES", default=20_000)
 if LIT2TEST_LEADERBOARD_MAX_REPLICATES < 1:
-    raise ImproperlyConfigured(f"LIT2TEST_LEADERBOARD_MAX_REPLICATES must be at least 1, not {LIT2TEST_LEADERBOARD_MAX_REPLICATES}")
+    raise ImproperlyConfigured(
+        f"LIT2TEST_LEADERBOARD_MAX_REPLICATES must be at least 1, not {LIT2TEST_LEADERBOARD_MAX_REPLICATES}"
+    )
 
 LOGGING = {
     "version": 1,

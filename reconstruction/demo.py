@@ -36,14 +36,41 @@ MATCH_P = {"Aster-L": 0.3, "Birch-M": 0.15, "Cedar-S": 0.08}
 JUDGES: tuple[tuple[str, str, str], ...] = (("Oak-J", "oak", "demo-match-1"), ("Birch-J", "birch", "demo-match-2"))
 AGREE = 0.9
 _WORDS = {
-    "materials": ("perovskite", "grain boundary", "dopant", "annealing", "lattice strain", "ionic conductivity", "thin film", "defect density"),
-    "neuroscience": ("hippocampal", "place cell", "replay", "dopamine", "cortical layer", "spike timing", "synaptic scaling", "oscillation"),
+    "materials": (
+        "perovskite",
+        "grain boundary",
+        "dopant",
+        "annealing",
+        "lattice strain",
+        "ionic conductivity",
+        "thin film",
+        "defect density",
+    ),
+    "neuroscience": (
+        "hippocampal",
+        "place cell",
+        "replay",
+        "dopamine",
+        "cortical layer",
+        "spike timing",
+        "synaptic scaling",
+        "oscillation",
+    ),
 }
 
 
 def _sentence(rng: random.Random, domain: str, n: int = 14) -> str:
     words = _WORDS[domain]
-    return " ".join(rng.choice(words) if i % 3 == 0 else rng.choice(("of", "in", "shows", "with", "under", "for", "and", "affects", "the", "a")) + f" w{rng.randint(1, 999)}" for i in range(n)).capitalize() + "."
+    return (
+        " ".join(
+            rng.choice(words)
+            if i % 3 == 0
+            else rng.choice(("of", "in", "shows", "with", "under", "for", "and", "affects", "the", "a"))
+            + f" w{rng.randint(1, 999)}"
+            for i in range(n)
+        ).capitalize()
+        + "."
+    )
 
 
 def demo_files(directory: Path, *, seed: int = SEED) -> None:
@@ -56,13 +83,27 @@ def demo_files(directory: Path, *, seed: int = SEED) -> None:
             t0 = date(2024, 1, 1) + timedelta(days=rng.randint(0, 300))
             title = f"{_WORDS[domain][i].capitalize()} controls {rng.choice(_WORDS[domain])} in {domain} systems {seed_id}"
             abstract = " ".join(_sentence(rng, domain) for _ in range(4))
-            rows["seeds"].append({"seed_id": seed_id, "domain": domain, "title": title, "abstract": abstract, "t0": t0.isoformat()})
+            rows["seeds"].append(
+                {"seed_id": seed_id, "domain": domain, "title": title, "abstract": abstract, "t0": t0.isoformat()}
+            )
             starved = i == SEEDS_PER_DOMAIN - 1
             refs: list[dict[str, Any]] = []
             for j in range(1 if starved else CLEAN_REFS):
-                refs.append({"ref_id": f"W{seed_id}-{j}", "title": _sentence(rng, domain, 6), "abstract": _sentence(rng, domain), "published": (t0 - timedelta(days=rng.randint(30, 2000))).isoformat()})
+                refs.append(
+                    {
+                        "ref_id": f"W{seed_id}-{j}",
+                        "title": _sentence(rng, domain, 6),
+                        "abstract": _sentence(rng, domain),
+                        "published": (t0 - timedelta(days=rng.randint(30, 2000))).isoformat(),
+                    }
+                )
             for leak in LEAKS:
-                ref = {"ref_id": f"W{seed_id}-{leak}", "title": _sentence(rng, domain, 6), "abstract": _sentence(rng, domain), "published": (t0 - timedelta(days=90)).isoformat()}
+                ref = {
+                    "ref_id": f"W{seed_id}-{leak}",
+                    "title": _sentence(rng, domain, 6),
+                    "abstract": _sentence(rng, domain),
+                    "published": (t0 - timedelta(days=90)).isoformat(),
+                }
                 if leak == "same-day":
                     ref["published"] = t0.isoformat()
                 elif leak == "undated":
@@ -72,7 +113,9 @@ def demo_files(directory: Path, *, seed: int = SEED) -> None:
                 elif leak == "repeats-abstract":
                     ref["abstract"] = "We extend: " + abstract
                 elif leak == "doi-in-text":
-                    ref["abstract"] += f" Available at https://example.org/{seed_id} (doi:10.1234/demo.{seed_id}); see Smith et al. in NeurIPS 2021."
+                    ref["abstract"] += (
+                        f" Available at https://example.org/{seed_id} (doi:10.1234/demo.{seed_id}); see Smith et al. in NeurIPS 2021."
+                    )
                 refs.append(ref)
             numbers = list(range(1, len(refs) + 1))
             rng.shuffle(numbers)
@@ -80,21 +123,45 @@ def demo_files(directory: Path, *, seed: int = SEED) -> None:
                 rows["references"].append({"seed_id": seed_id, "anon_id": f"R{n}"} | ref)
             if starved:
                 continue
-            eligible = [f"R{n}" for ref, n in zip(refs, numbers, strict=True) if ref["ref_id"].split("-")[-1].isdigit() or ref["ref_id"].endswith("doi-in-text")]
+            eligible = [
+                f"R{n}"
+                for ref, n in zip(refs, numbers, strict=True)
+                if ref["ref_id"].split("-")[-1].isdigit() or ref["ref_id"].endswith("doi-in-text")
+            ]
             for model, family in SYSTEMS:
                 for slot in range(1, 6):
                     truth = rng.random() < MATCH_P[model]
-                    rows["hypotheses"].append({
-                        "seed_id": seed_id, "model": model, "family": family, "slot": slot,
-                        "title": f"{model} idea {slot} for {seed_id}", "summary": _sentence(rng, domain), "cited": sorted(rng.sample(eligible, 2), key=lambda a: int(a[1:])),
-                    })
+                    rows["hypotheses"].append(
+                        {
+                            "seed_id": seed_id,
+                            "model": model,
+                            "family": family,
+                            "slot": slot,
+                            "title": f"{model} idea {slot} for {seed_id}",
+                            "summary": _sentence(rng, domain),
+                            "cited": sorted(rng.sample(eligible, 2), key=lambda a: int(a[1:])),
+                        }
+                    )
                     for judge, judge_family, label in JUDGES:
-                        line = {"seed_id": seed_id, "model": model, "slot": slot, "judge": judge, "judge_family": judge_family, "run_label": label}
+                        line = {
+                            "seed_id": seed_id,
+                            "model": model,
+                            "slot": slot,
+                            "judge": judge,
+                            "judge_family": judge_family,
+                            "run_label": label,
+                        }
                         if judge_family == family:
                             rows["labels"].append(line | {"recused": True, "label": None})
                         else:
                             said = truth if rng.random() < AGREE else not truth
-                            rows["labels"].append(line | {"label": "match" if said else "no_match", "reason": "same mechanism" if said else "different idea"})
+                            rows["labels"].append(
+                                line
+                                | {
+                                    "label": "match" if said else "no_match",
+                                    "reason": "same mechanism" if said else "different idea",
+                                }
+                            )
     for kind, records in rows.items():
         (directory / f"{kind}.jsonl").write_text("".join(_dump(r) for r in records), encoding="utf-8")
 
@@ -103,7 +170,11 @@ def demo_build(*, seed: int = SEED, name: str = DEMO_NAME) -> ImportSummary:
     """Generate the demo's files and import them (idempotent)."""
     with tempfile.TemporaryDirectory() as tmp:
         demo_files(Path(tmp), seed=seed)
-        return reconstruction_import(name=name, files=import_files(Path(tmp)), description="Synthetic Reconstruction demo (reconstruction/demo.py); no real paper.")
+        return reconstruction_import(
+            name=name,
+            files=import_files(Path(tmp)),
+            description="Synthetic Reconstruction demo (reconstruction/demo.py); no real paper.",
+        )
 
 
 #: The demo's Swiss selection: its name (the selection system), its judges (model, family) and the word on every run.
@@ -135,11 +206,19 @@ def demo_swiss(*, name: str = DEMO_NAME, seed: int = SEED) -> str:
     rng = random.Random(seed)
     with transaction.atomic():
         selection = selection_create(
-            benchmark=benchmark, name=DEMO_SELECTION, proposers=[m for m, _ in SYSTEMS], seed=seed % 1000, launch=False,
-            judges=[{"model": j, "family": f} for j, f in SWISS_JUDGES], provider=JudgeRun.Provider.RECORDED,
+            benchmark=benchmark,
+            name=DEMO_SELECTION,
+            proposers=[m for m, _ in SYSTEMS],
+            seed=seed % 1000,
+            launch=False,
+            judges=[{"model": j, "family": f} for j, f in SWISS_JUDGES],
+            provider=JudgeRun.Provider.RECORDED,
         )
         selection = SwissSelection.objects.select_for_update().get(pk=selection.pk)
-        matches_of = {h.pk: sum(lab.label == MatchLabel.Label.MATCH for lab in h.labels.all()) for h in Hypothesis.objects.filter(seed__benchmark=benchmark).prefetch_related("labels")}
+        matches_of = {
+            h.pk: sum(lab.label == MatchLabel.Label.MATCH for lab in h.labels.all())
+            for h in Hypothesis.objects.filter(seed__benchmark=benchmark).prefetch_related("labels")
+        }
         while round_pair(selection):
             matches = _swiss_matches(selection=selection.pk, round_no=selection.round)
             for judge, family in SWISS_JUDGES:
@@ -147,10 +226,18 @@ def demo_swiss(*, name: str = DEMO_NAME, seed: int = SEED) -> str:
                 if not mine:
                     continue
                 run = JudgeRun.objects.create(
-                    benchmark=benchmark, label=f"swiss-{selection.pk}-round-{selection.round}-{judge}", run_type="swiss",
-                    judge_model=judge, provider=JudgeRun.Provider.RECORDED, prompt_version="", status=JudgeRun.Status.COMPLETED,
-                    subjects=SWISS_KIND, parameters={"options": {"selection": selection.pk, "round": selection.round, "judge_family": family},
-                                                     "note": HEURISTIC},
+                    benchmark=benchmark,
+                    label=f"swiss-{selection.pk}-round-{selection.round}-{judge}",
+                    run_type="swiss",
+                    judge_model=judge,
+                    provider=JudgeRun.Provider.RECORDED,
+                    prompt_version="",
+                    status=JudgeRun.Status.COMPLETED,
+                    subjects=SWISS_KIND,
+                    parameters={
+                        "options": {"selection": selection.pk, "round": selection.round, "judge_family": family},
+                        "note": HEURISTIC,
+                    },
                 )
                 votes = []
                 for m in mine:
@@ -158,14 +245,36 @@ def demo_swiss(*, name: str = DEMO_NAME, seed: int = SEED) -> str:
                         diff = matches_of[m.a_id] - matches_of[m.b_id]
                         winner = "a" if diff > 0 else "b" if diff < 0 else rng.choice(("a", "b", "tie"))
                         shown = {"original": {"a": "A", "b": "B"}, "reverse": {"a": "B", "b": "A"}}[order]
-                        votes.append(SwissVote(run=run, match=m, order=order, judge=judge, verdict=shown.get(winner, "TIE"),
-                                               winner=winner, reason=HEURISTIC))
+                        votes.append(
+                            SwissVote(
+                                run=run,
+                                match=m,
+                                order=order,
+                                judge=judge,
+                                verdict=shown.get(winner, "TIE"),
+                                winner=winner,
+                                reason=HEURISTIC,
+                            )
+                        )
                 SwissVote.objects.bulk_create(votes)
         champions = Hypothesis.objects.filter(participant=selection.participant).select_related("origin")
-        labels = {h.pk: list(h.labels.all()) for h in Hypothesis.objects.filter(pk__in=[c.origin_id for c in champions]).prefetch_related("labels")}
-        MatchLabel.objects.bulk_create([
-            MatchLabel(hypothesis=c, source=f"{lab.source}-champions", judge=lab.judge, judge_family=lab.judge_family, label=lab.label,
-                       recused=lab.recused, reason=lab.reason)
-            for c in champions for lab in labels[c.origin_id]
-        ])
+        labels = {
+            h.pk: list(h.labels.all())
+            for h in Hypothesis.objects.filter(pk__in=[c.origin_id for c in champions]).prefetch_related("labels")
+        }
+        MatchLabel.objects.bulk_create(
+            [
+                MatchLabel(
+                    hypothesis=c,
+                    source=f"{lab.source}-champions",
+                    judge=lab.judge,
+                    judge_family=lab.judge_family,
+                    label=lab.label,
+                    recused=lab.recused,
+                    reason=lab.reason,
+                )
+                for c in champions
+                for lab in labels[c.origin_id]
+            ]
+        )
     return f"Swiss selection {DEMO_SELECTION}: {selection.tournaments.count()} tournaments, {champions.count()} champions ({HEURISTIC})"

@@ -17,13 +17,26 @@ class ProposerRunForm(EndpointFields):
     temperature = forms.FloatField(initial=1.0, min_value=0.0, max_value=2.0)
     max_tokens = forms.IntegerField(initial=2000, min_value=16)
 
-    field_order = ["proposers", "families", "seeds", "base_url", "api_key_env", "concurrency", "timeout", "temperature", "max_tokens"]
+    field_order = [
+        "proposers",
+        "families",
+        "seeds",
+        "base_url",
+        "api_key_env",
+        "concurrency",
+        "timeout",
+        "temperature",
+        "max_tokens",
+    ]
 
 
 class SwissSelectionForm(EndpointFields):
     name = forms.CharField(max_length=200, help_text="The selection system's name: its champions are stored as its hypotheses.")
     proposers = NamesField(help_text="Comma-separated participants whose hypotheses compete, slot by slot.")
-    judges = NameValuesField(what="judges", help_text="MODEL=FAMILY,...: each judge and its model family (a judge never judges its own family's hypotheses).")
+    judges = NameValuesField(
+        what="judges",
+        help_text="MODEL=FAMILY,...: each judge and its model family (a judge never judges its own family's hypotheses).",
+    )
     seed = forms.IntegerField(initial=0, min_value=0, help_text="Seeds the pairing and tie-break lots.")
 
     field_order = ["name", "proposers", "judges", "seed", "base_url", "api_key_env", "concurrency", "timeout"]

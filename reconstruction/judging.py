@@ -42,7 +42,9 @@ WINNERS = ("A", "B", "TIE")
 
 def _require(benchmark: Benchmark) -> None:
     if benchmark.protocol != Benchmark.Protocol.RECONSTRUCTION:
-        raise RunError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: it has no Reconstruction hypotheses to judge")
+        raise RunError(
+            f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: it has no Reconstruction hypotheses to judge"
+        )
 
 
 def _judge_family(request_or_run: Any) -> str:  # noqa: ANN401
@@ -51,7 +53,9 @@ def _judge_family(request_or_run: Any) -> str:  # noqa: ANN401
         options = (request_or_run.parameters or {}).get("options") or {}
     family = str(options.get("judge_family") or "").strip()
     if not family:
-        raise RunError("a Reconstruction judge run needs the judge's model family (--judge-family): a judge recuses on its own family's hypotheses")
+        raise RunError(
+            "a Reconstruction judge run needs the judge's model family (--judge-family): a judge recuses on its own family's hypotheses"
+        )
     return family
 
 
@@ -65,22 +69,32 @@ def _choose(items: list[Hypothesis], spec: str, seed: int) -> list[Hypothesis]:
         return [h for h in items if h.participant.name == value]
     if kind == "sample" and value.isdigit() and int(value) > 0:
         return sorted(random.Random(seed).sample(items, min(int(value), len(items))), key=lambda h: h.pk)
-    raise RunError(f"--pairs must be 'all', 'domain:NAME', 'system:NAME' or 'sample:N' for a Reconstruction match run, got {spec!r}")
+    raise RunError(
+        f"--pairs must be 'all', 'domain:NAME', 'system:NAME' or 'sample:N' for a Reconstruction match run, got {spec!r}"
+    )
 
 
 # --------------------------------------------------------------------------- match
 
 
-def _match_plan(benchmark: Benchmark, request: Any, template: PromptTemplate) -> tuple[Callable[[JudgeRun], list[MatchJudgeTask]], int]:  # noqa: ANN401
+def _match_plan(
+    benchmark: Benchmark, request: Any, template: PromptTemplate
+) -> tuple[Callable[[JudgeRun], list[MatchJudgeTask]], int]:  # noqa: ANN401
     _require(benchmark)
     family = _judge_family(request)
     hypotheses = list(
         Hypothesis.objects.filter(seed__benchmark=benchmark, valid=True).select_related("seed", "participant").order_by("id")
     )
     if not hypotheses:
-        raise RunError(f"{benchmark} has no valid hypotheses to judge; run proposers (reconstruction_propose) or import them first")
+        raise RunError(
+            f"{benchmark} has no valid hypotheses to judge; run proposers (reconstruction_propose) or import them first"
+        )
     chosen = _choose(hypotheses, request.pairs, request.seed)
-    done = set(MatchLabel.objects.filter(hypothesis__in=[h.pk for h in chosen], judge=request.judge_model).values_list("hypothesis_id", flat=True))
+    done = set(
+        MatchLabel.objects.filter(hypothesis__in=[h.pk for h in chosen], judge=request.judge_model).values_list(
+            "hypothesis_id", flat=True
+        )
+    )
     todo = [h for h in chosen if h.pk not in done]
     judged = [h for h in todo if h.family != family]
     recused = [h for h in todo if h.family == family]
@@ -89,11 +103,20 @@ def _match_plan(benchmark: Benchmark, request: Any, template: PromptTemplate) ->
 
     def make(run: JudgeRun) -> list[MatchJudgeTask]:
         # Recused judgments are recorded at once (missing, not No-match), so the report can count them.
-        MatchLabel.objects.bulk_create([
-            MatchLabel(run=run, source=run.label, hypothesis=h, judge=run.judge_model, judge_family=family, recused=True,
-                       reason="recused: the judge is of the proposer's model family")
-            for h in recused
-        ])
+        MatchLabel.objects.bulk_create(
+            [
+                MatchLabel(
+                    run=run,
+                    source=run.label,
+                    hypothesis=h,
+                    judge=run.judge_model,
+                    judge_family=family,
+                    recused=True,
+                    reason="recused: the judge is of the proposer's model family",
+                )
+                for h in recused
+            ]
+        )
         return [MatchJudgeTask(run=run, hypothesis=h, order=SINGLE) for h in judged]
 
     return make, 0
@@ -108,7 +131,9 @@ def _match_specs(run: JudgeRun, ids: list[int], template: PromptTemplate, aliase
         h = found[t.hypothesis_id]
         rendered = render_match_task(seed=h.seed, hypothesis=h, template=template, matcher=aliases.matcher)
         problem = blindness_problem(rendered, f"reconstruction-hypothesis-{h.pk}", names, aliases)
-        specs.append(JudgeSpec(t.pk, h.pk, t.order, rendered, problem, {"judge": run.judge_model, "family": family, "source": run.label}))
+        specs.append(
+            JudgeSpec(t.pk, h.pk, t.order, rendered, problem, {"judge": run.judge_model, "family": family, "source": run.label})
+        )
     return specs
 
 
@@ -127,22 +152,42 @@ def _match_parse(text: str, template: PromptTemplate, spec: JudgeSpec) -> tuple[
 
 def _record(result: _JudgeResult) -> dict[str, Any]:
     return {
-        "status": result.status, "raw_response": result.raw, "errors": result.errors or [], "attempt": result.attempt,
-        "latency_seconds": result.latency, "prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens,
+        "status": result.status,
+        "raw_response": result.raw,
+        "errors": result.errors or [],
+        "attempt": result.attempt,
+        "latency_seconds": result.latency,
+        "prompt_tokens": result.prompt_tokens,
+        "completion_tokens": result.completion_tokens,
         "metadata": {"rejected_attempts": result.transcripts} if result.transcripts else {},
     }
 
 
 def _match_judgment(run_id: int, spec: JudgeSpec, result: _JudgeResult) -> list[MatchJudgment | MatchLabel]:
     answer = result.answer if result.status == "accepted" else None
-    rows: list[MatchJudgment | MatchLabel] = [MatchJudgment(
-        run_id=run_id, hypothesis_id=spec.subject_id, order=spec.order, label=answer[0] if answer else None,
-        reason=answer[1] if answer else "", **_record(result),
-    )]
+    rows: list[MatchJudgment | MatchLabel] = [
+        MatchJudgment(
+            run_id=run_id,
+            hypothesis_id=spec.subject_id,
+            order=spec.order,
+            label=answer[0] if answer else None,
+            reason=answer[1] if answer else "",
+            **_record(result),
+        )
+    ]
     if answer is not None:
         m = spec.meaning
-        rows.append(MatchLabel(run_id=run_id, source=m["source"], hypothesis_id=spec.subject_id, judge=m["judge"],
-                               judge_family=m["family"], label=answer[0], reason=answer[1]))
+        rows.append(
+            MatchLabel(
+                run_id=run_id,
+                source=m["source"],
+                hypothesis_id=spec.subject_id,
+                judge=m["judge"],
+                judge_family=m["family"],
+                label=answer[0],
+                reason=answer[1],
+            )
+        )
     return rows
 
 
@@ -155,8 +200,10 @@ def _match_recorded(source: JudgeRun) -> dict[tuple[int, str], dict[str, Any]]:
 
 def _match_describe(judgment: MatchJudgment) -> tuple[str, str]:
     h = judgment.hypothesis
-    return (f"seed {h.seed.external_id}, slot {h.slot} ({h.participant.name}): {judgment.label or 'invalid'}",
-            reverse("reconstruction:seed", args=[h.seed.benchmark_id, h.seed_id]))
+    return (
+        f"seed {h.seed.external_id}, slot {h.slot} ({h.participant.name}): {judgment.label or 'invalid'}",
+        reverse("reconstruction:seed", args=[h.seed.benchmark_id, h.seed_id]),
+    )
 
 
 # --------------------------------------------------------------------------- swiss
@@ -195,13 +242,17 @@ def swiss_judgeable(matches: list[SwissMatch], family: str, benchmark: Benchmark
     return [m for m in swiss_eligible(matches, family) if _distinct_when_shown(m, benchmark, template)]
 
 
-def _swiss_plan(benchmark: Benchmark, request: Any, template: PromptTemplate) -> tuple[Callable[[JudgeRun], list[SwissJudgeTask]], int]:  # noqa: ANN401
+def _swiss_plan(
+    benchmark: Benchmark, request: Any, template: PromptTemplate
+) -> tuple[Callable[[JudgeRun], list[SwissJudgeTask]], int]:  # noqa: ANN401
     _require(benchmark)
     family = _judge_family(request)
     try:
         selection, round_no = int(request.options["selection"]), int(request.options["round"])
     except (KeyError, TypeError, ValueError):
-        raise RunError("a Swiss run is made by its selection (reconstruction_swiss), round by round; it cannot be launched alone") from None
+        raise RunError(
+            "a Swiss run is made by its selection (reconstruction_swiss), round by round; it cannot be launched alone"
+        ) from None
     matches = swiss_judgeable(_swiss_matches(selection=selection, round_no=round_no), family, benchmark, template)
 
     def make(run: JudgeRun) -> list[SwissJudgeTask]:
@@ -217,8 +268,13 @@ def _swiss_specs(run: JudgeRun, ids: list[int], template: PromptTemplate, aliase
     for t in tasks:
         m = matches[t.match_id]
         a, b = _shown(m, t.order)
-        rendered = render_swiss_task(bibliography=m.tournament.seed_paper.freeze.shown_text, shown_a=a, shown_b=b,
-                                     template=template, matcher=aliases.matcher)
+        rendered = render_swiss_task(
+            bibliography=m.tournament.seed_paper.freeze.shown_text,
+            shown_a=a,
+            shown_b=b,
+            template=template,
+            matcher=aliases.matcher,
+        )
         problem = blindness_problem(rendered, f"reconstruction-swiss-match-{m.pk}", names, aliases)
         specs.append(JudgeSpec(t.pk, m.pk, t.order, rendered, problem, {"judge": run.judge_model}))
     return specs
@@ -247,9 +303,14 @@ def swiss_winner(verdict: str, order: str) -> str:
 def _swiss_judgment(run_id: int, spec: JudgeSpec, result: _JudgeResult) -> SwissVote:
     answer = result.answer if result.status == "accepted" else None
     return SwissVote(
-        run_id=run_id, match_id=spec.subject_id, judge=spec.meaning["judge"], verdict=answer[0] if answer else None,
-        winner=swiss_winner(answer[0], spec.order) if answer else "", reason=answer[1] if answer else "",
-        order=spec.order, **_record(result),
+        run_id=run_id,
+        match_id=spec.subject_id,
+        judge=spec.meaning["judge"],
+        verdict=answer[0] if answer else None,
+        winner=swiss_winner(answer[0], spec.order) if answer else "",
+        reason=answer[1] if answer else "",
+        order=spec.order,
+        **_record(result),
     )
 
 
@@ -268,17 +329,41 @@ def _swiss_after(run: JudgeRun) -> None:
 
 def _swiss_describe(vote: SwissVote) -> tuple[str, str]:
     t = vote.match.tournament
-    return (f"seed {t.seed_paper.external_id}, slot {t.slot}, round {vote.match.round}: {vote.winner or 'invalid'}",
-            reverse("reconstruction:bracket", args=[t.selection.benchmark_id, t.selection_id]))
+    return (
+        f"seed {t.seed_paper.external_id}, slot {t.slot}, round {vote.match.round}: {vote.winner or 'invalid'}",
+        reverse("reconstruction:bracket", args=[t.selection.benchmark_id, t.selection_id]),
+    )
 
 
-subjects_register(JudgeSubjects(
-    name=MATCH_KIND, task_model=MatchJudgeTask, judgment_model=MatchJudgment, subject_field="hypothesis",
-    plan=_match_plan, specs=_match_specs, judgment=_match_judgment, recorded=_match_recorded,
-    default_prompts=DEFAULT_MATCH, parse=_match_parse, describe=_match_describe, ordered=False,
-))
-subjects_register(JudgeSubjects(
-    name=SWISS_KIND, task_model=SwissJudgeTask, judgment_model=SwissVote, subject_field="match",
-    plan=_swiss_plan, specs=_swiss_specs, judgment=_swiss_judgment, recorded=_swiss_recorded,
-    default_prompts=DEFAULT_SWISS, parse=_swiss_parse, describe=_swiss_describe, after=_swiss_after,
-))
+subjects_register(
+    JudgeSubjects(
+        name=MATCH_KIND,
+        task_model=MatchJudgeTask,
+        judgment_model=MatchJudgment,
+        subject_field="hypothesis",
+        plan=_match_plan,
+        specs=_match_specs,
+        judgment=_match_judgment,
+        recorded=_match_recorded,
+        default_prompts=DEFAULT_MATCH,
+        parse=_match_parse,
+        describe=_match_describe,
+        ordered=False,
+    )
+)
+subjects_register(
+    JudgeSubjects(
+        name=SWISS_KIND,
+        task_model=SwissJudgeTask,
+        judgment_model=SwissVote,
+        subject_field="match",
+        plan=_swiss_plan,
+        specs=_swiss_specs,
+        judgment=_swiss_judgment,
+        recorded=_swiss_recorded,
+        default_prompts=DEFAULT_SWISS,
+        parse=_swiss_parse,
+        describe=_swiss_describe,
+        after=_swiss_after,
+    )
+)

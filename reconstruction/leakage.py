@@ -63,7 +63,13 @@ _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 METADATA_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("url", re.compile(r"(?:https?|ftp)://\S+|\bwww\.\S+|\b(?:doi|arxiv|openreview|aclanthology)\.org/\S*", re.IGNORECASE)),
     ("doi", re.compile(r"\b(?:doi:\s*)?10\.\d{4,9}/[^\s\"<>]+", re.IGNORECASE)),
-    ("arxiv", re.compile(r"\barXiv:\s*(?:\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?|\b\d{4}\.\d{4,5}v\d+\b|\barXiv\s+preprint\b", re.IGNORECASE)),
+    (
+        "arxiv",
+        re.compile(
+            r"\barXiv:\s*(?:\d{4}\.\d{4,5}|[a-z\-]+(?:\.[A-Z]{2})?/\d{7})(?:v\d+)?|\b\d{4}\.\d{4,5}v\d+\b|\barXiv\s+preprint\b",
+            re.IGNORECASE,
+        ),
+    ),
     ("email", re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")),
     ("author list", re.compile(r"\b[A-Z][\w'\-]+(?:\s+(?:and|&)\s+[A-Z][\w'\-]+)?,?\s+et\s+al\b\.?")),
     (
@@ -202,10 +208,14 @@ def audit_reference(ref: ReferenceIn, *, seed_title: str, seed_abstract: str, t0
     """The three checks of the module docstring on one reference. Exclusion reasons are joined with "; " (all of
     them are listed, so the audit page says everything that is wrong). Overlap is checked on the text as given,
     before scrubbing, so scrubbing cannot hide a repeat of the seed."""
-    reasons = [r for r in (
-        temporal_exclusion(ref.published, t0, ref.precision),
-        overlap_exclusion(seed_title=seed_title, seed_abstract=seed_abstract, title=ref.title, abstract=ref.abstract),
-    ) if r]
+    reasons = [
+        r
+        for r in (
+            temporal_exclusion(ref.published, t0, ref.precision),
+            overlap_exclusion(seed_title=seed_title, seed_abstract=seed_abstract, title=ref.title, abstract=ref.abstract),
+        )
+        if r
+    ]
     also = [ref.original_id]
     shown_title, title_kinds = scrub(ref.title, also=also)
     shown_abstract, abstract_kinds = scrub(ref.abstract, also=also)
@@ -218,10 +228,14 @@ def audit_reference(ref: ReferenceIn, *, seed_title: str, seed_abstract: str, t0
 def bibliography_text(entries: Iterable[tuple[str, str, str]]) -> str:
     """The shown text of a bibliography from (anonymous id, shown title, shown abstract), ordered by the id's number
     (R2 before R10). Every prompt is built from this text, and nothing else about a reference."""
+
     def number(anon_id: str) -> int:
         return int(anon_id[1:])
 
-    blocks = [f"[{anon}] {title.strip()}\n{abstract.strip()}".rstrip() for anon, title, abstract in sorted(entries, key=lambda e: number(e[0]))]
+    blocks = [
+        f"[{anon}] {title.strip()}\n{abstract.strip()}".rstrip()
+        for anon, title, abstract in sorted(entries, key=lambda e: number(e[0]))
+    ]
     return "\n\n".join(blocks) + ("\n" if blocks else "")
 
 

@@ -47,7 +47,9 @@ class Reference(models.Model):
 
     seed = models.ForeignKey(SeedPaper, on_delete=models.CASCADE, related_name="references")
     anon_id = models.CharField(max_length=12, help_text="R<n>, drawn at random per seed; what proposers cite.")
-    original_id = models.CharField(max_length=300, help_text="The ref_id of the files (a DOI, an OpenAlex id ...): researcher-side only.")
+    original_id = models.CharField(
+        max_length=300, help_text="The ref_id of the files (a DOI, an OpenAlex id ...): researcher-side only."
+    )
     title = models.TextField()
     abstract = models.TextField(blank=True)
     published = models.DateField(null=True, blank=True)
@@ -62,7 +64,9 @@ class Reference(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["seed", "anon_id"], name="reconstruction_reference_anon_unique"),
             models.UniqueConstraint(fields=["seed", "original_id"], name="reconstruction_reference_id_unique"),
-            models.CheckConstraint(condition=Q(eligible=False) | Q(exclusion_reason=""), name="reconstruction_eligible_has_no_reason"),
+            models.CheckConstraint(
+                condition=Q(eligible=False) | Q(exclusion_reason=""), name="reconstruction_eligible_has_no_reason"
+            ),
         ]
         ordering = ["seed_id", "id"]
 
@@ -102,7 +106,11 @@ class Hypothesis(models.Model):
     valid = models.BooleanField(default=True)
     invalid_reason = models.TextField(blank=True)
     origin = models.ForeignKey(
-        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="selections",
+        "self",
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="selections",
         help_text="a selection pipeline's champion: the proposer's hypothesis it was selected from (its family is the origin's)",
     )
 
@@ -217,7 +225,11 @@ class MatchJudgment(JudgmentRecord):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["run", "hypothesis", "order"], condition=Q(status="accepted"), name="reconstruction_one_accepted_match_judgment"),
+            models.UniqueConstraint(
+                fields=["run", "hypothesis", "order"],
+                condition=Q(status="accepted"),
+                name="reconstruction_one_accepted_match_judgment",
+            ),
         ]
         ordering = ["hypothesis_id", "id"]
 
@@ -267,7 +279,9 @@ class SwissTournament(models.Model):
     champion = models.ForeignKey(Hypothesis, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["selection", "seed_paper", "slot"], name="reconstruction_swiss_tournament_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["selection", "seed_paper", "slot"], name="reconstruction_swiss_tournament_unique")
+        ]
         ordering = ["seed_paper_id", "slot"]
 
 
@@ -307,6 +321,8 @@ class SwissVote(JudgmentRecord):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["run", "match", "order"], condition=Q(status="accepted"), name="reconstruction_one_accepted_swiss_vote"),
+            models.UniqueConstraint(
+                fields=["run", "match", "order"], condition=Q(status="accepted"), name="reconstruction_one_accepted_swiss_vote"
+            ),
         ]
         ordering = ["match_id", "judge", "order"]

@@ -79,7 +79,9 @@ def _hypothesis_block(label: str, hypothesis: Hypothesis, matcher: Matcher | Non
     return f"{header}\nTitle: {title}\nSummary: {summary}"
 
 
-def render_match_task(*, seed: SeedPaper, hypothesis: Hypothesis, template: PromptTemplate, matcher: Matcher | None) -> RenderedTask:
+def render_match_task(
+    *, seed: SeedPaper, hypothesis: Hypothesis, template: PromptTemplate, matcher: Matcher | None
+) -> RenderedTask:
     """One hypothesis against the held-out seed; ``block_b`` is empty."""
     block = _hypothesis_block("", hypothesis, matcher)
     user = (

@@ -41,10 +41,25 @@ def label_frame(*, benchmark: Benchmark) -> tuple[pd.DataFrame, dict[str, Any]]:
     (it would otherwise be counted)."""
     rows = (
         MatchLabel.objects.filter(hypothesis__seed__benchmark=benchmark, hypothesis__valid=True)
-        .order_by("hypothesis__seed__domain", "hypothesis__seed__external_id", "hypothesis__participant__name", "hypothesis__slot", "judge", "source")
+        .order_by(
+            "hypothesis__seed__domain",
+            "hypothesis__seed__external_id",
+            "hypothesis__participant__name",
+            "hypothesis__slot",
+            "judge",
+            "source",
+        )
         .values_list(
-            "hypothesis__seed__domain", "hypothesis__seed__external_id", "hypothesis__participant__name", "hypothesis__slot",
-            "judge", "judge_family", "hypothesis__family", "label", "recused", "source",
+            "hypothesis__seed__domain",
+            "hypothesis__seed__external_id",
+            "hypothesis__participant__name",
+            "hypothesis__slot",
+            "judge",
+            "judge_family",
+            "hypothesis__family",
+            "label",
+            "recused",
+            "source",
         )
     )
     records: list[dict[str, Any]] = []
@@ -61,8 +76,16 @@ def label_frame(*, benchmark: Benchmark) -> tuple[pd.DataFrame, dict[str, Any]]:
                 )
             label = MatchLabel.Label.NO_MATCH  # placeholder, dropped as recused
         records.append(
-            {"domain": domain, "paper": paper, "system": system, "slot": slot, "judge": judge, "judge_family": judge_family,
-             "system_families": (family,), "label": label}
+            {
+                "domain": domain,
+                "paper": paper,
+                "system": system,
+                "slot": slot,
+                "judge": judge,
+                "judge_family": judge_family,
+                "system_families": (family,),
+                "label": label,
+            }
         )
     frame = pd.DataFrame(records, columns=LABEL_COLUMNS)
     excluded = excluded_cases(benchmark=benchmark)
@@ -73,8 +96,12 @@ def label_frame(*, benchmark: Benchmark) -> tuple[pd.DataFrame, dict[str, Any]]:
     by_system: dict[str, int] = {}
     for _paper, system in excluded:
         by_system[system] = by_system.get(system, 0) + 1
-    return frame, {"judgments": len(records), "recused": n_recused, "sources": sorted(sources),
-                   "excluded_cases": dict(sorted(by_system.items()))}
+    return frame, {
+        "judgments": len(records),
+        "recused": n_recused,
+        "sources": sorted(sources),
+        "excluded_cases": dict(sorted(by_system.items())),
+    }
 
 
 def excluded_cases(*, benchmark: Benchmark) -> set[tuple[str, str]]:
@@ -139,7 +166,12 @@ def benchmark_reconstruction_report(
     report["method"]["infinity"] = f'a ratio whose denominator rate is 0 (and numerator > 0) is written "{INFINITY}"'
     return _finite(
         {
-            "benchmark": {"id": benchmark.pk, "name": benchmark.name, "version": benchmark.version, "protocol": benchmark.protocol},
+            "benchmark": {
+                "id": benchmark.pk,
+                "name": benchmark.name,
+                "version": benchmark.version,
+                "protocol": benchmark.protocol,
+            },
             "labels": read,
             **report,
         }

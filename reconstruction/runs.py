@@ -63,21 +63,36 @@ def answer_problems(text: str, *, known_ids: set[str]) -> tuple[list[dict[str, A
             elif len(value) > limit:
                 problems.append(elicit_problem(f"{where}.{key}", "long", f"has {len(value)} characters; at most {limit}"))
         if not isinstance(cites, list) or not cites or not all(isinstance(c, str) for c in cites):
-            problems.append(elicit_problem(f"{where}.cites", "empty", "must list at least one reference id, e.g. [\"R3\"]"))
+            problems.append(elicit_problem(f"{where}.cites", "empty", 'must list at least one reference id, e.g. ["R3"]'))
             cites = []
         else:
             unknown = [c for c in cites if c.strip() not in known_ids]
             if unknown:
-                problems.append(elicit_problem(
-                    f"{where}.cites", "unknown_id", f"cites {', '.join(map(repr, unknown))}, not in this bibliography (its ids are R1 ... as listed)"
-                ))
+                problems.append(
+                    elicit_problem(
+                        f"{where}.cites",
+                        "unknown_id",
+                        f"cites {', '.join(map(repr, unknown))}, not in this bibliography (its ids are R1 ... as listed)",
+                    )
+                )
         if isinstance(title, str) and isinstance(summary, str):
             key = _norm(title) + "|" + _norm(summary)
             if key in seen or _norm(title) in {k.split("|")[0] for k in seen}:
-                problems.append(elicit_problem(where, "duplicate", f"repeats hypothesis {seen.get(key) or 'with the same title'}; the five must be distinct"))
+                problems.append(
+                    elicit_problem(
+                        where,
+                        "duplicate",
+                        f"repeats hypothesis {seen.get(key) or 'with the same title'}; the five must be distinct",
+                    )
+                )
             seen.setdefault(key, i)
-        out.append({"title": str(title or "").strip(), "summary": str(summary or "").strip(),
-                    "cited": sorted({c.strip() for c in cites}, key=lambda c: (len(c), c))})
+        out.append(
+            {
+                "title": str(title or "").strip(),
+                "summary": str(summary or "").strip(),
+                "cited": sorted({c.strip() for c in cites}, key=lambda c: (len(c), c)),
+            }
+        )
     return out, problems
 
 
@@ -100,23 +115,43 @@ def _check(run: ProposerRun, task: ProposerTask, text: str, known_ids: set[str])
 def _store(task: ProposerTask, hypotheses: list[dict[str, Any]]) -> None:
     run = task.run
     family = (run.parameters.get("families") or {}).get(task.participant.name) or task.participant.name
-    Hypothesis.objects.bulk_create([
-        Hypothesis(seed_id=task.seed_id, participant_id=task.participant_id, family=family, slot=slot, **h)
-        for slot, h in enumerate(hypotheses, start=1)
-    ])
+    Hypothesis.objects.bulk_create(
+        [
+            Hypothesis(seed_id=task.seed_id, participant_id=task.participant_id, family=family, slot=slot, **h)
+            for slot, h in enumerate(hypotheses, start=1)
+        ]
+    )
 
 
 KIND = ElicitKind(
-    run_kind=RUN_KIND, title="Reconstruction proposers", run_model=ProposerRun, task_model=ProposerTask,
-    related=("seed__freeze", "run"), messages=_messages, check=_check, store=_store, subject_field="seed", context=_context,
+    run_kind=RUN_KIND,
+    title="Reconstruction proposers",
+    run_model=ProposerRun,
+    task_model=ProposerTask,
+    related=("seed__freeze", "run"),
+    messages=_messages,
+    check=_check,
+    store=_store,
+    subject_field="seed",
+    context=_context,
 )
 elicit_kind_register(KIND)
 
 
 def proposer_run_create(
-    *, benchmark: Benchmark, base_url: str, proposers: list[str], families: dict[str, str] | None = None, seeds: str = "all",
-    api_key_env: str | None = None, temperature: float = 1.0, max_tokens: int = 2000, concurrency: int = 8,
-    timeout: float = 300.0, model_names: dict[str, str] | None = None, launched_by: Any = None,  # noqa: ANN401
+    *,
+    benchmark: Benchmark,
+    base_url: str,
+    proposers: list[str],
+    families: dict[str, str] | None = None,
+    seeds: str = "all",
+    api_key_env: str | None = None,
+    temperature: float = 1.0,
+    max_tokens: int = 2000,
+    concurrency: int = 8,
+    timeout: float = 300.0,
+    model_names: dict[str, str] | None = None,
+    launched_by: Any = None,  # noqa: ANN401
     lease_seconds: float | None = None,
 ) -> ProposerRun:
     """A run asking each proposer for five hypotheses on each chosen frozen seed (``all`` or ``domain:NAME``) it has
@@ -146,7 +181,9 @@ def proposer_run_create(
     frozen = set(BibliographyFreeze.objects.filter(seed__in=chosen).values_list("seed_id", flat=True))
     chosen_ids = [s for s in chosen.values_list("id", flat=True) if s in frozen]
     if not chosen_ids:
-        raise RunError(f"{benchmark} has no seed with a frozen bibliography{' in ' + seeds if seeds != 'all' else ''}; freeze bibliographies first")
+        raise RunError(
+            f"{benchmark} has no seed with a frozen bibliography{' in ' + seeds if seeds != 'all' else ''}; freeze bibliographies first"
+        )
     with transaction.atomic():
         people = []
         for name in names:
@@ -157,7 +194,8 @@ def proposer_run_create(
         asking = {
             (seed_id, participant_id): run_id
             for seed_id, participant_id, run_id in ProposerTask.objects.filter(
-                seed_id__in=chosen_ids, status__in=["pending", "claimed"],
+                seed_id__in=chosen_ids,
+                status__in=["pending", "claimed"],
                 run__status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING, JudgeRun.Status.PAUSED],
             ).values_list("seed_id", "participant_id", "run_id")
         }
@@ -166,14 +204,27 @@ def proposer_run_create(
             busy = sorted(set(asking.values()))
             raise RunError(
                 "nothing to ask: every chosen seed has hypotheses from these proposers"
-                + (f", or is being asked by proposer run {', '.join(map(str, busy))} (resume that run if it stopped)" if busy else "")
+                + (
+                    f", or is being asked by proposer run {', '.join(map(str, busy))} (resume that run if it stopped)"
+                    if busy
+                    else ""
+                )
             )
         run = ProposerRun.objects.create(
-            benchmark=benchmark, prompt_version=PROPOSER_V1, launched_by=launched_by,
+            benchmark=benchmark,
+            prompt_version=PROPOSER_V1,
+            launched_by=launched_by,
             parameters={
-                "base_url": base_url, "api_key_env": api_key_env or "", "temperature": temperature, "max_tokens": max_tokens,
-                "concurrency": concurrency, "timeout": timeout, "lease_seconds": lease_seconds or execution.lease_seconds(),
-                "model_names": model_names or {}, "seeds": seeds, "families": {n: (families or {}).get(n) or n for n in names},
+                "base_url": base_url,
+                "api_key_env": api_key_env or "",
+                "temperature": temperature,
+                "max_tokens": max_tokens,
+                "concurrency": concurrency,
+                "timeout": timeout,
+                "lease_seconds": lease_seconds or execution.lease_seconds(),
+                "model_names": model_names or {},
+                "seeds": seeds,
+                "families": {n: (families or {}).get(n) or n for n in names},
                 "unfrozen_skipped": chosen.count() - len(chosen_ids),
             },
         )

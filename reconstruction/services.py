@@ -100,12 +100,24 @@ class FreezeResult:
 def seed_audit(*, seed: SeedPaper) -> dict[str, Any]:
     """The audit's results for a seed as stored with its freeze and shown on its page."""
     refs = list(seed.references.all())
-    excluded = [{"anon_id": r.anon_id, "reason": r.exclusion_reason} for r in sorted(refs, key=lambda r: r.number) if not r.eligible]
+    excluded = [
+        {"anon_id": r.anon_id, "reason": r.exclusion_reason} for r in sorted(refs, key=lambda r: r.number) if not r.eligible
+    ]
     flagged = [{"anon_id": r.anon_id, "scrubbed": r.flags} for r in sorted(refs, key=lambda r: r.number) if r.flags]
     return {
-        "references": len(refs), "eligible": sum(r.eligible for r in refs), "excluded": excluded, "scrubbed": flagged,
-        "reasons": dict(Counter(reason.split(" (")[0] for r in refs if not r.eligible for reason in r.exclusion_reason.split("; "))),
-        "thresholds": {"min_eligible": leakage.MIN_ELIGIBLE, "span_n": leakage.SPAN_N, "jaccard_n": leakage.JACCARD_N, "jaccard_max": leakage.JACCARD_MAX},
+        "references": len(refs),
+        "eligible": sum(r.eligible for r in refs),
+        "excluded": excluded,
+        "scrubbed": flagged,
+        "reasons": dict(
+            Counter(reason.split(" (")[0] for r in refs if not r.eligible for reason in r.exclusion_reason.split("; "))
+        ),
+        "thresholds": {
+            "min_eligible": leakage.MIN_ELIGIBLE,
+            "span_n": leakage.SPAN_N,
+            "jaccard_n": leakage.JACCARD_N,
+            "jaccard_max": leakage.JACCARD_MAX,
+        },
     }
 
 
@@ -137,7 +149,9 @@ def bibliography_freeze(*, seed: SeedPaper) -> FreezeResult:
                 f"the text would now hash to {digest[:12]}…. A frozen bibliography does not change: import the seed under a new seed_id"
             )
         return FreezeResult(old, False)
-    return FreezeResult(BibliographyFreeze.objects.create(seed=seed, shown_text=text, content_hash=digest, audit=seed_audit(seed=seed)), True)
+    return FreezeResult(
+        BibliographyFreeze.objects.create(seed=seed, shown_text=text, content_hash=digest, audit=seed_audit(seed=seed)), True
+    )
 
 
 def render_bibliography(seed: SeedPaper) -> str:
@@ -146,7 +160,9 @@ def render_bibliography(seed: SeedPaper) -> str:
     anything else."""
     freeze = BibliographyFreeze.objects.filter(seed=seed).first()
     if freeze is None:
-        raise ReconstructionError(f"seed {seed.external_id!r} has no frozen bibliography; freeze it first (it needs {leakage.MIN_ELIGIBLE} eligible references)")
+        raise ReconstructionError(
+            f"seed {seed.external_id!r} has no frozen bibliography; freeze it first (it needs {leakage.MIN_ELIGIBLE} eligible references)"
+        )
     return freeze.shown_text
 
 
@@ -186,7 +202,12 @@ class _Line:
 def _parse_seed(record: dict[str, Any], f: _Fields) -> _Line | None:
     before = len(f.problems)
     _unknown_keys(f, record, SEED_KEYS, "seed")
-    values = {"seed_id": f.text("seed_id", SEED_ID), "domain": f.text("domain", DOMAIN), "title": f.text("title"), "abstract": f.text("abstract")}
+    values = {
+        "seed_id": f.text("seed_id", SEED_ID),
+        "domain": f.text("domain", DOMAIN),
+        "title": f.text("title"),
+        "abstract": f.text("abstract"),
+    }
     _long(f, "abstract", values["abstract"])
     t0 = _date(f, "t0", required=True, day_only=True)
     if len(f.problems) != before:
@@ -197,7 +218,12 @@ def _parse_seed(record: dict[str, Any], f: _Fields) -> _Line | None:
 def _parse_reference(record: dict[str, Any], f: _Fields) -> _Line | None:
     before = len(f.problems)
     _unknown_keys(f, record, REFERENCE_KEYS, "reference")
-    values: dict[str, Any] = {"seed_id": f.text("seed_id", SEED_ID), "ref_id": f.text("ref_id", REF_ID), "title": f.text("title"), "abstract": f.text("abstract", required=False)}
+    values: dict[str, Any] = {
+        "seed_id": f.text("seed_id", SEED_ID),
+        "ref_id": f.text("ref_id", REF_ID),
+        "title": f.text("title"),
+        "abstract": f.text("abstract", required=False),
+    }
     _long(f, "abstract", values["abstract"])
     anon = f.text("anon_id", required=False)
     if anon and not _ANON.fullmatch(anon):
@@ -205,33 +231,55 @@ def _parse_reference(record: dict[str, Any], f: _Fields) -> _Line | None:
     published = _date(f, "published", required=False, day_only=False)
     if len(f.problems) != before:
         return None
-    return _Line(f.ref, values | {"anon_id": anon, "published": published[0] if published else None, "precision": published[1] if published else "day"})
+    return _Line(
+        f.ref,
+        values
+        | {"anon_id": anon, "published": published[0] if published else None, "precision": published[1] if published else "day"},
+    )
 
 
 def _parse_hypothesis(record: dict[str, Any], f: _Fields) -> _Line | None:
     before = len(f.problems)
     _unknown_keys(f, record, HYPOTHESIS_KEYS, "hypothesis")
-    values: dict[str, Any] = {"seed_id": f.text("seed_id", SEED_ID), "model": f.text("model", MODEL_NAME), "family": f.text("family", FAMILY)}
+    values: dict[str, Any] = {
+        "seed_id": f.text("seed_id", SEED_ID),
+        "model": f.text("model", MODEL_NAME),
+        "family": f.text("family", FAMILY),
+    }
     slot = record.get("slot")
     if isinstance(slot, bool) or slot not in SLOTS:
-        f.problem("slot", f"must be one of {', '.join(map(str, SLOTS))}, got {_show(slot) if slot is None or isinstance(slot, (int, float, str)) else _json_type(slot)}")
+        f.problem(
+            "slot",
+            f"must be one of {', '.join(map(str, SLOTS))}, got {_show(slot) if slot is None or isinstance(slot, (int, float, str)) else _json_type(slot)}",
+        )
     valid = f.flag("valid", True)
-    values |= {"slot": slot, "valid": valid, "title": f.text("title", required=valid), "summary": f.text("summary", required=valid)}
+    values |= {
+        "slot": slot,
+        "valid": valid,
+        "title": f.text("title", required=valid),
+        "summary": f.text("summary", required=valid),
+    }
     values["invalid_reason"] = f.text("invalid_reason", required=not valid)
     if valid and values["invalid_reason"]:
         f.problem("invalid_reason", 'is given for a valid hypothesis; leave it out, or set "valid": false')
     cited = record.get("cited", [])
     if not isinstance(cited, list) or not all(isinstance(c, str) for c in cited):
-        f.problem("cited", f"must be a list of anonymous reference ids (\"R3\", ...), got {_json_type(cited)}")
+        f.problem("cited", f'must be a list of anonymous reference ids ("R3", ...), got {_json_type(cited)}')
         cited = []
     elif valid and not cited:
         f.problem("cited", "empty; a valid hypothesis cites at least one anonymous reference id of its seed's bibliography")
     values["cited"] = cited
     chosen = record.get("selected_from")
     if chosen is not None and not (
-        isinstance(chosen, dict) and set(chosen) == {"model", "slot"} and isinstance(chosen["model"], str) and chosen["slot"] in SLOTS
+        isinstance(chosen, dict)
+        and set(chosen) == {"model", "slot"}
+        and isinstance(chosen["model"], str)
+        and chosen["slot"] in SLOTS
     ):
-        f.problem("selected_from", f'must be {{"model": NAME, "slot": 1-5}} (the proposer\'s hypothesis a selection chose), got {_json_type(chosen)}')
+        f.problem(
+            "selected_from",
+            f'must be {{"model": NAME, "slot": 1-5}} (the proposer\'s hypothesis a selection chose), got {_json_type(chosen)}',
+        )
     values["selected_from"] = chosen
     if len(f.problems) != before:
         return None
@@ -242,18 +290,32 @@ def _parse_label(record: dict[str, Any], f: _Fields) -> _Line | None:
     before = len(f.problems)
     _unknown_keys(f, record, LABEL_KEYS, "label")
     values: dict[str, Any] = {
-        "seed_id": f.text("seed_id", SEED_ID), "model": f.text("model", MODEL_NAME), "judge": f.text("judge", JUDGE),
-        "judge_family": f.text("judge_family", FAMILY), "run_label": f.text("run_label", SOURCE), "reason": f.text("reason", required=False),
-        "recused": f.flag("recused", False), "slot": record.get("slot"),
+        "seed_id": f.text("seed_id", SEED_ID),
+        "model": f.text("model", MODEL_NAME),
+        "judge": f.text("judge", JUDGE),
+        "judge_family": f.text("judge_family", FAMILY),
+        "run_label": f.text("run_label", SOURCE),
+        "reason": f.text("reason", required=False),
+        "recused": f.flag("recused", False),
+        "slot": record.get("slot"),
     }
     if isinstance(values["slot"], bool) or values["slot"] not in SLOTS:
-        f.problem("slot", f"must be one of {', '.join(map(str, SLOTS))}, got {_show(values['slot']) if not isinstance(values['slot'], (list, dict)) else _json_type(values['slot'])}")
+        f.problem(
+            "slot",
+            f"must be one of {', '.join(map(str, SLOTS))}, got {_show(values['slot']) if not isinstance(values['slot'], (list, dict)) else _json_type(values['slot'])}",
+        )
     label = record.get("label")
     if values["recused"]:
         if label is not None:
-            f.problem("label", f"must be null in a recused judgment (a recused judge gives no label: missing, not No-match); got {_show(label)}")
+            f.problem(
+                "label",
+                f"must be null in a recused judgment (a recused judge gives no label: missing, not No-match); got {_show(label)}",
+            )
     elif label not in LABELS:
-        f.problem("label", f"{'missing' if label is None else 'must be one of ' + _names(LABELS) + ', got ' + _show(label)}; one of {_names(LABELS)} (or \"recused\": true)")
+        f.problem(
+            "label",
+            f'{"missing" if label is None else "must be one of " + _names(LABELS) + ", got " + _show(label)}; one of {_names(LABELS)} (or "recused": true)',
+        )
     values["label"] = label
     if len(f.problems) != before:
         return None
@@ -265,7 +327,13 @@ def _parse_tournament(record: dict[str, Any], f: _Fields) -> _Line | None:
     return _Line(f.ref, {"seed_id": seed_id, "record": record}) if seed_id else None
 
 
-PARSERS = {"seeds": _parse_seed, "references": _parse_reference, "hypotheses": _parse_hypothesis, "labels": _parse_label, "tournament": _parse_tournament}
+PARSERS = {
+    "seeds": _parse_seed,
+    "references": _parse_reference,
+    "hypotheses": _parse_hypothesis,
+    "labels": _parse_label,
+    "tournament": _parse_tournament,
+}
 
 
 # --------------------------------------------------------------------------- import
@@ -282,9 +350,15 @@ class ImportSummary:
     def line(self) -> str:
         kinds = ("seeds", "references", "freezes", "participants", "hypotheses", "labels", "tournament lines")
         made = ", ".join(f"{self.created[k]} {k}" for k in kinds if self.created[k])
-        text = f"created {made} in {self.benchmark}" if made else f"nothing new: {', '.join(self.files)} already imported into {self.benchmark}"
+        text = (
+            f"created {made} in {self.benchmark}"
+            if made
+            else f"nothing new: {', '.join(self.files)} already imported into {self.benchmark}"
+        )
         if self.not_frozen:
-            text += f"; {len(self.not_frozen)} seed(s) not frozen (too few eligible references): {_names(sorted(self.not_frozen))}"
+            text += (
+                f"; {len(self.not_frozen)} seed(s) not frozen (too few eligible references): {_names(sorted(self.not_frozen))}"
+            )
         return text
 
 
@@ -294,7 +368,9 @@ def import_files(directory: Path) -> dict[str, Path]:
         raise ReconstructionError(f"{directory}: no such folder")
     found = {kind: directory / f"{kind}.jsonl" for kind in FILES if (directory / f"{kind}.jsonl").is_file()}
     if not found:
-        raise ReconstructionError(f"{directory}: no Reconstruction file in this folder; expected {', '.join(f'{k}.jsonl' for k in FILES)}")
+        raise ReconstructionError(
+            f"{directory}: no Reconstruction file in this folder; expected {', '.join(f'{k}.jsonl' for k in FILES)}"
+        )
     return found
 
 
@@ -305,7 +381,9 @@ def reconstruction_import(*, name: str, files: Mapping[str, Path], version: str 
     :class:`ReconstructionError` when the benchmark is of another protocol."""
     benchmark = Benchmark.objects.filter(name=name, version=version).first()
     if benchmark is not None and benchmark.protocol != Benchmark.Protocol.RECONSTRUCTION:
-        raise ReconstructionError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark; import Reconstruction files into a new benchmark name")
+        raise ReconstructionError(
+            f"{benchmark} is a {benchmark.get_protocol_display()} benchmark; import Reconstruction files into a new benchmark name"
+        )
     if not files:
         raise ReconstructionError(f"no file to import; give {', '.join(f'{k}.jsonl' for k in FILES)} in a folder")
     parsed = _Parsed()
@@ -326,7 +404,9 @@ def reconstruction_import(*, name: str, files: Mapping[str, Path], version: str 
     summary = ImportSummary(benchmark=benchmark, files=[p.name for p in files.values()])  # type: ignore[arg-type]
     try:
         with transaction.atomic():
-            summary.benchmark = _write(benchmark, name=name, version=version, description=description, lines=lines, problems=problems, summary=summary)
+            summary.benchmark = _write(
+                benchmark, name=name, version=version, description=description, lines=lines, problems=problems, summary=summary
+            )
             if problems:
                 raise ReconstructionImportError(problems)
     except ReconstructionImportError:
@@ -338,11 +418,27 @@ def _problem(problems: list[Problem], line: _Line, name: str | None, message: st
     problems.append(Problem(line.ref.file, line.ref.line, name, message))
 
 
-def _write(benchmark: Benchmark | None, *, name: str, version: str, description: str, lines: dict[str, list[_Line]], problems: list[Problem], summary: ImportSummary) -> Benchmark:
+def _write(
+    benchmark: Benchmark | None,
+    *,
+    name: str,
+    version: str,
+    description: str,
+    lines: dict[str, list[_Line]],
+    problems: list[Problem],
+    summary: ImportSummary,
+) -> Benchmark:
     """Check each file against the stored rows and write it, in the caller's transaction (rolled back on any problem)."""
     created, unchanged = summary.created, summary.unchanged
     if benchmark is None:
-        benchmark = Benchmark.objects.create(name=name, version=version, description=description, protocol=Benchmark.Protocol.RECONSTRUCTION, verdict_rule="match", proposal_schema="five-hypotheses")
+        benchmark = Benchmark.objects.create(
+            name=name,
+            version=version,
+            description=description,
+            protocol=Benchmark.Protocol.RECONSTRUCTION,
+            verdict_rule="match",
+            proposal_schema="five-hypotheses",
+        )
     seeds = {s.external_id: s for s in SeedPaper.objects.filter(benchmark=benchmark)}
 
     # Seeds.
@@ -350,24 +446,44 @@ def _write(benchmark: Benchmark | None, *, name: str, version: str, description:
     for line in lines["seeds"]:
         v = line.values
         if v["seed_id"] in seen:
-            _problem(problems, line, "seed_id", f"{_show(v['seed_id'])} repeats line {seen[v['seed_id']]}; each seed appears once")
+            _problem(
+                problems, line, "seed_id", f"{_show(v['seed_id'])} repeats line {seen[v['seed_id']]}; each seed appears once"
+            )
             continue
         seen[v["seed_id"]] = line.ref.line
         old = seeds.get(v["seed_id"])
         if old is None:
-            seeds[v["seed_id"]] = SeedPaper.objects.create(benchmark=benchmark, external_id=v["seed_id"], domain=v["domain"], title=v["title"], abstract=v["abstract"], t0=v["t0"])
+            seeds[v["seed_id"]] = SeedPaper.objects.create(
+                benchmark=benchmark,
+                external_id=v["seed_id"],
+                domain=v["domain"],
+                title=v["title"],
+                abstract=v["abstract"],
+                t0=v["t0"],
+            )
             created["seeds"] += 1
             continue
-        differing = [k for k, was in (("domain", old.domain), ("title", old.title), ("abstract", old.abstract), ("t0", old.t0)) if was != v[k]]
+        differing = [
+            k
+            for k, was in (("domain", old.domain), ("title", old.title), ("abstract", old.abstract), ("t0", old.t0))
+            if was != v[k]
+        ]
         if differing:
-            _problem(problems, line, ", ".join(differing), f"seed {_show(v['seed_id'])} is already in {benchmark} with a different {', '.join(differing)}; give the new seed its own seed_id")
+            _problem(
+                problems,
+                line,
+                ", ".join(differing),
+                f"seed {_show(v['seed_id'])} is already in {benchmark} with a different {', '.join(differing)}; give the new seed its own seed_id",
+            )
         else:
             unchanged["seeds"] += 1
 
     def unknown_seed(line: _Line) -> SeedPaper | None:
         seed = seeds.get(line.values["seed_id"])
         if seed is None:
-            _problem(problems, line, "seed_id", f"unknown seed {_show(line.values['seed_id'])}; the seeds are {_names(sorted(seeds))}")
+            _problem(
+                problems, line, "seed_id", f"unknown seed {_show(line.values['seed_id'])}; the seeds are {_names(sorted(seeds))}"
+            )
         return seed
 
     # References: checked, anonymous ids drawn, audited and written per seed.
@@ -385,36 +501,71 @@ def _write(benchmark: Benchmark | None, *, name: str, version: str, description:
             continue
         key = (v["seed_id"], v["ref_id"])
         if key in seen_refs:
-            _problem(problems, line, "ref_id", f"{_show(v['ref_id'])} repeats line {seen_refs[key]} for seed {_show(v['seed_id'])}; each reference of a seed appears once")
+            _problem(
+                problems,
+                line,
+                "ref_id",
+                f"{_show(v['ref_id'])} repeats line {seen_refs[key]} for seed {_show(v['seed_id'])}; each reference of a seed appears once",
+            )
             continue
         seen_refs[key] = line.ref.line
         if v["anon_id"]:
             if (v["seed_id"], v["anon_id"]) in seen_anon:
-                _problem(problems, line, "anon_id", f"{_show(v['anon_id'])} is already given on line {seen_anon[(v['seed_id'], v['anon_id'])]} for seed {_show(v['seed_id'])}; anonymous ids are unique per seed")
+                _problem(
+                    problems,
+                    line,
+                    "anon_id",
+                    f"{_show(v['anon_id'])} is already given on line {seen_anon[(v['seed_id'], v['anon_id'])]} for seed {_show(v['seed_id'])}; anonymous ids are unique per seed",
+                )
                 continue
             seen_anon[(v["seed_id"], v["anon_id"])] = line.ref.line
         old = stored_refs.get(seed.pk, {}).get(v["ref_id"])
         if old is None:
             if seed.pk in frozen:
-                _problem(problems, line, "ref_id", f"seed {_show(v['seed_id'])} has a frozen bibliography; a reference cannot be added to it (import the seed under a new seed_id)")
+                _problem(
+                    problems,
+                    line,
+                    "ref_id",
+                    f"seed {_show(v['seed_id'])} has a frozen bibliography; a reference cannot be added to it (import the seed under a new seed_id)",
+                )
                 continue
             if v["anon_id"] and any(r.anon_id == v["anon_id"] for r in stored_refs.get(seed.pk, {}).values()):
-                _problem(problems, line, "anon_id", f"{_show(v['anon_id'])} is already another reference's id in seed {_show(v['seed_id'])}")
+                _problem(
+                    problems,
+                    line,
+                    "anon_id",
+                    f"{_show(v['anon_id'])} is already another reference's id in seed {_show(v['seed_id'])}",
+                )
                 continue
             new_refs.setdefault(seed.pk, []).append(line)
             continue
-        differing = [k for k, was in (("title", old.title), ("abstract", old.abstract), ("published", _format_date(old.published, old.published_precision))) if was != (v[k] if k != "published" else _format_date(v["published"], v["precision"]))]
+        differing = [
+            k
+            for k, was in (
+                ("title", old.title),
+                ("abstract", old.abstract),
+                ("published", _format_date(old.published, old.published_precision)),
+            )
+            if was != (v[k] if k != "published" else _format_date(v["published"], v["precision"]))
+        ]
         if v["anon_id"] and v["anon_id"] != old.anon_id:
             differing.append("anon_id")
         if differing:
-            _problem(problems, line, ", ".join(differing), f"reference {_show(v['ref_id'])} of seed {_show(v['seed_id'])} is already stored with a different {', '.join(differing)}; a stored reference cannot change")
+            _problem(
+                problems,
+                line,
+                ", ".join(differing),
+                f"reference {_show(v['ref_id'])} of seed {_show(v['seed_id'])} is already stored with a different {', '.join(differing)}; a stored reference cannot change",
+            )
         else:
             unchanged["references"] += 1
     draw = random.SystemRandom()  # anonymous ids must not follow the file's (often the paper's citation) order
     by_pk = {s.pk: s for s in seeds.values()}
     for seed_pk, new in new_refs.items():
         seed = by_pk[seed_pk]
-        taken = {r.anon_id for r in stored_refs.get(seed_pk, {}).values()} | {x.values["anon_id"] for x in new if x.values["anon_id"]}
+        taken = {r.anon_id for r in stored_refs.get(seed_pk, {}).values()} | {
+            x.values["anon_id"] for x in new if x.values["anon_id"]
+        }
         total = len(stored_refs.get(seed_pk, {})) + len(new)
         free = [f"R{n}" for n in range(1, total + len(taken) + 1) if f"R{n}" not in taken]
         draw.shuffle(free)
@@ -422,13 +573,27 @@ def _write(benchmark: Benchmark | None, *, name: str, version: str, description:
         for line in new:
             v = line.values
             audited = leakage.audit_reference(
-                leakage.ReferenceIn(v["ref_id"], v["title"], v["abstract"], v["published"], v["precision"]), seed_title=seed.title, seed_abstract=seed.abstract, t0=seed.t0
+                leakage.ReferenceIn(v["ref_id"], v["title"], v["abstract"], v["published"], v["precision"]),
+                seed_title=seed.title,
+                seed_abstract=seed.abstract,
+                t0=seed.t0,
             )
-            rows.append(Reference(
-                seed=seed, anon_id=v["anon_id"] or free.pop(), original_id=v["ref_id"], title=v["title"], abstract=v["abstract"], published=v["published"],
-                published_precision=v["precision"], eligible=audited.eligible, exclusion_reason=audited.exclusion_reason,
-                shown_title=audited.shown_title, shown_abstract=audited.shown_abstract, flags=audited.flags,
-            ))
+            rows.append(
+                Reference(
+                    seed=seed,
+                    anon_id=v["anon_id"] or free.pop(),
+                    original_id=v["ref_id"],
+                    title=v["title"],
+                    abstract=v["abstract"],
+                    published=v["published"],
+                    published_precision=v["precision"],
+                    eligible=audited.eligible,
+                    exclusion_reason=audited.exclusion_reason,
+                    shown_title=audited.shown_title,
+                    shown_abstract=audited.shown_abstract,
+                    flags=audited.flags,
+                )
+            )
         Reference.objects.bulk_create(rows, batch_size=BATCH)
         created["references"] += len(rows)
     if problems:
@@ -444,7 +609,10 @@ def _write(benchmark: Benchmark | None, *, name: str, version: str, description:
             summary.not_frozen[seed.external_id] = str(exc)
     _write_hypotheses(benchmark, seeds=seeds, frozen=frozen, lines=lines, problems=problems, summary=summary)
     # Tournament lines are kept as given (parsed by later work); a line already stored is unchanged.
-    stored_tournament = Counter((seed_id, json.dumps(rec, sort_keys=True)) for seed_id, rec in TournamentRecord.objects.filter(seed__benchmark=benchmark).values_list("seed_id", "record"))
+    stored_tournament = Counter(
+        (seed_id, json.dumps(rec, sort_keys=True))
+        for seed_id, rec in TournamentRecord.objects.filter(seed__benchmark=benchmark).values_list("seed_id", "record")
+    )
     new_records = []
     for line in lines["tournament"]:
         seed = unknown_seed(line)
@@ -461,13 +629,24 @@ def _write(benchmark: Benchmark | None, *, name: str, version: str, description:
     return benchmark
 
 
-def _write_hypotheses(benchmark: Benchmark, *, seeds: dict[str, SeedPaper], frozen: set[int], lines: dict[str, list[_Line]], problems: list[Problem], summary: ImportSummary) -> None:
+def _write_hypotheses(
+    benchmark: Benchmark,
+    *,
+    seeds: dict[str, SeedPaper],
+    frozen: set[int],
+    lines: dict[str, list[_Line]],
+    problems: list[Problem],
+    summary: ImportSummary,
+) -> None:
     created, unchanged = summary.created, summary.unchanged
     cite_ids: dict[int, list[str]] = {}
     for seed_pk, anon in Reference.objects.filter(seed__benchmark=benchmark, eligible=True).values_list("seed_id", "anon_id"):
         cite_ids.setdefault(seed_pk, []).append(anon)
     participants = {p.name: p for p in benchmark.participants.all()}
-    stored = {(h.seed_id, h.participant.name, h.slot): h for h in Hypothesis.objects.filter(seed__benchmark=benchmark).select_related("participant")}
+    stored = {
+        (h.seed_id, h.participant.name, h.slot): h
+        for h in Hypothesis.objects.filter(seed__benchmark=benchmark).select_related("participant")
+    }
     families = {name: fam for (_s, name, _slot), h in stored.items() for fam in [h.family]}
     family_line: dict[str, str] = {m: "stored" for m in families}
     seen: dict[tuple, int | None] = {}
@@ -484,36 +663,71 @@ def _write_hypotheses(benchmark: Benchmark, *, seeds: dict[str, SeedPaper], froz
                 _problem(problems, line, "seed_id", f"unknown seed {_show(v['seed_id'])}; the seeds are {_names(sorted(seeds))}")
                 continue
             if seed.pk not in frozen:
-                _problem(problems, line, "seed_id", f"seed {_show(v['seed_id'])} has no frozen bibliography ({summary.not_frozen.get(seed.external_id, 'not frozen')}); it takes no hypotheses")
+                _problem(
+                    problems,
+                    line,
+                    "seed_id",
+                    f"seed {_show(v['seed_id'])} has no frozen bibliography ({summary.not_frozen.get(seed.external_id, 'not frozen')}); it takes no hypotheses",
+                )
                 continue
             key = (seed.pk, v["model"], v["slot"])
             if key in seen:
-                _problem(problems, line, "slot", f"{_show(v['model'])} already has slot {v['slot']} for seed {_show(v['seed_id'])} on line {seen[key]}; one hypothesis per slot")
+                _problem(
+                    problems,
+                    line,
+                    "slot",
+                    f"{_show(v['model'])} already has slot {v['slot']} for seed {_show(v['seed_id'])} on line {seen[key]}; one hypothesis per slot",
+                )
                 continue
             seen[key] = line.ref.line
             if v["selected_from"] is not None:
                 origin = stored.get((seed.pk, v["selected_from"]["model"], v["selected_from"]["slot"]))
                 if origin is None or origin.origin_id is not None:
-                    _problem(problems, line, "selected_from", f"no proposer hypothesis of {_show(v['selected_from']['model'])} in slot {v['selected_from']['slot']} for seed {_show(v['seed_id'])}; a champion is chosen from an imported proposer's hypothesis")
+                    _problem(
+                        problems,
+                        line,
+                        "selected_from",
+                        f"no proposer hypothesis of {_show(v['selected_from']['model'])} in slot {v['selected_from']['slot']} for seed {_show(v['seed_id'])}; a champion is chosen from an imported proposer's hypothesis",
+                    )
                     continue
                 if origin.family != v["family"]:
-                    _problem(problems, line, "family", f"is {_show(v['family'])}, but the hypothesis it was selected from is of family {_show(origin.family)}; a champion keeps its origin's family (for recusal)")
+                    _problem(
+                        problems,
+                        line,
+                        "family",
+                        f"is {_show(v['family'])}, but the hypothesis it was selected from is of family {_show(origin.family)}; a champion keeps its origin's family (for recusal)",
+                    )
                     continue
             said = families.setdefault(v["model"], v["family"]) if origin is None else v["family"]
             family_line.setdefault(v["model"], f"line {line.ref.line}")
             if said != v["family"]:
-                _problem(problems, line, "family", f"is {_show(v['family'])}, but {_show(v['model'])} is of family {_show(said)} ({family_line[v['model']]}); a model has one family")
+                _problem(
+                    problems,
+                    line,
+                    "family",
+                    f"is {_show(v['family'])}, but {_show(v['model'])} is of family {_show(said)} ({family_line[v['model']]}); a model has one family",
+                )
                 continue
             if v["valid"]:
                 unknown = [c for c in v["cited"] if c not in cite_ids.get(seed.pk, [])]
                 if unknown:
                     known = sorted(cite_ids.get(seed.pk, []), key=lambda a: int(a[1:]))
-                    _problem(problems, line, "cited", f"cites {_names(unknown)}, not in the frozen bibliography of seed {_show(v['seed_id'])}; its ids are {_names(known)} (or mark the hypothesis \"valid\": false with the reason)")
+                    _problem(
+                        problems,
+                        line,
+                        "cited",
+                        f'cites {_names(unknown)}, not in the frozen bibliography of seed {_show(v["seed_id"])}; its ids are {_names(known)} (or mark the hypothesis "valid": false with the reason)',
+                    )
                     continue
                 same = texts.setdefault((seed.pk, v["model"]), {})
                 text_key = (v["title"].strip().lower(), v["summary"].strip().lower())
                 if text_key in same:
-                    _problem(problems, line, "title, summary", f"repeats slot {same[text_key]} of {_show(v['model'])} for seed {_show(v['seed_id'])}; the five hypotheses are distinct")
+                    _problem(
+                        problems,
+                        line,
+                        "title, summary",
+                        f"repeats slot {same[text_key]} of {_show(v['model'])} for seed {_show(v['seed_id'])}; the five hypotheses are distinct",
+                    )
                     continue
                 same[text_key] = v["slot"]
             old = stored.get(key)
@@ -522,14 +736,32 @@ def _write_hypotheses(benchmark: Benchmark, *, seeds: dict[str, SeedPaper], froz
                     participants[v["model"]] = Participant.objects.create(benchmark=benchmark, name=v["model"])
                     created["participants"] += 1
                 stored[key] = Hypothesis.objects.create(
-                    seed=seed, participant=participants[v["model"]], family=v["family"], slot=v["slot"], title=v["title"], summary=v["summary"],
-                    cited=v["cited"], valid=v["valid"], invalid_reason=v["invalid_reason"], origin=origin,
+                    seed=seed,
+                    participant=participants[v["model"]],
+                    family=v["family"],
+                    slot=v["slot"],
+                    title=v["title"],
+                    summary=v["summary"],
+                    cited=v["cited"],
+                    valid=v["valid"],
+                    invalid_reason=v["invalid_reason"],
+                    origin=origin,
                 )
                 created["hypotheses"] += 1
             elif (old.title, old.summary, old.cited, old.valid, old.invalid_reason, old.origin_id) != (
-                v["title"], v["summary"], v["cited"], v["valid"], v["invalid_reason"], origin.pk if origin else None
+                v["title"],
+                v["summary"],
+                v["cited"],
+                v["valid"],
+                v["invalid_reason"],
+                origin.pk if origin else None,
             ):
-                _problem(problems, line, "title", f"{_show(v['model'])} already has another slot-{v['slot']} hypothesis for seed {_show(v['seed_id'])}; it cannot be replaced by an import")
+                _problem(
+                    problems,
+                    line,
+                    "title",
+                    f"{_show(v['model'])} already has another slot-{v['slot']} hypothesis for seed {_show(v['seed_id'])}; it cannot be replaced by an import",
+                )
             else:
                 unchanged["hypotheses"] += 1
         finally:
@@ -537,7 +769,9 @@ def _write_hypotheses(benchmark: Benchmark, *, seeds: dict[str, SeedPaper], froz
                 refused.add((v["seed_id"], v["model"], v["slot"]))
 
     by_id = {s.external_id: s for s in seeds.values()}
-    stored_labels = {(x.hypothesis_id, x.judge, x.source): x for x in MatchLabel.objects.filter(hypothesis__seed__benchmark=benchmark)}
+    stored_labels = {
+        (x.hypothesis_id, x.judge, x.source): x for x in MatchLabel.objects.filter(hypothesis__seed__benchmark=benchmark)
+    }
     seen_labels: dict[tuple, int | None] = {}
     new_labels = []
     for line in lines["labels"]:
@@ -547,28 +781,68 @@ def _write_hypotheses(benchmark: Benchmark, *, seeds: dict[str, SeedPaper], froz
         if hyp is None:
             if (v["seed_id"], v["model"], v["slot"]) in refused:
                 continue
-            _problem(problems, line, "slot" if seed else "seed_id", f"no hypothesis of {_show(v['model'])} in slot {_show(v['slot'])} for seed {_show(v['seed_id'])}; label only imported hypotheses")
+            _problem(
+                problems,
+                line,
+                "slot" if seed else "seed_id",
+                f"no hypothesis of {_show(v['model'])} in slot {_show(v['slot'])} for seed {_show(v['seed_id'])}; label only imported hypotheses",
+            )
             continue
         if not hyp.valid:
-            _problem(problems, line, "slot", f"the slot-{v['slot']} hypothesis of {_show(v['model'])} for seed {_show(v['seed_id'])} is invalid ({hyp.invalid_reason}); invalid hypotheses are not judged")
+            _problem(
+                problems,
+                line,
+                "slot",
+                f"the slot-{v['slot']} hypothesis of {_show(v['model'])} for seed {_show(v['seed_id'])} is invalid ({hyp.invalid_reason}); invalid hypotheses are not judged",
+            )
             continue
         own = v["judge_family"] == hyp.family
         if own and not v["recused"]:
-            _problem(problems, line, "recused", f"judge {_show(v['judge'])} is of family {_show(hyp.family)}, the proposer's; a judge never labels its own family's hypotheses: record \"recused\": true with no label")
+            _problem(
+                problems,
+                line,
+                "recused",
+                f"judge {_show(v['judge'])} is of family {_show(hyp.family)}, the proposer's; a judge never labels its own family's hypotheses: record \"recused\": true with no label",
+            )
             continue
         if v["recused"] and not own:
-            _problem(problems, line, "recused", f"is true, but judge family {_show(v['judge_family'])} is not the proposer's ({_show(hyp.family)}); recusal is for the proposer's own family only")
+            _problem(
+                problems,
+                line,
+                "recused",
+                f"is true, but judge family {_show(v['judge_family'])} is not the proposer's ({_show(hyp.family)}); recusal is for the proposer's own family only",
+            )
             continue
         key = (hyp.pk, v["judge"], v["run_label"])
         if key in seen_labels:
-            _problem(problems, line, "judge", f"a second label by {_show(v['judge'])} in run {_show(v['run_label'])} for this hypothesis (the first is on line {seen_labels[key]})")
+            _problem(
+                problems,
+                line,
+                "judge",
+                f"a second label by {_show(v['judge'])} in run {_show(v['run_label'])} for this hypothesis (the first is on line {seen_labels[key]})",
+            )
             continue
         seen_labels[key] = line.ref.line
         old = stored_labels.get(key)
         if old is None:
-            new_labels.append(MatchLabel(hypothesis=hyp, judge=v["judge"], judge_family=v["judge_family"], source=v["run_label"], label=v["label"], recused=v["recused"], reason=v["reason"]))
+            new_labels.append(
+                MatchLabel(
+                    hypothesis=hyp,
+                    judge=v["judge"],
+                    judge_family=v["judge_family"],
+                    source=v["run_label"],
+                    label=v["label"],
+                    recused=v["recused"],
+                    reason=v["reason"],
+                )
+            )
         elif (old.label, old.recused, old.judge_family, old.reason) != (v["label"], v["recused"], v["judge_family"], v["reason"]):
-            _problem(problems, line, "label", f"run {_show(v['run_label'])} of {_show(v['judge'])} already has {_show(old.label)} for this hypothesis; a label cannot be replaced by an import")
+            _problem(
+                problems,
+                line,
+                "label",
+                f"run {_show(v['run_label'])} of {_show(v['judge'])} already has {_show(old.label)} for this hypothesis; a label cannot be replaced by an import",
+            )
         else:
             unchanged["labels"] += 1
     MatchLabel.objects.bulk_create(new_labels, batch_size=BATCH)
@@ -587,14 +861,31 @@ def _selection_lines(benchmark: Benchmark) -> list[dict[str, Any]]:
     from .models import SwissMatch, SwissVote
 
     votes: dict[int, list[dict[str, str]]] = {}
-    for v in SwissVote.objects.filter(match__tournament__selection__benchmark=benchmark, status="accepted").order_by("judge", "order"):
+    for v in SwissVote.objects.filter(match__tournament__selection__benchmark=benchmark, status="accepted").order_by(
+        "judge", "order"
+    ):
         votes.setdefault(v.match_id, []).append({"judge": v.judge, "order": v.order, "winner": v.winner})
-    matches = SwissMatch.objects.filter(tournament__selection__benchmark=benchmark).select_related(
-        "tournament__selection__participant", "tournament__seed_paper", "a__participant", "b__participant"
-    ).order_by("tournament__selection__participant__name", "tournament__seed_paper__external_id", "tournament__slot", "round", "a__participant__name")
+    matches = (
+        SwissMatch.objects.filter(tournament__selection__benchmark=benchmark)
+        .select_related("tournament__selection__participant", "tournament__seed_paper", "a__participant", "b__participant")
+        .order_by(
+            "tournament__selection__participant__name",
+            "tournament__seed_paper__external_id",
+            "tournament__slot",
+            "round",
+            "a__participant__name",
+        )
+    )
     return [
-        {"seed_id": m.tournament.seed_paper.external_id, "selection": m.tournament.selection.participant.name, "slot": m.tournament.slot,
-         "round": m.round, "a": m.a.participant.name, "b": m.b.participant.name if m.b else None, "votes": votes.get(m.pk, [])}
+        {
+            "seed_id": m.tournament.seed_paper.external_id,
+            "selection": m.tournament.selection.participant.name,
+            "slot": m.tournament.slot,
+            "round": m.round,
+            "a": m.a.participant.name,
+            "b": m.b.participant.name if m.b else None,
+            "votes": votes.get(m.pk, []),
+        }
         for m in matches
     ]
 
@@ -607,30 +898,64 @@ def reconstruction_export(*, benchmark: Benchmark, directory: Path) -> dict[str,
     directory.mkdir(parents=True, exist_ok=True)
     seeds = SeedPaper.objects.filter(benchmark=benchmark).order_by("external_id")
     refs = Reference.objects.filter(seed__benchmark=benchmark).select_related("seed").order_by("seed__external_id", "original_id")
-    hyps = Hypothesis.objects.filter(seed__benchmark=benchmark).select_related("seed", "participant", "origin__participant").order_by(
-        "seed__external_id", "participant__name", "slot"
+    hyps = (
+        Hypothesis.objects.filter(seed__benchmark=benchmark)
+        .select_related("seed", "participant", "origin__participant")
+        .order_by("seed__external_id", "participant__name", "slot")
     )
-    labels = MatchLabel.objects.filter(hypothesis__seed__benchmark=benchmark).select_related("hypothesis__seed", "hypothesis__participant").order_by(
-        "source", "judge", "hypothesis__seed__external_id", "hypothesis__participant__name", "hypothesis__slot"
+    labels = (
+        MatchLabel.objects.filter(hypothesis__seed__benchmark=benchmark)
+        .select_related("hypothesis__seed", "hypothesis__participant")
+        .order_by("source", "judge", "hypothesis__seed__external_id", "hypothesis__participant__name", "hypothesis__slot")
     )
     records: dict[str, list[dict[str, Any]]] = {
-        "seeds": [{"seed_id": s.external_id, "domain": s.domain, "title": s.title, "abstract": s.abstract, "t0": s.t0.isoformat()} for s in seeds],
+        "seeds": [
+            {"seed_id": s.external_id, "domain": s.domain, "title": s.title, "abstract": s.abstract, "t0": s.t0.isoformat()}
+            for s in seeds
+        ],
         "references": [
-            {"seed_id": r.seed.external_id, "ref_id": r.original_id, "anon_id": r.anon_id, "title": r.title, "abstract": r.abstract, "published": _format_date(r.published, r.published_precision)}
+            {
+                "seed_id": r.seed.external_id,
+                "ref_id": r.original_id,
+                "anon_id": r.anon_id,
+                "title": r.title,
+                "abstract": r.abstract,
+                "published": _format_date(r.published, r.published_precision),
+            }
             for r in refs
         ],
         "hypotheses": [
-            {"seed_id": h.seed.external_id, "model": h.participant.name, "family": h.family, "slot": h.slot, "title": h.title, "summary": h.summary, "cited": h.cited}
+            {
+                "seed_id": h.seed.external_id,
+                "model": h.participant.name,
+                "family": h.family,
+                "slot": h.slot,
+                "title": h.title,
+                "summary": h.summary,
+                "cited": h.cited,
+            }
             | ({} if h.valid else {"valid": False, "invalid_reason": h.invalid_reason})
             | ({"selected_from": {"model": h.origin.participant.name, "slot": h.origin.slot}} if h.origin else {})
             for h in hyps
         ],
         "labels": [
-            {"seed_id": x.hypothesis.seed.external_id, "model": x.hypothesis.participant.name, "slot": x.hypothesis.slot, "judge": x.judge,
-             "judge_family": x.judge_family, "run_label": x.source, "label": x.label} | ({"recused": True} if x.recused else {}) | ({"reason": x.reason} if x.reason else {})
+            {
+                "seed_id": x.hypothesis.seed.external_id,
+                "model": x.hypothesis.participant.name,
+                "slot": x.hypothesis.slot,
+                "judge": x.judge,
+                "judge_family": x.judge_family,
+                "run_label": x.source,
+                "label": x.label,
+            }
+            | ({"recused": True} if x.recused else {})
+            | ({"reason": x.reason} if x.reason else {})
             for x in labels
         ],
-        "tournament": [t.record for t in TournamentRecord.objects.filter(seed__benchmark=benchmark).order_by("seed__external_id", "line", "id")]
+        "tournament": [
+            t.record
+            for t in TournamentRecord.objects.filter(seed__benchmark=benchmark).order_by("seed__external_id", "line", "id")
+        ]
         + _selection_lines(benchmark),
     }
     written = {}

@@ -48,10 +48,21 @@ def tournament_seed(selection: SwissSelection, tournament: SwissTournament) -> i
 
 
 def selection_create(
-    *, benchmark: Benchmark, name: str, proposers: list[str], judges: list[dict[str, str]], seed: int = 0,
-    base_url: str = "", api_key_env: str | None = None, provider: str = JudgeRun.Provider.OPENAI_COMPATIBLE,
-    concurrency: int = 8, timeout: float = 120.0, temperature: float | None = 0.0, max_tokens: int | None = 512,
-    lease_seconds: float | None = None, launch: bool = True,
+    *,
+    benchmark: Benchmark,
+    name: str,
+    proposers: list[str],
+    judges: list[dict[str, str]],
+    seed: int = 0,
+    base_url: str = "",
+    api_key_env: str | None = None,
+    provider: str = JudgeRun.Provider.OPENAI_COMPATIBLE,
+    concurrency: int = 8,
+    timeout: float = 120.0,
+    temperature: float | None = 0.0,
+    max_tokens: int | None = 512,
+    lease_seconds: float | None = None,
+    launch: bool = True,
 ) -> SwissSelection:
     """Create a selection and (``launch``) start its first round. Raises :class:`RunError` saying what to fix."""
     if benchmark.protocol != Benchmark.Protocol.RECONSTRUCTION:
@@ -65,7 +76,10 @@ def selection_create(
     known = set(Participant.objects.filter(benchmark=benchmark, name__in=proposers).values_list("name", flat=True))
     if len(proposers) < 1 or len(set(proposers)) != len(proposers) or known != set(proposers):
         missing = sorted(set(proposers) - known)
-        raise RunError(f"--proposers must name distinct participants of {benchmark}" + (f"; unknown: {', '.join(missing)}" if missing else ""))
+        raise RunError(
+            f"--proposers must name distinct participants of {benchmark}"
+            + (f"; unknown: {', '.join(missing)}" if missing else "")
+        )
     if not judges or any(not j.get("model") or not j.get("family") for j in judges):
         raise RunError("name the judges as MODEL=FAMILY,...: every judge needs its model family for recusal")
     if len({j["model"] for j in judges}) != len(judges):
@@ -77,7 +91,9 @@ def selection_create(
             api_key_from_env(api_key_env)
         except PermanentError as exc:
             raise RunError(str(exc)) from None
-    clash = sorted({j["model"] for j in judges} & set(Participant.objects.filter(benchmark=benchmark).values_list("name", flat=True)))
+    clash = sorted(
+        {j["model"] for j in judges} & set(Participant.objects.filter(benchmark=benchmark).values_list("name", flat=True))
+    )
     if clash:
         raise RunError(f"{', '.join(clash)} is a participant of {benchmark}; a judge may never judge its own hypotheses")
     frozen = set(BibliographyFreeze.objects.filter(seed__benchmark=benchmark).values_list("seed_id", flat=True))
@@ -87,21 +103,40 @@ def selection_create(
     with transaction.atomic():
         participant = Participant.objects.create(benchmark=benchmark, name=name)
         selection = SwissSelection.objects.create(
-            benchmark=benchmark, participant=participant, proposers=proposers, judges=judges, seed=seed,
-            parameters={"base_url": base_url, "api_key_env": api_key_env or "", "provider": provider, "concurrency": concurrency,
-                        "timeout": timeout, "temperature": temperature, "max_tokens": max_tokens, "lease_seconds": lease_seconds},
+            benchmark=benchmark,
+            participant=participant,
+            proposers=proposers,
+            judges=judges,
+            seed=seed,
+            parameters={
+                "base_url": base_url,
+                "api_key_env": api_key_env or "",
+                "provider": provider,
+                "concurrency": concurrency,
+                "timeout": timeout,
+                "temperature": temperature,
+                "max_tokens": max_tokens,
+                "lease_seconds": lease_seconds,
+            },
         )
         tournaments = []
         for seed_id, per in sorted(by_seed.items()):
-            complete = {p: sorted(hs, key=lambda h: h.slot) for p, hs in per.items() if len(hs) == len(SLOTS) and all(h.valid for h in hs)}
+            complete = {
+                p: sorted(hs, key=lambda h: h.slot) for p, hs in per.items() if len(hs) == len(SLOTS) and all(h.valid for h in hs)
+            }
             if not complete:
                 continue
             for slot in SLOTS:
                 cands = [hs[slot - 1].pk for _, hs in sorted(complete.items())]
-                tournaments.append(SwissTournament(selection=selection, seed_paper_id=seed_id, slot=slot, candidates=cands,
-                                                   rounds=max(1, len(cands) - 1)))
+                tournaments.append(
+                    SwissTournament(
+                        selection=selection, seed_paper_id=seed_id, slot=slot, candidates=cands, rounds=max(1, len(cands) - 1)
+                    )
+                )
         if not tournaments:
-            raise RunError(f"no seed of {benchmark} has five valid hypotheses from any of {', '.join(proposers)}; run the proposers first")
+            raise RunError(
+                f"no seed of {benchmark} has five valid hypotheses from any of {', '.join(proposers)}; run the proposers first"
+            )
         SwissTournament.objects.bulk_create(tournaments)
     if launch:
         selection_advance(selection_id=selection.pk)
@@ -109,7 +144,9 @@ def selection_create(
     return selection
 
 
-def _results(tournament: SwissTournament, matches: list[SwissMatch], votes: dict[int, list[SwissVote]]) -> tuple[list[tuple[int, int, float, float]], list[int]]:
+def _results(
+    tournament: SwissTournament, matches: list[SwissMatch], votes: dict[int, list[SwissVote]]
+) -> tuple[list[tuple[int, int, float, float]], list[int]]:
     results, byes = [], []
     for m in matches:
         if m.b_id is None:
@@ -124,8 +161,11 @@ def _results(tournament: SwissTournament, matches: list[SwissMatch], votes: dict
 
 
 def _round_runs(selection: SwissSelection, round_no: int) -> list[JudgeRun]:
-    return list(JudgeRun.objects.filter(subjects=SWISS_KIND, parameters__options__selection=selection.pk,
-                                        parameters__options__round=round_no))
+    return list(
+        JudgeRun.objects.filter(
+            subjects=SWISS_KIND, parameters__options__selection=selection.pk, parameters__options__round=round_no
+        )
+    )
 
 
 def selection_state(selection: SwissSelection) -> dict[int, dict[str, Any]]:
@@ -144,7 +184,14 @@ def selection_state(selection: SwissSelection) -> dict[int, dict[str, Any]]:
         for a, b, va, vb in results:
             points[a] += va / 2.0
             points[b] += vb / 2.0
-        state[tid] = {"tournament": t, "matches": matches[tid], "votes": votes, "results": results, "byes": byes, "points": points}
+        state[tid] = {
+            "tournament": t,
+            "matches": matches[tid],
+            "votes": votes,
+            "results": results,
+            "byes": byes,
+            "points": points,
+        }
     return state
 
 
@@ -175,7 +222,10 @@ def selection_advance(*, selection_id: int) -> str:
                 # selection waits, saying why, instead of sitting "running" with nothing to run.
                 selection.refresh_from_db()
                 selection.status = SwissSelection.Status.WAITING
-                selection.parameters = {**selection.parameters, "problem": f"round {selection.round + 1} could not be launched: {exc}"}
+                selection.parameters = {
+                    **selection.parameters,
+                    "problem": f"round {selection.round + 1} could not be launched: {exc}",
+                }
                 selection.save(update_fields=["status", "parameters"])
                 break
             if selection.parameters.get("problem"):
@@ -201,8 +251,13 @@ def round_pair(selection: SwissSelection) -> bool:
         if next_round > t.rounds:
             continue
         pairs, bye = swiss_pairings(
-            t.candidates, s["points"], [frozenset((a, b)) for a, b, _, _ in s["results"]], round_no=next_round,
-            seed=tournament_seed(selection, t), byes=s["byes"], rounds_left=t.rounds - next_round,
+            t.candidates,
+            s["points"],
+            [frozenset((a, b)) for a, b, _, _ in s["results"]],
+            round_no=next_round,
+            seed=tournament_seed(selection, t),
+            byes=s["byes"],
+            rounds_left=t.rounds - next_round,
         )
         new += [SwissMatch(tournament=t, round=next_round, a_id=a, b_id=b) for a, b in pairs]
         if bye is not None:
@@ -226,11 +281,19 @@ def _round_runs_create(selection: SwissSelection, round_no: int) -> list[JudgeRu
             continue
         replay_of = JudgeRun.objects.get(pk=judge["replay_of"]) if judge.get("replay_of") else None
         request = JudgeRunRequest(
-            benchmark=selection.benchmark, judge_model=judge["model"], base_url=p.get("base_url") or "",
-            provider=p.get("provider") or JudgeRun.Provider.OPENAI_COMPATIBLE, replay_of=replay_of,
-            api_key_env=p.get("api_key_env") or None, run_type="swiss", task_kind=SWISS_KIND,
-            concurrency=int(p.get("concurrency") or 8), timeout=float(p.get("timeout") or 120.0),
-            temperature=p.get("temperature"), max_tokens=p.get("max_tokens"), lease_seconds=p.get("lease_seconds"),
+            benchmark=selection.benchmark,
+            judge_model=judge["model"],
+            base_url=p.get("base_url") or "",
+            provider=p.get("provider") or JudgeRun.Provider.OPENAI_COMPATIBLE,
+            replay_of=replay_of,
+            api_key_env=p.get("api_key_env") or None,
+            run_type="swiss",
+            task_kind=SWISS_KIND,
+            concurrency=int(p.get("concurrency") or 8),
+            timeout=float(p.get("timeout") or 120.0),
+            temperature=p.get("temperature"),
+            max_tokens=p.get("max_tokens"),
+            lease_seconds=p.get("lease_seconds"),
             label=f"swiss-{selection.pk}-round-{round_no}-{judge['model']}",
             options={"selection": selection.pk, "round": round_no, "judge_family": judge["family"]},
         )
@@ -242,7 +305,9 @@ def _round_runs_create(selection: SwissSelection, round_no: int) -> list[JudgeRu
 def _finalise(selection: SwissSelection, state: dict[int, dict[str, Any]]) -> None:
     """Standings and champions of every tournament; the champions become the selection's hypotheses."""
     champions: list[Hypothesis] = []
-    originals = {h.pk: h for h in Hypothesis.objects.filter(pk__in={c for s in state.values() for c in s["tournament"].candidates})}
+    originals = {
+        h.pk: h for h in Hypothesis.objects.filter(pk__in={c for s in state.values() for c in s["tournament"].candidates})
+    }
     for s in state.values():
         t: SwissTournament = s["tournament"]
         table = swiss_standings(t.candidates, s["results"], seed=tournament_seed(selection, t), byes=s["byes"])
@@ -251,10 +316,18 @@ def _finalise(selection: SwissSelection, state: dict[int, dict[str, Any]]) -> No
         t.champion_id = table["champion"]
         t.save(update_fields=["standings", "tie_break", "champion"])
         origin = originals[table["champion"]]
-        champions.append(Hypothesis(
-            seed_id=t.seed_paper_id, participant=selection.participant, family=origin.family, slot=t.slot, title=origin.title,
-            summary=origin.summary, cited=origin.cited, origin=origin,
-        ))
+        champions.append(
+            Hypothesis(
+                seed_id=t.seed_paper_id,
+                participant=selection.participant,
+                family=origin.family,
+                slot=t.slot,
+                title=origin.title,
+                summary=origin.summary,
+                cited=origin.cited,
+                origin=origin,
+            )
+        )
     Hypothesis.objects.bulk_create(champions)
     selection.status, selection.finished_at = SwissSelection.Status.COMPLETED, timezone.now()
     selection.save(update_fields=["status", "finished_at"])

@@ -35,14 +35,20 @@ def seed_list_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     benchmark = _benchmark_get(benchmark_id)
     seeds = (
         SeedPaper.objects.filter(benchmark=benchmark)
-        .annotate(n_refs=Count("references", distinct=True), n_eligible=Count("references", filter=Q(references__eligible=True), distinct=True),
-                  n_hypotheses=Count("hypotheses", distinct=True))
+        .annotate(
+            n_refs=Count("references", distinct=True),
+            n_eligible=Count("references", filter=Q(references__eligible=True), distinct=True),
+            n_hypotheses=Count("hypotheses", distinct=True),
+        )
         .select_related("freeze")
         .order_by("domain", "external_id")
     )
     selections = SwissSelection.objects.filter(benchmark=benchmark).select_related("participant")
-    return render(request, "reconstruction/seed_list.html", {"benchmark": benchmark, "seeds": seeds, "min_eligible": leakage.MIN_ELIGIBLE,
-                                                               "selections": selections})
+    return render(
+        request,
+        "reconstruction/seed_list.html",
+        {"benchmark": benchmark, "seeds": seeds, "min_eligible": leakage.MIN_ELIGIBLE, "selections": selections},
+    )
 
 
 @require_GET
@@ -56,8 +62,12 @@ def seed_page(request: HttpRequest, benchmark_id: int, seed_id: int) -> HttpResp
     freeze = BibliographyFreeze.objects.filter(seed=seed).first()
     references = sorted(seed.references.all(), key=lambda r: (not r.eligible, r.number))
     context = {
-        "benchmark": benchmark, "seed": seed, "freeze": freeze, "references": references,
-        "n_eligible": sum(r.eligible for r in references), "min_eligible": leakage.MIN_ELIGIBLE,
+        "benchmark": benchmark,
+        "seed": seed,
+        "freeze": freeze,
+        "references": references,
+        "n_eligible": sum(r.eligible for r in references),
+        "min_eligible": leakage.MIN_ELIGIBLE,
         "thresholds": {"span": leakage.SPAN_N, "jaccard_n": leakage.JACCARD_N, "jaccard_max": leakage.JACCARD_MAX},
     }
     return render(request, "reconstruction/seed.html", context)
@@ -84,15 +94,26 @@ def results_sections(doc: dict[str, Any]) -> dict[str, Any]:
         out = []
         for domain in doc["domains"]:
             r = by_key.get((system, domain))
-            out.append(None if r is None else r | {
-                "rate_text": _value(r["match_rate"]), "rate_ci_text": _interval(r["match_rate_ci"]),
-                "success_text": _value(r["success_at_5"]), "success_ci_text": _interval(r["success_at_5_ci"]),
-            })
+            out.append(
+                None
+                if r is None
+                else r
+                | {
+                    "rate_text": _value(r["match_rate"]),
+                    "rate_ci_text": _interval(r["match_rate_ci"]),
+                    "success_text": _value(r["success_at_5"]),
+                    "success_ci_text": _interval(r["success_at_5_ci"]),
+                }
+            )
         return out
 
     pairs = [
-        p | {"ratio_text": _value(p["ratio"]), "ratio_ci_text": _interval(p["ratio_ci"]),
-             "p_text": formatting.NONE if p["sign_test"]["p_value"] is None else f"{p['sign_test']['p_value']:.3g}"}
+        p
+        | {
+            "ratio_text": _value(p["ratio"]),
+            "ratio_ci_text": _interval(p["ratio_ci"]),
+            "p_text": formatting.NONE if p["sign_test"]["p_value"] is None else f"{p['sign_test']['p_value']:.3g}",
+        }
         for p in doc["pairs"]
     ]
     return {
@@ -131,7 +152,12 @@ def bracket_page(request: HttpRequest, benchmark_id: int, selection_id: int) -> 
     selection = SwissSelection.objects.filter(benchmark=benchmark, pk=selection_id).select_related("participant").first()
     if selection is None:
         raise Http404(f"no Swiss selection {selection_id} in {benchmark}")
-    seed_ids = list(SwissTournament.objects.filter(selection=selection).values_list("seed_paper_id", flat=True).distinct().order_by("seed_paper_id"))
+    seed_ids = list(
+        SwissTournament.objects.filter(selection=selection)
+        .values_list("seed_paper_id", flat=True)
+        .distinct()
+        .order_by("seed_paper_id")
+    )
     seeds = {s.pk: s for s in SeedPaper.objects.filter(pk__in=seed_ids)}
     wanted = request.GET.get("seed", "")
     current = int(wanted) if wanted.isdigit() and int(wanted) in seeds else (seed_ids[0] if seed_ids else None)
@@ -147,19 +173,37 @@ def bracket_page(request: HttpRequest, benchmark_id: int, selection_id: int) -> 
         rounds: dict[int, list[dict[str, Any]]] = {}
         for m in (m for m in matches if m.tournament_id == t.pk):
             for v in votes.get(m.pk, []):  # the side a vote went to, by its proposer's name
-                v.who = {"a": hyps[m.a_id].participant.name, "b": hyps[m.b_id].participant.name if m.b_id else "", "tie": "tie"}.get(v.winner, "")
+                v.who = {
+                    "a": hyps[m.a_id].participant.name,
+                    "b": hyps[m.b_id].participant.name if m.b_id else "",
+                    "tie": "tie",
+                }.get(v.winner, "")
             accepted = [v for v in votes.get(m.pk, []) if v.status == "accepted"]
             va = sum(1.0 if v.winner == "a" else 0.5 if v.winner == "tie" else 0.0 for v in accepted)
             vb = sum(1.0 if v.winner == "b" else 0.5 if v.winner == "tie" else 0.0 for v in accepted)
-            rounds.setdefault(m.round, []).append({
-                "a": hyps[m.a_id], "b": hyps.get(m.b_id) if m.b_id else None, "votes": votes.get(m.pk, []),
-                "points_a": va / 2, "points_b": vb / 2,
-            })
+            rounds.setdefault(m.round, []).append(
+                {
+                    "a": hyps[m.a_id],
+                    "b": hyps.get(m.b_id) if m.b_id else None,
+                    "votes": votes.get(m.pk, []),
+                    "points_a": va / 2,
+                    "points_b": vb / 2,
+                }
+            )
         standings = [r | {"hypothesis": hyps.get(r["candidate"])} for r in t.standings]
-        slots.append({"tournament": t, "rounds": sorted(rounds.items()), "standings": standings,
-                      "champion": hyps.get(t.champion_id) if t.champion_id else None})
+        slots.append(
+            {
+                "tournament": t,
+                "rounds": sorted(rounds.items()),
+                "standings": standings,
+                "champion": hyps.get(t.champion_id) if t.champion_id else None,
+            }
+        )
     context = {
-        "benchmark": benchmark, "selection": selection, "seeds": [seeds[i] for i in seed_ids], "current": seeds.get(current) if current else None,
+        "benchmark": benchmark,
+        "selection": selection,
+        "seeds": [seeds[i] for i in seed_ids],
+        "current": seeds.get(current) if current else None,
         "slots": slots,
     }
     return render(request, "reconstruction/bracket.html", context)
@@ -184,9 +228,17 @@ def launch_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
         d = proposer_form.cleaned_data
         try:
             run = proposer_run_create(
-                benchmark=benchmark, base_url=d["base_url"], proposers=d["proposers"], families=d["families"], seeds=d["seeds"],
-                api_key_env=d["api_key_env"] or None, temperature=d["temperature"], max_tokens=d["max_tokens"],
-                concurrency=d["concurrency"], timeout=d["timeout"], launched_by=request.user,
+                benchmark=benchmark,
+                base_url=d["base_url"],
+                proposers=d["proposers"],
+                families=d["families"],
+                seeds=d["seeds"],
+                api_key_env=d["api_key_env"] or None,
+                temperature=d["temperature"],
+                max_tokens=d["max_tokens"],
+                concurrency=d["concurrency"],
+                timeout=d["timeout"],
+                launched_by=request.user,
             )
             proposer_run_launch(run=run)
         except RunError as exc:
@@ -198,13 +250,23 @@ def launch_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
         d = swiss_form.cleaned_data
         try:
             selection = selection_create(
-                benchmark=benchmark, name=d["name"], proposers=d["proposers"], seed=d["seed"], base_url=d["base_url"],
-                judges=[{"model": m, "family": f} for m, f in d["judges"].items()], api_key_env=d["api_key_env"] or None,
-                concurrency=d["concurrency"], timeout=d["timeout"],
+                benchmark=benchmark,
+                name=d["name"],
+                proposers=d["proposers"],
+                seed=d["seed"],
+                base_url=d["base_url"],
+                judges=[{"model": m, "family": f} for m, f in d["judges"].items()],
+                api_key_env=d["api_key_env"] or None,
+                concurrency=d["concurrency"],
+                timeout=d["timeout"],
             )
         except RunError as exc:
             swiss_form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Swiss selection {selection.participant.name} started: round {selection.round} is being judged.")
+            messages.success(
+                request, f"Swiss selection {selection.participant.name} started: round {selection.round} is being judged."
+            )
             return redirect("reconstruction:bracket", benchmark_id=benchmark.pk, selection_id=selection.pk)
-    return render(request, "reconstruction/launch.html", {"benchmark": benchmark, "proposer_form": proposer_form, "swiss_form": swiss_form})
+    return render(
+        request, "reconstruction/launch.html", {"benchmark": benchmark, "proposer_form": proposer_form, "swiss_form": swiss_form}
+    )

@@ -12,8 +12,6 @@ ROOT = Path(__file__).resolve().parent.parent
 RELEASE_DIR = Path(os.environ.get("LIT2TEST_DATA", ROOT.parent / "shared" / "data" / "lit2test"))
 
 
-
-
 @pytest.fixture(scope="session")
 def release_dir() -> Path:
     if not (RELEASE_DIR / "corrected_folded_pairs.jsonl").is_file():

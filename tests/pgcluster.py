@@ -63,9 +63,22 @@ class Postgres:
         if os.geteuid() == 0:
             shutil.chown(self.data, "postgres", "postgres")
         subprocess.run(
-            _as_postgres([str(self.bin / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "postgres", "-E", "UTF8",
-                          "--locale=C.UTF-8"]),
-            check=True, capture_output=True,
+            _as_postgres(
+                [
+                    str(self.bin / "initdb"),
+                    "-D",
+                    str(self.data),
+                    "-A",
+                    "trust",
+                    "-U",
+                    "postgres",
+                    "-E",
+                    "UTF8",
+                    "--locale=C.UTF-8",
+                ]
+            ),
+            check=True,
+            capture_output=True,
         )
         self.start()
         with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
@@ -80,15 +93,23 @@ class Postgres:
         return f"{self.server_url}/{database}"
 
     def start(self) -> None:
-        options = f"-p {self.port} -k {self.data} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections={self.max_connections}"
+        options = (
+            f"-p {self.port} -k {self.data} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections={self.max_connections}"
+        )
         subprocess.run(
-            _as_postgres([str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.data / "log"), "-w", "-o", options, "start"]),
-            check=True, capture_output=True,
+            _as_postgres(
+                [str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.data / "log"), "-w", "-o", options, "start"]
+            ),
+            check=True,
+            capture_output=True,
         )
 
     def stop(self, mode: str = "fast") -> None:
-        subprocess.run(_as_postgres([str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop"]),
-                       check=False, capture_output=True)
+        subprocess.run(
+            _as_postgres([str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop"]),
+            check=False,
+            capture_output=True,
+        )
 
     def destroy(self) -> None:
         self.stop("immediate")

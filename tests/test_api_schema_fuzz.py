@@ -61,7 +61,9 @@ def api_schema(live_server, researcher_cookie, imported, annotator, annotator2, 
         {
             "cache": {"enabled": False},  # no failures replayed from earlier runs: each run stands alone
             "dictionaries": {
-                "benchmarks": {"values": [imported.pk, hypoarena.pk, reconstruction.pk, intrinsic.pk]}, "runs": {"values": runs}, "studies": {"values": [study.pk]},
+                "benchmarks": {"values": [imported.pk, hypoarena.pk, reconstruction.pk, intrinsic.pk]},
+                "runs": {"values": runs},
+                "studies": {"values": [study.pk]},
             },
             "parameters": {
                 "path.benchmark_id": {"dictionary": "benchmarks", "probability": 0.7},
@@ -103,14 +105,26 @@ def controls_runs(benchmark, tmp_path: Path) -> None:  # noqa: ANN001
     scores = {"A": dict.fromkeys(DIMENSIONS, 3), "B": dict.fromkeys(DIMENSIONS, 1)}
     for run_type in ("holistic", "structured"):
         run = JudgeRun.objects.create(
-            benchmark=benchmark, subjects="controls", run_type=run_type, judge_model="J", label=run_type, provider="openai_compatible",
+            benchmark=benchmark,
+            subjects="controls",
+            run_type=run_type,
+            judge_model="J",
+            label=run_type,
+            provider="openai_compatible",
             status="completed",
         )
         for variant in ControlVariant.objects.all():
             for order, shown in (("original", "A"), ("reverse", "B")):
                 ControlJudgment.objects.create(
-                    run=run, variant=variant, order=order, clean_shown=shown, verdict=shown, winner="clean",
-                    metadata={"scores": scores if shown == "A" else {"A": scores["B"], "B": scores["A"]}} if run_type == "structured" else {},
+                    run=run,
+                    variant=variant,
+                    order=order,
+                    clean_shown=shown,
+                    verdict=shown,
+                    winner="clean",
+                    metadata={"scores": scores if shown == "A" else {"A": scores["B"], "B": scores["A"]}}
+                    if run_type == "structured"
+                    else {},
                 )
 
 
@@ -150,4 +164,3 @@ schema = schemathesis.pytest.from_fixture("api_schema")
 @hypothesis_settings(max_examples=MAX_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 def test_no_operation_answers_a_server_error_or_an_undeclared_response(case, browser_session) -> None:  # noqa: ANN001
     case.call_and_validate(session=browser_session, timeout=60)
-

@@ -41,7 +41,9 @@ def _require_pool() -> dict:
             pytest.fail(message)
         pytest.skip(message)
     pool = connection.settings_dict["OPTIONS"].get("pool")
-    assert pool, f"no connection pool configured (CONN_MAX_AGE={connection.settings_dict['CONN_MAX_AGE']}): nothing bounds the connections"
+    assert pool, (
+        f"no connection pool configured (CONN_MAX_AGE={connection.settings_dict['CONN_MAX_AGE']}): nothing bounds the connections"
+    )
     return pool
 
 
@@ -74,7 +76,9 @@ class BackendSampler:
         self._conn.close()
 
 
-def _client(base_url: str, cookie: str, paths: list[str], start: threading.Barrier, statuses: Counter, lock: threading.Lock) -> None:
+def _client(
+    base_url: str, cookie: str, paths: list[str], start: threading.Barrier, statuses: Counter, lock: threading.Lock
+) -> None:
     with httpx.Client(base_url=base_url, cookies={"sessionid": cookie}, timeout=120) as http:
         start.wait()
         for i in range(REQUESTS_PER_CLIENT):
@@ -92,7 +96,9 @@ def test_32_concurrent_clients_never_hold_more_connections_than_the_pool(live_se
     lock = threading.Lock()
     start = threading.Barrier(CLIENTS)
     with BackendSampler() as sampler:
-        clients = [threading.Thread(target=_client, args=(live_server.url, cookie, paths, start, statuses, lock)) for _ in range(CLIENTS)]
+        clients = [
+            threading.Thread(target=_client, args=(live_server.url, cookie, paths, start, statuses, lock)) for _ in range(CLIENTS)
+        ]
         for t in clients:
             t.start()
         for t in clients:

@@ -103,7 +103,9 @@ def test_the_lock_lifts_after_the_cool_off(annotator, monkeypatch: pytest.Monkey
     assert attempt(client, "ann", "pw-ann").status_code == 429
     assert settings.AXES_COOLOFF_TIME >= timedelta(minutes=5)
 
-    AccessAttempt.objects.update(attempt_time=AccessAttempt.objects.get().attempt_time - settings.AXES_COOLOFF_TIME - timedelta(seconds=1))
+    AccessAttempt.objects.update(
+        attempt_time=AccessAttempt.objects.get().attempt_time - settings.AXES_COOLOFF_TIME - timedelta(seconds=1)
+    )
 
     assert attempt(client, "ann", "pw-ann").status_code == 302
 
@@ -119,8 +121,11 @@ def test_the_lockout_page_is_in_chinese_for_a_chinese_reader(annotator) -> None:
 
 def test_a_nul_in_the_log_in_form_is_a_form_error_not_a_500(annotator) -> None:  # noqa: ANN001
     client = Client(raise_request_exception=False)
-    for data in ({"username": "ann\x00", "password": "x"}, {"username": "ann", "password": "x\x00"},
-                 {"username": "ann", "password": "wrong", "extra": "\x00"}):
+    for data in (
+        {"username": "ann\x00", "password": "x"},
+        {"username": "ann", "password": "x\x00"},
+        {"username": "ann", "password": "wrong", "extra": "\x00"},
+    ):
         response = client.post(LOGIN, data)
         assert response.status_code == 200 and response.context["form"].errors
     # django-axes records each failure with the query string and the user agent (PostgreSQL stores no NUL)

@@ -42,7 +42,9 @@ def test_a_researcher_s_top_bar_links_every_section_and_they_open(researcher, im
     except NoReverseMatch:  # another page of issue 9; linked once it exists
         annotators = None
     expected = {
-        reverse("arena:dashboard"): "benchmarks", reverse("jobs:runs"): "runs", reverse("annotation:studies"): "studies",
+        reverse("arena:dashboard"): "benchmarks",
+        reverse("jobs:runs"): "runs",
+        reverse("annotation:studies"): "studies",
         reverse("api-docs"): "api",
     } | ({annotators: "annotators"} if annotators else {})
     assert links == expected
@@ -64,10 +66,14 @@ def test_the_api_root_lists_every_endpoint_for_researchers(researcher, annotator
     body = response.json()
     paths = {(e["method"], e["path"]) for e in body["endpoints"]}
     assert {
-        ("GET", "/api/"), ("GET", "/api/benchmarks/"), ("GET", "/api/benchmarks/{benchmark_id}/leaderboard/"),
+        ("GET", "/api/"),
+        ("GET", "/api/benchmarks/"),
+        ("GET", "/api/benchmarks/{benchmark_id}/leaderboard/"),
         ("GET", "/api/benchmarks/{benchmark_id}/controls/"),
-        ("GET", "/api/runs/{run_id}/progress/"), ("GET", "/api/runs/{run_id}/agreement/"),
-        ("GET", "/api/studies/{study_id}/agreement/"), ("GET", "/api/schema/"),
+        ("GET", "/api/runs/{run_id}/progress/"),
+        ("GET", "/api/runs/{run_id}/agreement/"),
+        ("GET", "/api/studies/{study_id}/agreement/"),
+        ("GET", "/api/schema/"),
         ("GET", "/api/benchmarks/{benchmark_id}/reconstruction/"),
     } <= paths
     assert body["documentation"] == "http://testserver/api/docs/" and body["schema"] == "http://testserver/api/schema/"
@@ -83,9 +89,13 @@ def test_the_api_documentation_page_documents_each_operation_without_external_as
     assert response.status_code == 200
     operation = html[html.index('id="benchmarks_leaderboard_retrieve"') :].split("</article>")[0]
     assert "/api/benchmarks/{benchmark_id}/leaderboard/" in operation
-    assert re.search(r"<td><code>replicates</code></td><td>query</td><td>no</td><td>integer, 1–20000 \(default 10000\)</td>", operation)
+    assert re.search(
+        r"<td><code>replicates</code></td><td>query</td><td>no</td><td>integer, 1–20000 \(default 10000\)</td>", operation
+    )
     assert "Not signed in, or not a researcher." in operation and ">403<" in operation
-    assert "The same document as <code>manage.py leaderboard BENCHMARK --json</code>." in operation  # the docstring's ``literals``
+    assert (
+        "The same document as <code>manage.py leaderboard BENCHMARK --json</code>." in operation
+    )  # the docstring's ``literals``
     assert 'href="/api/schema/?format=json"' in html and 'href="/api/"' in html
     # No script, style or font from anywhere but this site (the Content-Security-Policy allows nothing else).
     assert not re.search(r'<(?:script|link)[^>]+(?:src|href)="(?:https?:)?//', html)

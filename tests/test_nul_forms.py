@@ -88,7 +88,8 @@ def assert_refused_naming(response, field: str) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize(
-    "field", ["benchmark", "name", "n_contexts", "annotators", "round", "n_naive_controls", "cap_minutes", "annotators_per_item", "seed"]
+    "field",
+    ["benchmark", "name", "n_contexts", "annotators", "round", "n_naive_controls", "cap_minutes", "annotators_per_item", "seed"],
 )
 def test_the_study_form_refuses_a_nul_in_each_field(rita, imported, annotator, field: str) -> None:  # noqa: ANN001
     response = rita.post(reverse("annotation:studies"), with_nul(study_values(imported, annotator), field))
@@ -98,8 +99,21 @@ def test_the_study_form_refuses_a_nul_in_each_field(rita, imported, annotator, f
 
 
 JUDGE_FIELDS = [
-    "benchmark", "judge_model", "base_url", "api_key_env", "run_type", "prompt_version", "pairs", "orders", "concurrency",
-    "rate_per_second", "temperature", "max_tokens", "timeout", "price_per_1k_prompt", "price_per_1k_completion",
+    "benchmark",
+    "judge_model",
+    "base_url",
+    "api_key_env",
+    "run_type",
+    "prompt_version",
+    "pairs",
+    "orders",
+    "concurrency",
+    "rate_per_second",
+    "temperature",
+    "max_tokens",
+    "timeout",
+    "price_per_1k_prompt",
+    "price_per_1k_completion",
 ]  # fmt: skip; "canonical" is a checkbox: any value but "false"/"0" ticks it
 
 
@@ -112,7 +126,9 @@ def test_the_judge_run_form_refuses_a_nul_in_each_field(rita, imported, field: s
     assert JudgeRun.objects.count() == runs_before
 
 
-@pytest.mark.parametrize("field", ["benchmark", "base_url", "api_key_env", "contexts", "temperature", "max_tokens", "concurrency"])
+@pytest.mark.parametrize(
+    "field", ["benchmark", "base_url", "api_key_env", "contexts", "temperature", "max_tokens", "concurrency"]
+)
 def test_the_generation_form_refuses_a_nul_in_each_field(rita, imported, field: str) -> None:  # noqa: ANN001
     response = rita.post(reverse("jobs:generation-new"), with_nul(generation_values(imported), field))
 

@@ -14,7 +14,15 @@ ROOT = Path(__file__).resolve().parent.parent
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     # The embedded defaults (SQLite in a temporary folder), so the CI database is left to pytest-django, and the
     # production settings (pytest-django exports the test settings' name), with a key of their own.
-    dropped = ("DEBUG", "SECRET_KEY", "DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "DJANGO_ALLOW_ASYNC_UNSAFE", "DJANGO_SETTINGS_MODULE")
+    dropped = (
+        "DEBUG",
+        "SECRET_KEY",
+        "DATABASE_URL",
+        "CELERY_BROKER_URL",
+        "CACHE_URL",
+        "DJANGO_ALLOW_ASYNC_UNSAFE",
+        "DJANGO_SETTINGS_MODULE",
+    )
     environment = {k: v for k, v in os.environ.items() if k not in dropped} | {"SECRET_KEY": secrets.token_urlsafe(50)} | env
     return subprocess.run(
         [sys.executable, "manage.py", *args], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120
@@ -28,7 +36,13 @@ def test_migrations_are_complete() -> None:
 
 def test_production_settings_pass_the_deploy_check_with_debug_off(tmp_path: Path) -> None:
     result = manage(
-        "check", "--deploy", "--fail-level", "ERROR", DEBUG="0", SECRET_KEY="x" * 20 + "a-long-random-production-secret-value", LIT2TEST_VAR_DIR=str(tmp_path)
+        "check",
+        "--deploy",
+        "--fail-level",
+        "ERROR",
+        DEBUG="0",
+        SECRET_KEY="x" * 20 + "a-long-random-production-secret-value",
+        LIT2TEST_VAR_DIR=str(tmp_path),
     )
     assert result.returncode == 0, result.stdout + result.stderr
 

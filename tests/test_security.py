@@ -120,7 +120,9 @@ def test_it_starts_with_debug_on_or_a_real_key(env: dict[str, str], key_file: bo
     if key_file:  # what `make demo` writes once
         (tmp_path / "var").mkdir()
         (tmp_path / "var" / "secret_key").write_text("demo-" + "k" * 50 + "\n")
-    result = run([*MANAGE, "shell", "-c", "from django.conf import settings; print('started', len(settings.SECRET_KEY))"], tmp_path, **env)
+    result = run(
+        [*MANAGE, "shell", "-c", "from django.conf import settings; print('started', len(settings.SECRET_KEY))"], tmp_path, **env
+    )
 
     assert result.returncode == 0, result.stderr
     last = result.stdout.strip().splitlines()[-1]  # after the shell's own "objects imported" line

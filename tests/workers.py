@@ -22,7 +22,12 @@ class CeleryWorker:
         with log_path.open("wb") as log:
             self.process = subprocess.Popen(
                 [str(CELERY), "-A", "lit2test_web", "worker", *options],
-                cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                cwd=ROOT,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
 
     def log(self) -> str:

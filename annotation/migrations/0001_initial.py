@@ -8,125 +8,238 @@ import annotation.models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('arena', '0001_initial'),
+        ("arena", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='NaiveProposal',
+            name="NaiveProposal",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('generator_version', models.CharField(max_length=100)),
-                ('content', models.JSONField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('context', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='naive_proposals', to='arena.context')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("generator_version", models.CharField(max_length=100)),
+                ("content", models.JSONField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "context",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="naive_proposals", to="arena.context"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Study',
+            name="Study",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('round', models.CharField(choices=[('practice', 'practice'), ('formal', 'formal')], default='formal', max_length=10)),
-                ('cap_minutes', models.PositiveSmallIntegerField(default=10)),
-                ('annotators_per_item', models.PositiveSmallIntegerField(default=3)),
-                ('n_contexts', models.PositiveSmallIntegerField()),
-                ('n_naive_controls', models.PositiveSmallIntegerField(default=2)),
-                ('seed', models.BigIntegerField()),
-                ('stratification', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('annotators', models.ManyToManyField(related_name='annotation_studies', to=settings.AUTH_USER_MODEL)),
-                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='studies', to='arena.benchmark')),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('judge_run', models.ForeignKey(blank=True, help_text='The run whose folded cases stratified the sample and are compared with the humans.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='arena.judgerun')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200)),
+                (
+                    "round",
+                    models.CharField(choices=[("practice", "practice"), ("formal", "formal")], default="formal", max_length=10),
+                ),
+                ("cap_minutes", models.PositiveSmallIntegerField(default=10)),
+                ("annotators_per_item", models.PositiveSmallIntegerField(default=3)),
+                ("n_contexts", models.PositiveSmallIntegerField()),
+                ("n_naive_controls", models.PositiveSmallIntegerField(default=2)),
+                ("seed", models.BigIntegerField()),
+                ("stratification", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("annotators", models.ManyToManyField(related_name="annotation_studies", to=settings.AUTH_USER_MODEL)),
+                (
+                    "benchmark",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="studies", to="arena.benchmark"),
+                ),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "judge_run",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="The run whose folded cases stratified the sample and are compared with the humans.",
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="arena.judgerun",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'studies',
-                'ordering': ['-created_at', '-id'],
+                "verbose_name_plural": "studies",
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Item',
+            name="Item",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField(help_text='Generation order; never shown to annotators.')),
-                ('is_control', models.BooleanField(default=False)),
-                ('context', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='arena.context')),
-                ('first_proposal', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='arena.proposal')),
-                ('pair', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='arena.canonicalpair')),
-                ('second_proposal', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='arena.proposal')),
-                ('naive', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='annotation.naiveproposal')),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='annotation.study')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("position", models.PositiveIntegerField(help_text="Generation order; never shown to annotators.")),
+                ("is_control", models.BooleanField(default=False)),
+                ("context", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="arena.context")),
+                (
+                    "first_proposal",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="arena.proposal"),
+                ),
+                (
+                    "pair",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="arena.canonicalpair",
+                    ),
+                ),
+                (
+                    "second_proposal",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name="+", to="arena.proposal"
+                    ),
+                ),
+                (
+                    "naive",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="annotation.naiveproposal",
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="items", to="annotation.study"),
+                ),
             ],
             options={
-                'ordering': ['study_id', 'position'],
+                "ordering": ["study_id", "position"],
             },
         ),
         migrations.CreateModel(
-            name='Assignment',
+            name="Assignment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('token', models.CharField(default=annotation.models.new_assignment_token, editable=False, max_length=32, unique=True)),
-                ('position', models.PositiveIntegerField(help_text="1-based place in this annotator's own random order.")),
-                ('a_is_first', models.BooleanField(help_text="The item's first side is shown as A to this annotator.")),
-                ('opened_at', models.DateTimeField(blank=True, help_text='Server time of the first opening; starts the cap.', null=True)),
-                ('draft', models.JSONField(blank=True, default=dict)),
-                ('draft_saved_at', models.DateTimeField(blank=True, null=True)),
-                ('annotator', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='annotation_assignments', to=settings.AUTH_USER_MODEL)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='annotation.item')),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='annotation.study')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "token",
+                    models.CharField(default=annotation.models.new_assignment_token, editable=False, max_length=32, unique=True),
+                ),
+                ("position", models.PositiveIntegerField(help_text="1-based place in this annotator's own random order.")),
+                ("a_is_first", models.BooleanField(help_text="The item's first side is shown as A to this annotator.")),
+                (
+                    "opened_at",
+                    models.DateTimeField(blank=True, help_text="Server time of the first opening; starts the cap.", null=True),
+                ),
+                ("draft", models.JSONField(blank=True, default=dict)),
+                ("draft_saved_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "annotator",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="annotation_assignments",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="assignments", to="annotation.item"
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="assignments", to="annotation.study"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['study_id', 'annotator_id', 'position'],
+                "ordering": ["study_id", "annotator_id", "position"],
             },
         ),
         migrations.CreateModel(
-            name='Label',
+            name="Label",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('screening', models.CharField(max_length=20)),
-                ('choice', models.CharField(help_text='A, B, TIE or INVALID, as the annotator saw the sides.', max_length=10)),
-                ('winner_side', models.CharField(blank=True, choices=[('first', 'first'), ('second', 'second')], help_text='Canonical side chosen; blank for TIE/INVALID.', max_length=10)),
-                ('reason', models.CharField(blank=True, max_length=40)),
-                ('confidence', models.CharField(max_length=10)),
-                ('rationale', models.TextField()),
-                ('scores_a', models.JSONField()),
-                ('scores_b', models.JSONField()),
-                ('scores_first', models.JSONField()),
-                ('scores_second', models.JSONField()),
-                ('over_time', models.BooleanField(default=False, help_text='Arrived after the cap: kept, excluded from statistics by default.')),
-                ('elapsed_seconds', models.FloatField()),
-                ('submitted_at', models.DateTimeField()),
-                ('assignment', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='label', to='annotation.assignment')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("screening", models.CharField(max_length=20)),
+                ("choice", models.CharField(help_text="A, B, TIE or INVALID, as the annotator saw the sides.", max_length=10)),
+                (
+                    "winner_side",
+                    models.CharField(
+                        blank=True,
+                        choices=[("first", "first"), ("second", "second")],
+                        help_text="Canonical side chosen; blank for TIE/INVALID.",
+                        max_length=10,
+                    ),
+                ),
+                ("reason", models.CharField(blank=True, max_length=40)),
+                ("confidence", models.CharField(max_length=10)),
+                ("rationale", models.TextField()),
+                ("scores_a", models.JSONField()),
+                ("scores_b", models.JSONField()),
+                ("scores_first", models.JSONField()),
+                ("scores_second", models.JSONField()),
+                (
+                    "over_time",
+                    models.BooleanField(
+                        default=False, help_text="Arrived after the cap: kept, excluded from statistics by default."
+                    ),
+                ),
+                ("elapsed_seconds", models.FloatField()),
+                ("submitted_at", models.DateTimeField()),
+                (
+                    "assignment",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="label", to="annotation.assignment"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['submitted_at', 'id'],
-                'indexes': [models.Index(fields=['over_time'], name='annotation__over_ti_b921fb_idx')],
+                "ordering": ["submitted_at", "id"],
+                "indexes": [models.Index(fields=["over_time"], name="annotation__over_ti_b921fb_idx")],
             },
         ),
         migrations.AddConstraint(
-            model_name='naiveproposal',
-            constraint=models.UniqueConstraint(fields=('context', 'generator_version'), name='naive_context_version_unique'),
+            model_name="naiveproposal",
+            constraint=models.UniqueConstraint(fields=("context", "generator_version"), name="naive_context_version_unique"),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.UniqueConstraint(fields=('study', 'position'), name='item_position_unique'),
+            model_name="item",
+            constraint=models.UniqueConstraint(fields=("study", "position"), name="item_position_unique"),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('is_control', True), ('naive__isnull', False), ('pair__isnull', True), ('second_proposal__isnull', True)), models.Q(('is_control', False), ('naive__isnull', True), ('pair__isnull', False), ('second_proposal__isnull', False)), _connector='OR'), name='item_real_or_control'),
+            model_name="item",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(
+                        ("is_control", True), ("naive__isnull", False), ("pair__isnull", True), ("second_proposal__isnull", True)
+                    ),
+                    models.Q(
+                        ("is_control", False),
+                        ("naive__isnull", True),
+                        ("pair__isnull", False),
+                        ("second_proposal__isnull", False),
+                    ),
+                    _connector="OR",
+                ),
+                name="item_real_or_control",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='assignment',
-            constraint=models.UniqueConstraint(fields=('item', 'annotator'), name='assignment_item_annotator_unique'),
+            model_name="assignment",
+            constraint=models.UniqueConstraint(fields=("item", "annotator"), name="assignment_item_annotator_unique"),
         ),
         migrations.AddConstraint(
-            model_name='assignment',
-            constraint=models.UniqueConstraint(fields=('study', 'annotator', 'position'), name='assignment_position_unique'),
+            model_name="assignment",
+            constraint=models.UniqueConstraint(fields=("study", "annotator", "position"), name="assignment_position_unique"),
         ),
     ]

@@ -8,7 +8,6 @@ import arena.models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -17,223 +16,345 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Benchmark',
+            name="Benchmark",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('version', models.CharField(default='1', max_length=50)),
-                ('description', models.TextField(blank=True)),
-                ('canonical_judge', models.CharField(blank=True, help_text='Fixed per version; a different judge needs a new version.', max_length=200)),
-                ('verdict_rule', models.CharField(default='ab-tie', max_length=50)),
-                ('proposal_schema', models.CharField(default='lit2test-six-field-v1', max_length=50)),
-                ('orientation_seed', models.BigIntegerField(default=20260101)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100)),
+                ("version", models.CharField(default="1", max_length=50)),
+                ("description", models.TextField(blank=True)),
+                (
+                    "canonical_judge",
+                    models.CharField(
+                        blank=True, help_text="Fixed per version; a different judge needs a new version.", max_length=200
+                    ),
+                ),
+                ("verdict_rule", models.CharField(default="ab-tie", max_length=50)),
+                ("proposal_schema", models.CharField(default="lit2test-six-field-v1", max_length=50)),
+                ("orientation_seed", models.BigIntegerField(default=20260101)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['name', 'version'],
-                'constraints': [models.UniqueConstraint(fields=('name', 'version'), name='benchmark_name_version_unique')],
+                "ordering": ["name", "version"],
+                "constraints": [models.UniqueConstraint(fields=("name", "version"), name="benchmark_name_version_unique")],
             },
         ),
         migrations.CreateModel(
-            name='Batch',
+            name="Batch",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='batches', to='arena.benchmark')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100)),
+                (
+                    "benchmark",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="batches", to="arena.benchmark"),
+                ),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='Context',
+            name="Context",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(max_length=300)),
-                ('base_topic_id', models.CharField(blank=True, max_length=300)),
-                ('condition', models.CharField(blank=True, max_length=100)),
-                ('field', models.TextField(blank=True)),
-                ('research_context', models.TextField(blank=True)),
-                ('open_problem', models.TextField(blank=True)),
-                ('resource_constraint', models.TextField(blank=True)),
-                ('task_instruction', models.TextField(blank=True)),
-                ('source_policy', models.CharField(blank=True, max_length=300)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('has_text', models.BooleanField(default=False)),
-                ('batch', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='contexts', to='arena.batch')),
-                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='contexts', to='arena.benchmark')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("external_id", models.CharField(max_length=300)),
+                ("base_topic_id", models.CharField(blank=True, max_length=300)),
+                ("condition", models.CharField(blank=True, max_length=100)),
+                ("field", models.TextField(blank=True)),
+                ("research_context", models.TextField(blank=True)),
+                ("open_problem", models.TextField(blank=True)),
+                ("resource_constraint", models.TextField(blank=True)),
+                ("task_instruction", models.TextField(blank=True)),
+                ("source_policy", models.CharField(blank=True, max_length=300)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("has_text", models.BooleanField(default=False)),
+                (
+                    "batch",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="contexts",
+                        to="arena.batch",
+                    ),
+                ),
+                (
+                    "benchmark",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="contexts", to="arena.benchmark"),
+                ),
             ],
             options={
-                'ordering': ['external_id'],
+                "ordering": ["external_id"],
             },
         ),
         migrations.CreateModel(
-            name='CanonicalPair',
+            name="CanonicalPair",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('internal_key', models.CharField(help_text='The release pair_id; names the models, never shown.', max_length=500)),
-                ('public_id', models.CharField(default=arena.models.new_public_id, editable=False, max_length=32, unique=True)),
-                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pairs', to='arena.benchmark')),
-                ('context', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='pairs', to='arena.context')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "internal_key",
+                    models.CharField(help_text="The release pair_id; names the models, never shown.", max_length=500),
+                ),
+                ("public_id", models.CharField(default=arena.models.new_public_id, editable=False, max_length=32, unique=True)),
+                (
+                    "benchmark",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="pairs", to="arena.benchmark"),
+                ),
+                (
+                    "context",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="pairs", to="arena.context"),
+                ),
             ],
             options={
-                'ordering': ['context_id', 'internal_key'],
+                "ordering": ["context_id", "internal_key"],
             },
         ),
         migrations.CreateModel(
-            name='JudgeRun',
+            name="JudgeRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('label', models.CharField(help_text='Distinguishes runs of one judge, e.g. the source file.', max_length=200)),
-                ('run_type', models.CharField(default='holistic', max_length=50)),
-                ('judge_model', models.CharField(max_length=200)),
-                ('provider', models.CharField(choices=[('recorded', 'recorded (replay of stored judgments)'), ('openai_compatible', 'OpenAI-compatible endpoint')], max_length=50)),
-                ('prompt_version', models.CharField(blank=True, max_length=50)),
-                ('parameters', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('running', 'running'), ('paused', 'paused'), ('completed', 'completed'), ('failed', 'failed'), ('cancelled', 'cancelled')], default='pending', max_length=20)),
-                ('is_canonical', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='arena.benchmark')),
-                ('launched_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("label", models.CharField(help_text="Distinguishes runs of one judge, e.g. the source file.", max_length=200)),
+                ("run_type", models.CharField(default="holistic", max_length=50)),
+                ("judge_model", models.CharField(max_length=200)),
+                (
+                    "provider",
+                    models.CharField(
+                        choices=[
+                            ("recorded", "recorded (replay of stored judgments)"),
+                            ("openai_compatible", "OpenAI-compatible endpoint"),
+                        ],
+                        max_length=50,
+                    ),
+                ),
+                ("prompt_version", models.CharField(blank=True, max_length=50)),
+                ("parameters", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("running", "running"),
+                            ("paused", "paused"),
+                            ("completed", "completed"),
+                            ("failed", "failed"),
+                            ("cancelled", "cancelled"),
+                        ],
+                        default="pending",
+                        max_length=20,
+                    ),
+                ),
+                ("is_canonical", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "benchmark",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="runs", to="arena.benchmark"),
+                ),
+                (
+                    "launched_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'ordering': ['benchmark_id', 'created_at', 'id'],
+                "ordering": ["benchmark_id", "created_at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Paper',
+            name="Paper",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveSmallIntegerField()),
-                ('title', models.TextField()),
-                ('abstract', models.TextField(blank=True)),
-                ('limitation', models.TextField(blank=True)),
-                ('key_contribution', models.TextField(blank=True)),
-                ('important_result', models.TextField(blank=True)),
-                ('url', models.URLField(blank=True, max_length=500)),
-                ('source_paper_id', models.CharField(blank=True, max_length=200)),
-                ('year', models.CharField(blank=True, max_length=10)),
-                ('venue', models.CharField(blank=True, max_length=200)),
-                ('decision', models.CharField(blank=True, max_length=100)),
-                ('primary_area', models.CharField(blank=True, max_length=300)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('context', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='papers', to='arena.context')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("position", models.PositiveSmallIntegerField()),
+                ("title", models.TextField()),
+                ("abstract", models.TextField(blank=True)),
+                ("limitation", models.TextField(blank=True)),
+                ("key_contribution", models.TextField(blank=True)),
+                ("important_result", models.TextField(blank=True)),
+                ("url", models.URLField(blank=True, max_length=500)),
+                ("source_paper_id", models.CharField(blank=True, max_length=200)),
+                ("year", models.CharField(blank=True, max_length=10)),
+                ("venue", models.CharField(blank=True, max_length=200)),
+                ("decision", models.CharField(blank=True, max_length=100)),
+                ("primary_area", models.CharField(blank=True, max_length=300)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                (
+                    "context",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="papers", to="arena.context"),
+                ),
             ],
             options={
-                'ordering': ['context_id', 'position'],
+                "ordering": ["context_id", "position"],
             },
         ),
         migrations.CreateModel(
-            name='Participant',
+            name="Participant",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('provider', models.JSONField(blank=True, default=dict)),
-                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='participants', to='arena.benchmark')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200)),
+                ("provider", models.JSONField(blank=True, default=dict)),
+                (
+                    "benchmark",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="participants", to="arena.benchmark"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='OrderedJudgment',
+            name="OrderedJudgment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('order', models.CharField(choices=[('original', 'original'), ('reverse', 'reverse')], max_length=10)),
-                ('status', models.CharField(choices=[('accepted', 'accepted'), ('invalid', 'invalid')], default='accepted', max_length=10)),
-                ('verdict', models.CharField(blank=True, choices=[('A', 'A'), ('B', 'B'), ('TIE', 'TIE')], max_length=5, null=True)),
-                ('is_tie', models.BooleanField(default=False)),
-                ('confidence', models.CharField(blank=True, max_length=10)),
-                ('main_reason', models.TextField(blank=True)),
-                ('weakness_a', models.TextField(blank=True)),
-                ('weakness_b', models.TextField(blank=True)),
-                ('raw_response', models.TextField(blank=True)),
-                ('errors', models.JSONField(blank=True, default=list)),
-                ('attempt', models.PositiveSmallIntegerField(default=1)),
-                ('latency_seconds', models.FloatField(blank=True, null=True)),
-                ('prompt_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('completion_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('pair', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judgments', to='arena.canonicalpair')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judgments', to='arena.judgerun')),
-                ('shown_a', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='arena.participant')),
-                ('winner', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='arena.participant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("order", models.CharField(choices=[("original", "original"), ("reverse", "reverse")], max_length=10)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("accepted", "accepted"), ("invalid", "invalid")], default="accepted", max_length=10
+                    ),
+                ),
+                (
+                    "verdict",
+                    models.CharField(blank=True, choices=[("A", "A"), ("B", "B"), ("TIE", "TIE")], max_length=5, null=True),
+                ),
+                ("is_tie", models.BooleanField(default=False)),
+                ("confidence", models.CharField(blank=True, max_length=10)),
+                ("main_reason", models.TextField(blank=True)),
+                ("weakness_a", models.TextField(blank=True)),
+                ("weakness_b", models.TextField(blank=True)),
+                ("raw_response", models.TextField(blank=True)),
+                ("errors", models.JSONField(blank=True, default=list)),
+                ("attempt", models.PositiveSmallIntegerField(default=1)),
+                ("latency_seconds", models.FloatField(blank=True, null=True)),
+                ("prompt_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("completion_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "pair",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="judgments", to="arena.canonicalpair"
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="judgments", to="arena.judgerun"),
+                ),
+                (
+                    "shown_a",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="arena.participant",
+                    ),
+                ),
+                (
+                    "winner",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="arena.participant",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['pair_id', 'order'],
+                "ordering": ["pair_id", "order"],
             },
         ),
         migrations.AddField(
-            model_name='canonicalpair',
-            name='participant_a',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='arena.participant'),
+            model_name="canonicalpair",
+            name="participant_a",
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="arena.participant"),
         ),
         migrations.AddField(
-            model_name='canonicalpair',
-            name='participant_b',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='arena.participant'),
+            model_name="canonicalpair",
+            name="participant_b",
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="arena.participant"),
         ),
         migrations.CreateModel(
-            name='Proposal',
+            name="Proposal",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('schema', models.CharField(default='lit2test-six-field-v1', max_length=50)),
-                ('content', models.JSONField(help_text="The schema's fields, e.g. the six contract fields.")),
-                ('validation_status', models.CharField(choices=[('valid', 'valid'), ('invalid', 'invalid')], max_length=10)),
-                ('validation_errors', models.JSONField(blank=True, default=list)),
-                ('release_metadata', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('context', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='proposals', to='arena.context')),
-                ('participant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='proposals', to='arena.participant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("schema", models.CharField(default="lit2test-six-field-v1", max_length=50)),
+                ("content", models.JSONField(help_text="The schema's fields, e.g. the six contract fields.")),
+                ("validation_status", models.CharField(choices=[("valid", "valid"), ("invalid", "invalid")], max_length=10)),
+                ("validation_errors", models.JSONField(blank=True, default=list)),
+                ("release_metadata", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "context",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="proposals", to="arena.context"),
+                ),
+                (
+                    "participant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="proposals", to="arena.participant"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['context_id', 'participant__name'],
+                "ordering": ["context_id", "participant__name"],
             },
         ),
         migrations.AddConstraint(
-            model_name='batch',
-            constraint=models.UniqueConstraint(fields=('benchmark', 'name'), name='batch_name_unique'),
+            model_name="batch",
+            constraint=models.UniqueConstraint(fields=("benchmark", "name"), name="batch_name_unique"),
         ),
         migrations.AddConstraint(
-            model_name='context',
-            constraint=models.UniqueConstraint(fields=('benchmark', 'external_id'), name='context_external_id_unique'),
+            model_name="context",
+            constraint=models.UniqueConstraint(fields=("benchmark", "external_id"), name="context_external_id_unique"),
         ),
         migrations.AddConstraint(
-            model_name='judgerun',
-            constraint=models.UniqueConstraint(fields=('benchmark', 'judge_model', 'label'), name='run_judge_label_unique'),
+            model_name="judgerun",
+            constraint=models.UniqueConstraint(fields=("benchmark", "judge_model", "label"), name="run_judge_label_unique"),
         ),
         migrations.AddConstraint(
-            model_name='paper',
-            constraint=models.UniqueConstraint(fields=('context', 'position'), name='paper_position_unique'),
+            model_name="paper",
+            constraint=models.UniqueConstraint(fields=("context", "position"), name="paper_position_unique"),
         ),
         migrations.AddConstraint(
-            model_name='participant',
-            constraint=models.UniqueConstraint(fields=('benchmark', 'name'), name='participant_name_unique'),
+            model_name="participant",
+            constraint=models.UniqueConstraint(fields=("benchmark", "name"), name="participant_name_unique"),
         ),
         migrations.AddIndex(
-            model_name='orderedjudgment',
-            index=models.Index(fields=['run', 'status'], name='arena_order_run_id_4d8798_idx'),
+            model_name="orderedjudgment",
+            index=models.Index(fields=["run", "status"], name="arena_order_run_id_4d8798_idx"),
         ),
         migrations.AddConstraint(
-            model_name='orderedjudgment',
-            constraint=models.UniqueConstraint(condition=models.Q(('status', 'accepted')), fields=('run', 'pair', 'order'), name='one_accepted_judgment_per_task'),
+            model_name="orderedjudgment",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status", "accepted")), fields=("run", "pair", "order"), name="one_accepted_judgment_per_task"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='orderedjudgment',
-            constraint=models.CheckConstraint(condition=models.Q(('status', 'invalid'), models.Q(('is_tie', True), ('winner__isnull', True)), models.Q(('is_tie', False), ('winner__isnull', False)), _connector='OR'), name='accepted_judgment_has_winner_or_tie'),
+            model_name="orderedjudgment",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("status", "invalid"),
+                    models.Q(("is_tie", True), ("winner__isnull", True)),
+                    models.Q(("is_tie", False), ("winner__isnull", False)),
+                    _connector="OR",
+                ),
+                name="accepted_judgment_has_winner_or_tie",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='canonicalpair',
-            constraint=models.UniqueConstraint(fields=('benchmark', 'internal_key'), name='pair_internal_key_unique'),
+            model_name="canonicalpair",
+            constraint=models.UniqueConstraint(fields=("benchmark", "internal_key"), name="pair_internal_key_unique"),
         ),
         migrations.AddConstraint(
-            model_name='canonicalpair',
-            constraint=models.CheckConstraint(condition=models.Q(('participant_a', models.F('participant_b')), _negated=True), name='pair_distinct_models'),
+            model_name="canonicalpair",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("participant_a", models.F("participant_b")), _negated=True), name="pair_distinct_models"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='proposal',
-            constraint=models.UniqueConstraint(fields=('context', 'participant'), name='proposal_context_participant_unique'),
+            model_name="proposal",
+            constraint=models.UniqueConstraint(fields=("context", "participant"), name="proposal_context_participant_unique"),
         ),
     ]

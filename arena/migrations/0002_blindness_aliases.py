@@ -4,35 +4,40 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('arena', '0001_initial'),
+        ("arena", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='participant',
-            name='aliases',
-            field=models.JSONField(blank=True, default=list, help_text='Other names the model goes by: [{"text", "mode", "source": "derived" | "researcher"}]; see arena/aliases.py.'),
+            model_name="participant",
+            name="aliases",
+            field=models.JSONField(
+                blank=True,
+                default=list,
+                help_text='Other names the model goes by: [{"text", "mode", "source": "derived" | "researcher"}]; see arena/aliases.py.',
+            ),
         ),
         migrations.AddField(
-            model_name='participant',
-            name='aliases_reviewed_at',
-            field=models.DateTimeField(blank=True, help_text='When a researcher last saved the aliases; until then they are derived.', null=True),
+            model_name="participant",
+            name="aliases_reviewed_at",
+            field=models.DateTimeField(
+                blank=True, help_text="When a researcher last saved the aliases; until then they are derived.", null=True
+            ),
         ),
         migrations.AddField(
-            model_name='proposal',
-            name='blind_content',
+            model_name="proposal",
+            name="blind_content",
             field=models.JSONField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='proposal',
-            name='blind_digest',
+            model_name="proposal",
+            name="blind_digest",
             field=models.CharField(blank=True, max_length=64),
         ),
         migrations.AddField(
-            model_name='proposal',
-            name='redactions',
+            model_name="proposal",
+            name="redactions",
             field=models.JSONField(blank=True, default=list),
         ),
     ]

@@ -72,7 +72,6 @@ def _run(statements: dict[str, list[str]]):  # noqa: ANN202
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("arena", "0002_blindness_aliases"),
     ]

@@ -5,20 +5,24 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('arena', '0003_judgerunversion'),
+        ("arena", "0003_judgerunversion"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='judgerun',
-            name='subjects',
-            field=models.CharField(choices=[('pairs', 'canonical pairs'), ('controls', 'diagnostic controls')], default='pairs', max_length=10),
+            model_name="judgerun",
+            name="subjects",
+            field=models.CharField(
+                choices=[("pairs", "canonical pairs"), ("controls", "diagnostic controls")], default="pairs", max_length=10
+            ),
         ),
         migrations.AddConstraint(
-            model_name='judgerun',
-            constraint=models.CheckConstraint(condition=models.Q(('is_canonical', True), ('subjects', 'controls'), _negated=True), name='run_controls_not_canonical'),
+            model_name="judgerun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("is_canonical", True), ("subjects", "controls"), _negated=True),
+                name="run_controls_not_canonical",
+            ),
         ),
     ]

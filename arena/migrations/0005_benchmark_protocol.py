@@ -4,20 +4,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('arena', '0004_judge_run_subjects'),
+        ("arena", "0004_judge_run_subjects"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='benchmark',
-            name='protocol',
-            field=models.CharField(choices=[('lit2test', 'Lit2Test'), ('hypoarena', 'HypoArena')], default='lit2test', max_length=20),
+            model_name="benchmark",
+            name="protocol",
+            field=models.CharField(
+                choices=[("lit2test", "Lit2Test"), ("hypoarena", "HypoArena")], default="lit2test", max_length=20
+            ),
         ),
         migrations.AlterField(
-            model_name='judgerun',
-            name='subjects',
-            field=models.CharField(choices=[('pairs', 'canonical pairs'), ('controls', 'diagnostic controls'), ('hypoarena', 'HypoArena matches')], default='pairs', max_length=10),
+            model_name="judgerun",
+            name="subjects",
+            field=models.CharField(
+                choices=[("pairs", "canonical pairs"), ("controls", "diagnostic controls"), ("hypoarena", "HypoArena matches")],
+                default="pairs",
+                max_length=10,
+            ),
         ),
     ]

@@ -4,15 +4,23 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('arena', '0005_benchmark_protocol'),
+        ("arena", "0005_benchmark_protocol"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='judgerun',
-            name='subjects',
-            field=models.CharField(choices=[('pairs', 'canonical pairs'), ('controls', 'diagnostic controls'), ('hypoarena', 'HypoArena matches'), ('hypoarena_rubric', 'HypoArena rubric scores')], default='pairs', max_length=20),
+            model_name="judgerun",
+            name="subjects",
+            field=models.CharField(
+                choices=[
+                    ("pairs", "canonical pairs"),
+                    ("controls", "diagnostic controls"),
+                    ("hypoarena", "HypoArena matches"),
+                    ("hypoarena_rubric", "HypoArena rubric scores"),
+                ],
+                default="pairs",
+                max_length=20,
+            ),
         ),
     ]

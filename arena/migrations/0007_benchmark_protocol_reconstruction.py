@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('arena', '0006_judgerun_subjects_hypoarena_rubric'),
+        ("arena", "0006_judgerun_subjects_hypoarena_rubric"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='benchmark',
-            name='protocol',
-            field=models.CharField(choices=[('lit2test', 'Lit2Test'), ('hypoarena', 'HypoArena'), ('reconstruction', 'Reconstruction')], default='lit2test', max_length=20),
+            model_name="benchmark",
+            name="protocol",
+            field=models.CharField(
+                choices=[("lit2test", "Lit2Test"), ("hypoarena", "HypoArena"), ("reconstruction", "Reconstruction")],
+                default="lit2test",
+                max_length=20,
+            ),
         ),
     ]

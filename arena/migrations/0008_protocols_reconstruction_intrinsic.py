@@ -4,20 +4,40 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('arena', '0007_benchmark_protocol_reconstruction'),
+        ("arena", "0007_benchmark_protocol_reconstruction"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='benchmark',
-            name='protocol',
-            field=models.CharField(choices=[('lit2test', 'Lit2Test'), ('hypoarena', 'HypoArena'), ('reconstruction', 'Reconstruction'), ('intrinsic', 'Intrinsic scoring')], default='lit2test', max_length=20),
+            model_name="benchmark",
+            name="protocol",
+            field=models.CharField(
+                choices=[
+                    ("lit2test", "Lit2Test"),
+                    ("hypoarena", "HypoArena"),
+                    ("reconstruction", "Reconstruction"),
+                    ("intrinsic", "Intrinsic scoring"),
+                ],
+                default="lit2test",
+                max_length=20,
+            ),
         ),
         migrations.AlterField(
-            model_name='judgerun',
-            name='subjects',
-            field=models.CharField(choices=[('pairs', 'canonical pairs'), ('controls', 'diagnostic controls'), ('hypoarena', 'HypoArena matches'), ('hypoarena_rubric', 'HypoArena rubric scores'), ('reconstruction_match', 'Reconstruction match labels'), ('reconstruction_swiss', 'Reconstruction Swiss matches'), ('intrinsic_listwise', 'Intrinsic listwise rankings')], default='pairs', max_length=30),
+            model_name="judgerun",
+            name="subjects",
+            field=models.CharField(
+                choices=[
+                    ("pairs", "canonical pairs"),
+                    ("controls", "diagnostic controls"),
+                    ("hypoarena", "HypoArena matches"),
+                    ("hypoarena_rubric", "HypoArena rubric scores"),
+                    ("reconstruction_match", "Reconstruction match labels"),
+                    ("reconstruction_swiss", "Reconstruction Swiss matches"),
+                    ("intrinsic_listwise", "Intrinsic listwise rankings"),
+                ],
+                default="pairs",
+                max_length=30,
+            ),
         ),
     ]

@@ -216,16 +216,31 @@ def _score_effects(
     on_target = rows[rows["dimension"] == target]
     off_target = rows[rows["dimension"] != target]
     drop = _mean_with_ci(
-        on_target, on_target["clean"] - on_target["variant"], replicates=replicates, seed=seed, name=f"{kind}:{target}:drop", level=level
+        on_target,
+        on_target["clean"] - on_target["variant"],
+        replicates=replicates,
+        seed=seed,
+        name=f"{kind}:{target}:drop",
+        level=level,
     )
     drift = _mean_with_ci(
-        off_target, off_target["clean"] - off_target["variant"], replicates=replicates, seed=seed, name=f"{kind}:{target}:drift", level=level
+        off_target,
+        off_target["clean"] - off_target["variant"],
+        replicates=replicates,
+        seed=seed,
+        name=f"{kind}:{target}:drift",
+        level=level,
     )
     return drop, drift
 
 
 def clear_section(
-    verdicts: pd.DataFrame, scores: pd.DataFrame | None = None, *, replicates: int = DEFAULT_REPLICATES, seed: int = 0, level: float = 0.95
+    verdicts: pd.DataFrame,
+    scores: pd.DataFrame | None = None,
+    *,
+    replicates: int = DEFAULT_REPLICATES,
+    seed: int = 0,
+    level: float = 0.95,
 ) -> dict[str, dict[str, Any]]:
     """Clear single-field corruption, per target dimension (see the module docstring)."""
     verdicts = check_verdicts(verdicts)
@@ -378,10 +393,17 @@ def dimension_audit(
     ``holistic`` and ``structured`` need the columns case, kind, order, winner (any labels: the audit may be run
     on real pairs too, with model names as winners).
     """
-    audit: dict[str, Any] = {"structured_vs_holistic_agreement": None, "agreement_counts": None, "mean_scores": None, "mean_scores_by_role": None}
+    audit: dict[str, Any] = {
+        "structured_vs_holistic_agreement": None,
+        "agreement_counts": None,
+        "mean_scores": None,
+        "mean_scores_by_role": None,
+    }
     if scores is not None and len(scores):
         scores = check_scores(scores)
-        long = pd.concat([scores.assign(role="clean", score=scores["clean"]), scores.assign(role="variant", score=scores["variant"])])
+        long = pd.concat(
+            [scores.assign(role="clean", score=scores["clean"]), scores.assign(role="variant", score=scores["variant"])]
+        )
         audit["mean_scores"] = {str(d): float(v) for d, v in long.groupby("dimension", sort=True)["score"].mean().items()}
         audit["mean_scores_by_role"] = {
             role: {str(d): float(v) for d, v in part.groupby("dimension", sort=True)["score"].mean().items()}

@@ -5,79 +5,239 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('arena', '0003_judgerunversion'),
+        ("arena", "0003_judgerunversion"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ControlVariant',
+            name="ControlVariant",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('control_id', models.CharField(help_text='Unique within the benchmark; internal (may name the source model).', max_length=300)),
-                ('kind', models.CharField(choices=[('clear', 'clear single-field corruption'), ('subtle', 'subtle single-field corruption'), ('sham', 'sham (style-matched, harmless) rewrite'), ('rendering', 'prose rendering'), ('falsifier_off', 'falsifying result removed'), ('naive', 'naive baseline')], max_length=20)),
-                ('target', models.CharField(blank=True, choices=[('grounding', 'grounding (literature_gap)'), ('decisive_metric', 'decisive metric (decisive_metric)'), ('falsifiability', 'falsifiability (falsifying_result)')], max_length=20, null=True)),
-                ('content', models.JSONField(blank=True, help_text='The six fields (every kind but rendering).', null=True)),
-                ('prose', models.TextField(blank=True, help_text='The prose text (rendering only).')),
-                ('origin', models.CharField(choices=[('template', 'deterministic template'), ('model', 'language model'), ('imported', 'imported from a file')], max_length=10)),
-                ('generator', models.CharField(blank=True, help_text='Template name, or the model that wrote it.', max_length=200)),
-                ('generator_version', models.CharField(blank=True, help_text='Template version, or the prompt version.', max_length=100)),
-                ('provenance', models.JSONField(blank=True, default=dict, help_text="Anything else about how it was made (e.g. the file's own provenance).")),
-                ('status', models.CharField(choices=[('draft', 'draft (awaiting review)'), ('approved', 'approved'), ('rejected', 'rejected')], default='draft', max_length=10)),
-                ('reviewed_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='control_variants', to='arena.benchmark')),
-                ('context', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='control_variants', to='arena.context')),
-                ('source', models.ForeignKey(help_text='The clean proposal it is judged against.', on_delete=django.db.models.deletion.CASCADE, related_name='control_variants', to='arena.proposal')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "control_id",
+                    models.CharField(
+                        help_text="Unique within the benchmark; internal (may name the source model).", max_length=300
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("clear", "clear single-field corruption"),
+                            ("subtle", "subtle single-field corruption"),
+                            ("sham", "sham (style-matched, harmless) rewrite"),
+                            ("rendering", "prose rendering"),
+                            ("falsifier_off", "falsifying result removed"),
+                            ("naive", "naive baseline"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "target",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("grounding", "grounding (literature_gap)"),
+                            ("decisive_metric", "decisive metric (decisive_metric)"),
+                            ("falsifiability", "falsifiability (falsifying_result)"),
+                        ],
+                        max_length=20,
+                        null=True,
+                    ),
+                ),
+                ("content", models.JSONField(blank=True, help_text="The six fields (every kind but rendering).", null=True)),
+                ("prose", models.TextField(blank=True, help_text="The prose text (rendering only).")),
+                (
+                    "origin",
+                    models.CharField(
+                        choices=[
+                            ("template", "deterministic template"),
+                            ("model", "language model"),
+                            ("imported", "imported from a file"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "generator",
+                    models.CharField(blank=True, help_text="Template name, or the model that wrote it.", max_length=200),
+                ),
+                (
+                    "generator_version",
+                    models.CharField(blank=True, help_text="Template version, or the prompt version.", max_length=100),
+                ),
+                (
+                    "provenance",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text="Anything else about how it was made (e.g. the file's own provenance).",
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("draft", "draft (awaiting review)"), ("approved", "approved"), ("rejected", "rejected")],
+                        default="draft",
+                        max_length=10,
+                    ),
+                ),
+                ("reviewed_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "benchmark",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="control_variants", to="arena.benchmark"
+                    ),
+                ),
+                (
+                    "context",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="control_variants", to="arena.context"
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        help_text="The clean proposal it is judged against.",
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="control_variants",
+                        to="arena.proposal",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['benchmark_id', 'control_id'],
+                "ordering": ["benchmark_id", "control_id"],
             },
         ),
         migrations.CreateModel(
-            name='ControlAttempt',
+            name="ControlAttempt",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('control_id', models.CharField(max_length=300)),
-                ('kind', models.CharField(choices=[('clear', 'clear single-field corruption'), ('subtle', 'subtle single-field corruption'), ('sham', 'sham (style-matched, harmless) rewrite'), ('rendering', 'prose rendering'), ('falsifier_off', 'falsifying result removed'), ('naive', 'naive baseline')], max_length=20)),
-                ('target', models.CharField(blank=True, choices=[('grounding', 'grounding (literature_gap)'), ('decisive_metric', 'decisive metric (decisive_metric)'), ('falsifiability', 'falsifiability (falsifying_result)')], max_length=20, null=True)),
-                ('round', models.PositiveSmallIntegerField(help_text='1 to 4 for model rounds; the reserve template comes after.')),
-                ('step', models.CharField(choices=[('generate', 'generate'), ('validate', 'validate'), ('reserve', 'reserve template')], max_length=10)),
-                ('model', models.CharField(blank=True, max_length=200)),
-                ('prompt_version', models.CharField(blank=True, max_length=100)),
-                ('outcome', models.CharField(choices=[('accepted', 'accepted'), ('rejected', 'rejected by validation'), ('off_target', 'edited another field'), ('degraded', 'sham degraded the field'), ('refused', 'model refused'), ('malformed', 'unparseable answer'), ('error', 'call failed')], max_length=12)),
-                ('reason', models.TextField(blank=True)),
-                ('raw_text', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='control_attempts', to='arena.benchmark')),
-                ('source', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='control_attempts', to='arena.proposal')),
-                ('variant', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='attempts', to='controls.controlvariant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("control_id", models.CharField(max_length=300)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("clear", "clear single-field corruption"),
+                            ("subtle", "subtle single-field corruption"),
+                            ("sham", "sham (style-matched, harmless) rewrite"),
+                            ("rendering", "prose rendering"),
+                            ("falsifier_off", "falsifying result removed"),
+                            ("naive", "naive baseline"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "target",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("grounding", "grounding (literature_gap)"),
+                            ("decisive_metric", "decisive metric (decisive_metric)"),
+                            ("falsifiability", "falsifiability (falsifying_result)"),
+                        ],
+                        max_length=20,
+                        null=True,
+                    ),
+                ),
+                (
+                    "round",
+                    models.PositiveSmallIntegerField(help_text="1 to 4 for model rounds; the reserve template comes after."),
+                ),
+                (
+                    "step",
+                    models.CharField(
+                        choices=[("generate", "generate"), ("validate", "validate"), ("reserve", "reserve template")],
+                        max_length=10,
+                    ),
+                ),
+                ("model", models.CharField(blank=True, max_length=200)),
+                ("prompt_version", models.CharField(blank=True, max_length=100)),
+                (
+                    "outcome",
+                    models.CharField(
+                        choices=[
+                            ("accepted", "accepted"),
+                            ("rejected", "rejected by validation"),
+                            ("off_target", "edited another field"),
+                            ("degraded", "sham degraded the field"),
+                            ("refused", "model refused"),
+                            ("malformed", "unparseable answer"),
+                            ("error", "call failed"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                ("reason", models.TextField(blank=True)),
+                ("raw_text", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "benchmark",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="control_attempts", to="arena.benchmark"
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="control_attempts", to="arena.proposal"
+                    ),
+                ),
+                (
+                    "variant",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="attempts",
+                        to="controls.controlvariant",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['benchmark_id', 'control_id', 'round', 'created_at', 'id'],
+                "ordering": ["benchmark_id", "control_id", "round", "created_at", "id"],
             },
         ),
         migrations.AddIndex(
-            model_name='controlvariant',
-            index=models.Index(fields=['benchmark', 'kind', 'status'], name='controls_co_benchma_3e17ee_idx'),
+            model_name="controlvariant",
+            index=models.Index(fields=["benchmark", "kind", "status"], name="controls_co_benchma_3e17ee_idx"),
         ),
         migrations.AddConstraint(
-            model_name='controlvariant',
-            constraint=models.UniqueConstraint(fields=('benchmark', 'control_id'), name='control_id_unique'),
+            model_name="controlvariant",
+            constraint=models.UniqueConstraint(fields=("benchmark", "control_id"), name="control_id_unique"),
         ),
         migrations.AddConstraint(
-            model_name='controlvariant',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('kind__in', ['clear', 'subtle', 'sham']), ('target__isnull', False)), models.Q(models.Q(('kind__in', ['clear', 'subtle', 'sham']), _negated=True), ('target__isnull', True)), _connector='OR'), name='control_target_iff_targeted_kind'),
+            model_name="controlvariant",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("kind__in", ["clear", "subtle", "sham"]), ("target__isnull", False)),
+                    models.Q(models.Q(("kind__in", ["clear", "subtle", "sham"]), _negated=True), ("target__isnull", True)),
+                    _connector="OR",
+                ),
+                name="control_target_iff_targeted_kind",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='controlvariant',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('kind', 'rendering'), ('content__isnull', True), models.Q(('prose', ''), _negated=True)), models.Q(models.Q(('kind', 'rendering'), _negated=True), ('content__isnull', False), ('prose', '')), _connector='OR'), name='control_prose_iff_rendering'),
+            model_name="controlvariant",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("kind", "rendering"), ("content__isnull", True), models.Q(("prose", ""), _negated=True)),
+                    models.Q(models.Q(("kind", "rendering"), _negated=True), ("content__isnull", False), ("prose", "")),
+                    _connector="OR",
+                ),
+                name="control_prose_iff_rendering",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='controlattempt',
-            constraint=models.UniqueConstraint(fields=('benchmark', 'control_id', 'round', 'step'), name='control_attempt_unique'),
+            model_name="controlattempt",
+            constraint=models.UniqueConstraint(
+                fields=("benchmark", "control_id", "round", "step"), name="control_attempt_unique"
+            ),
         ),
     ]

@@ -5,65 +5,115 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('arena', '0004_judge_run_subjects'),
-        ('controls', '0001_initial'),
+        ("arena", "0004_judge_run_subjects"),
+        ("controls", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ControlJudgeTask',
+            name="ControlJudgeTask",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('calls', models.PositiveIntegerField(default=0, help_text='HTTP calls started for this task, all attempts')),
-                ('failed_calls', models.PositiveIntegerField(default=0, help_text='calls that ended in an HTTP error or timeout')),
-                ('last_call_error', models.TextField(blank=True, help_text='the error of the latest failed call')),
-                ('discarded', models.PositiveIntegerField(default=0, help_text='answers received but not stored')),
-                ('discarded_prompt_tokens', models.PositiveBigIntegerField(default=0)),
-                ('discarded_completion_tokens', models.PositiveBigIntegerField(default=0)),
-                ('order', models.CharField(max_length=10)),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('claimed', 'claimed'), ('done', 'done'), ('failed', 'failed'), ('skipped', 'skipped')], default='pending', max_length=10)),
-                ('claimed_by', models.CharField(blank=True, max_length=64)),
-                ('lease_until', models.DateTimeField(blank=True, null=True)),
-                ('last_error', models.TextField(blank=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='control_tasks', to='arena.judgerun')),
-                ('variant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='controls.controlvariant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("calls", models.PositiveIntegerField(default=0, help_text="HTTP calls started for this task, all attempts")),
+                (
+                    "failed_calls",
+                    models.PositiveIntegerField(default=0, help_text="calls that ended in an HTTP error or timeout"),
+                ),
+                ("last_call_error", models.TextField(blank=True, help_text="the error of the latest failed call")),
+                ("discarded", models.PositiveIntegerField(default=0, help_text="answers received but not stored")),
+                ("discarded_prompt_tokens", models.PositiveBigIntegerField(default=0)),
+                ("discarded_completion_tokens", models.PositiveBigIntegerField(default=0)),
+                ("order", models.CharField(max_length=10)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("claimed", "claimed"),
+                            ("done", "done"),
+                            ("failed", "failed"),
+                            ("skipped", "skipped"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("claimed_by", models.CharField(blank=True, max_length=64)),
+                ("lease_until", models.DateTimeField(blank=True, null=True)),
+                ("last_error", models.TextField(blank=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="control_tasks", to="arena.judgerun"
+                    ),
+                ),
+                (
+                    "variant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="controls.controlvariant"
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['run', 'status'], name='controls_co_run_id_da7008_idx')],
-                'constraints': [models.UniqueConstraint(fields=('run', 'variant', 'order'), name='control_task_unique')],
+                "indexes": [models.Index(fields=["run", "status"], name="controls_co_run_id_da7008_idx")],
+                "constraints": [models.UniqueConstraint(fields=("run", "variant", "order"), name="control_task_unique")],
             },
         ),
         migrations.CreateModel(
-            name='ControlJudgment',
+            name="ControlJudgment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('order', models.CharField(max_length=10)),
-                ('status', models.CharField(default='accepted', help_text='accepted | invalid', max_length=10)),
-                ('clean_shown', models.CharField(help_text='the label the clean source had: A or B', max_length=1)),
-                ('verdict', models.CharField(blank=True, max_length=5, null=True)),
-                ('winner', models.CharField(blank=True, choices=[('clean', 'clean source'), ('variant', 'variant'), ('tie', 'tie')], max_length=10)),
-                ('confidence', models.CharField(blank=True, max_length=10)),
-                ('main_reason', models.TextField(blank=True)),
-                ('weakness_a', models.TextField(blank=True)),
-                ('weakness_b', models.TextField(blank=True)),
-                ('raw_response', models.TextField(blank=True)),
-                ('errors', models.JSONField(blank=True, default=list)),
-                ('attempt', models.PositiveSmallIntegerField(default=1)),
-                ('latency_seconds', models.FloatField(blank=True, null=True)),
-                ('prompt_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('completion_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='control_judgments', to='arena.judgerun')),
-                ('variant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judgments', to='controls.controlvariant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("order", models.CharField(max_length=10)),
+                ("status", models.CharField(default="accepted", help_text="accepted | invalid", max_length=10)),
+                ("clean_shown", models.CharField(help_text="the label the clean source had: A or B", max_length=1)),
+                ("verdict", models.CharField(blank=True, max_length=5, null=True)),
+                (
+                    "winner",
+                    models.CharField(
+                        blank=True, choices=[("clean", "clean source"), ("variant", "variant"), ("tie", "tie")], max_length=10
+                    ),
+                ),
+                ("confidence", models.CharField(blank=True, max_length=10)),
+                ("main_reason", models.TextField(blank=True)),
+                ("weakness_a", models.TextField(blank=True)),
+                ("weakness_b", models.TextField(blank=True)),
+                ("raw_response", models.TextField(blank=True)),
+                ("errors", models.JSONField(blank=True, default=list)),
+                ("attempt", models.PositiveSmallIntegerField(default=1)),
+                ("latency_seconds", models.FloatField(blank=True, null=True)),
+                ("prompt_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("completion_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="control_judgments", to="arena.judgerun"
+                    ),
+                ),
+                (
+                    "variant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="judgments", to="controls.controlvariant"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['variant_id', 'order'],
-                'indexes': [models.Index(fields=['run', 'status'], name='controls_co_run_id_2c1ae9_idx')],
-                'constraints': [models.UniqueConstraint(condition=models.Q(('status', 'accepted')), fields=('run', 'variant', 'order'), name='one_accepted_control_judgment'), models.CheckConstraint(condition=models.Q(('status', 'invalid'), ('winner__in', ['clean', 'variant', 'tie']), _connector='OR'), name='accepted_control_has_winner')],
+                "ordering": ["variant_id", "order"],
+                "indexes": [models.Index(fields=["run", "status"], name="controls_co_run_id_2c1ae9_idx")],
+                "constraints": [
+                    models.UniqueConstraint(
+                        condition=models.Q(("status", "accepted")),
+                        fields=("run", "variant", "order"),
+                        name="one_accepted_control_judgment",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("status", "invalid"), ("winner__in", ["clean", "variant", "tie"]), _connector="OR"),
+                        name="accepted_control_has_winner",
+                    ),
+                ],
             },
         ),
     ]

@@ -8,160 +8,261 @@ import hypoarena.models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('arena', '0005_benchmark_protocol'),
+        ("arena", "0005_benchmark_protocol"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Domain',
+            name="Domain",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('singleton', models.BooleanField(default=False, help_text='Submissions hold exactly one hypothesis–evidence pair.')),
-                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='hypoarena_domains', to='arena.benchmark')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100)),
+                (
+                    "singleton",
+                    models.BooleanField(default=False, help_text="Submissions hold exactly one hypothesis–evidence pair."),
+                ),
+                (
+                    "benchmark",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="hypoarena_domains", to="arena.benchmark"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['benchmark_id', 'name'],
+                "ordering": ["benchmark_id", "name"],
             },
         ),
         migrations.CreateModel(
-            name='Case',
+            name="Case",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(help_text='The case_id of the files; unique within the benchmark.', max_length=300)),
-                ('context', models.TextField()),
-                ('reference_conclusion', models.TextField(blank=True)),
-                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='hypoarena_cases', to='arena.benchmark')),
-                ('domain', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='cases', to='hypoarena.domain')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "external_id",
+                    models.CharField(help_text="The case_id of the files; unique within the benchmark.", max_length=300),
+                ),
+                ("context", models.TextField()),
+                ("reference_conclusion", models.TextField(blank=True)),
+                (
+                    "benchmark",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="hypoarena_cases", to="arena.benchmark"
+                    ),
+                ),
+                (
+                    "domain",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="cases", to="hypoarena.domain"),
+                ),
             ],
             options={
-                'ordering': ['domain_id', 'external_id'],
+                "ordering": ["domain_id", "external_id"],
             },
         ),
         migrations.CreateModel(
-            name='Match',
+            name="Match",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('public_id', models.CharField(default=hypoarena.models.new_public_id, editable=False, max_length=32, unique=True)),
-                ('case', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='matches', to='hypoarena.case')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "public_id",
+                    models.CharField(default=hypoarena.models.new_public_id, editable=False, max_length=32, unique=True),
+                ),
+                (
+                    "case",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="matches", to="hypoarena.case"),
+                ),
             ],
             options={
-                'ordering': ['case_id', 'id'],
+                "ordering": ["case_id", "id"],
             },
         ),
         migrations.CreateModel(
-            name='ArenaVerdict',
+            name="ArenaVerdict",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('order', models.CharField(choices=[('original', 'original'), ('reverse', 'reverse')], max_length=10)),
-                ('status', models.CharField(choices=[('accepted', 'accepted'), ('invalid', 'invalid')], default='accepted', max_length=10)),
-                ('verdict', models.CharField(blank=True, choices=[('A>>B', 'A ≫ B'), ('A>B', 'A > B'), ('A=B', 'A ≈ B'), ('B>A', 'B > A'), ('B>>A', 'B ≫ A')], max_length=4, null=True)),
-                ('reasons', models.TextField(blank=True)),
-                ('raw_response', models.TextField(blank=True)),
-                ('errors', models.JSONField(blank=True, default=list)),
-                ('attempt', models.PositiveSmallIntegerField(default=1)),
-                ('latency_seconds', models.FloatField(blank=True, null=True)),
-                ('prompt_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('completion_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='arena_verdicts', to='arena.judgerun')),
-                ('match', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='verdicts', to='hypoarena.match')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("order", models.CharField(choices=[("original", "original"), ("reverse", "reverse")], max_length=10)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("accepted", "accepted"), ("invalid", "invalid")], default="accepted", max_length=10
+                    ),
+                ),
+                (
+                    "verdict",
+                    models.CharField(
+                        blank=True,
+                        choices=[("A>>B", "A ≫ B"), ("A>B", "A > B"), ("A=B", "A ≈ B"), ("B>A", "B > A"), ("B>>A", "B ≫ A")],
+                        max_length=4,
+                        null=True,
+                    ),
+                ),
+                ("reasons", models.TextField(blank=True)),
+                ("raw_response", models.TextField(blank=True)),
+                ("errors", models.JSONField(blank=True, default=list)),
+                ("attempt", models.PositiveSmallIntegerField(default=1)),
+                ("latency_seconds", models.FloatField(blank=True, null=True)),
+                ("prompt_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("completion_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="arena_verdicts", to="arena.judgerun"
+                    ),
+                ),
+                (
+                    "match",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="verdicts", to="hypoarena.match"),
+                ),
             ],
             options={
-                'ordering': ['match_id', 'order', 'id'],
+                "ordering": ["match_id", "order", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Submission',
+            name="Submission",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('is_reference', models.BooleanField(default=False, help_text='The source-derived Reference: judged and rated like any other, marked on researcher pages only.')),
-                ('pairs', models.JSONField(help_text='[{"hypothesis": ..., "evidence": ...}, ...]; K = len(pairs) ≥ 1.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('case', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='submissions', to='hypoarena.case')),
-                ('participant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='hypoarena_submissions', to='arena.participant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "is_reference",
+                    models.BooleanField(
+                        default=False,
+                        help_text="The source-derived Reference: judged and rated like any other, marked on researcher pages only.",
+                    ),
+                ),
+                ("pairs", models.JSONField(help_text='[{"hypothesis": ..., "evidence": ...}, ...]; K = len(pairs) ≥ 1.')),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "case",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="submissions", to="hypoarena.case"
+                    ),
+                ),
+                (
+                    "participant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="hypoarena_submissions", to="arena.participant"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['case_id', 'participant__name'],
+                "ordering": ["case_id", "participant__name"],
             },
         ),
         migrations.CreateModel(
-            name='RubricScore',
+            name="RubricScore",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('grounding', models.JSONField(help_text='g of each pair, 1–5')),
-                ('insight', models.JSONField(help_text='ℓ of each pair, 1–5')),
-                ('justification', models.JSONField(help_text='j of each pair, 1–5')),
-                ('breadth', models.PositiveSmallIntegerField()),
-                ('distinctness', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('utility', models.PositiveSmallIntegerField()),
-                ('raw_response', models.TextField(blank=True)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='rubric_scores', to='arena.judgerun')),
-                ('submission', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='rubric_scores', to='hypoarena.submission')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("grounding", models.JSONField(help_text="g of each pair, 1–5")),
+                ("insight", models.JSONField(help_text="ℓ of each pair, 1–5")),
+                ("justification", models.JSONField(help_text="j of each pair, 1–5")),
+                ("breadth", models.PositiveSmallIntegerField()),
+                ("distinctness", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("utility", models.PositiveSmallIntegerField()),
+                ("raw_response", models.TextField(blank=True)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="rubric_scores", to="arena.judgerun"
+                    ),
+                ),
+                (
+                    "submission",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="rubric_scores", to="hypoarena.submission"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['submission_id', 'run_id'],
+                "ordering": ["submission_id", "run_id"],
             },
         ),
         migrations.AddField(
-            model_name='match',
-            name='first',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='hypoarena.submission'),
+            model_name="match",
+            name="first",
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="hypoarena.submission"),
         ),
         migrations.AddField(
-            model_name='match',
-            name='second',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='hypoarena.submission'),
+            model_name="match",
+            name="second",
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="hypoarena.submission"),
         ),
         migrations.AddConstraint(
-            model_name='domain',
-            constraint=models.UniqueConstraint(fields=('benchmark', 'name'), name='hypoarena_domain_name_unique'),
+            model_name="domain",
+            constraint=models.UniqueConstraint(fields=("benchmark", "name"), name="hypoarena_domain_name_unique"),
         ),
         migrations.AddConstraint(
-            model_name='case',
-            constraint=models.UniqueConstraint(fields=('benchmark', 'external_id'), name='hypoarena_case_id_unique'),
+            model_name="case",
+            constraint=models.UniqueConstraint(fields=("benchmark", "external_id"), name="hypoarena_case_id_unique"),
         ),
         migrations.AddIndex(
-            model_name='arenaverdict',
-            index=models.Index(fields=['run', 'status'], name='hypoarena_a_run_id_dee3b2_idx'),
+            model_name="arenaverdict",
+            index=models.Index(fields=["run", "status"], name="hypoarena_a_run_id_dee3b2_idx"),
         ),
         migrations.AddConstraint(
-            model_name='arenaverdict',
-            constraint=models.UniqueConstraint(condition=models.Q(('status', 'accepted')), fields=('run', 'match', 'order'), name='one_accepted_arena_verdict'),
+            model_name="arenaverdict",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status", "accepted")), fields=("run", "match", "order"), name="one_accepted_arena_verdict"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='arenaverdict',
-            constraint=models.CheckConstraint(condition=models.Q(('order__in', ['original', 'reverse'])), name='arena_verdict_order_known'),
+            model_name="arenaverdict",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("order__in", ["original", "reverse"])), name="arena_verdict_order_known"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='arenaverdict',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('status', 'accepted'), ('verdict__in', ['A>>B', 'A>B', 'A=B', 'B>A', 'B>>A'])), models.Q(('status', 'invalid'), ('verdict__isnull', True)), _connector='OR'), name='arena_verdict_level_iff_accepted'),
+            model_name="arenaverdict",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("status", "accepted"), ("verdict__in", ["A>>B", "A>B", "A=B", "B>A", "B>>A"])),
+                    models.Q(("status", "invalid"), ("verdict__isnull", True)),
+                    _connector="OR",
+                ),
+                name="arena_verdict_level_iff_accepted",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='submission',
-            constraint=models.UniqueConstraint(fields=('case', 'participant'), name='hypoarena_submission_unique'),
+            model_name="submission",
+            constraint=models.UniqueConstraint(fields=("case", "participant"), name="hypoarena_submission_unique"),
         ),
         migrations.AddConstraint(
-            model_name='rubricscore',
-            constraint=models.UniqueConstraint(fields=('run', 'submission'), name='one_rubric_score_per_submission'),
+            model_name="rubricscore",
+            constraint=models.UniqueConstraint(fields=("run", "submission"), name="one_rubric_score_per_submission"),
         ),
         migrations.AddConstraint(
-            model_name='rubricscore',
-            constraint=models.CheckConstraint(condition=models.Q(('breadth__gte', 1), ('breadth__lte', 5), ('utility__gte', 1), ('utility__lte', 5), models.Q(('distinctness__isnull', True), models.Q(('distinctness__gte', 1), ('distinctness__lte', 5)), _connector='OR')), name='rubric_set_scores_in_range'),
+            model_name="rubricscore",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("breadth__gte", 1),
+                    ("breadth__lte", 5),
+                    ("utility__gte", 1),
+                    ("utility__lte", 5),
+                    models.Q(
+                        ("distinctness__isnull", True),
+                        models.Q(("distinctness__gte", 1), ("distinctness__lte", 5)),
+                        _connector="OR",
+                    ),
+                ),
+                name="rubric_set_scores_in_range",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='match',
-            constraint=models.CheckConstraint(condition=models.Q(('first', models.F('second')), _negated=True), name='hypoarena_match_distinct'),
+            model_name="match",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("first", models.F("second")), _negated=True), name="hypoarena_match_distinct"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='match',
-            constraint=models.UniqueConstraint(django.db.models.functions.comparison.Least('first', 'second'), django.db.models.functions.comparison.Greatest('first', 'second'), name='hypoarena_match_unique'),
+            model_name="match",
+            constraint=models.UniqueConstraint(
+                django.db.models.functions.comparison.Least("first", "second"),
+                django.db.models.functions.comparison.Greatest("first", "second"),
+                name="hypoarena_match_unique",
+            ),
         ),
     ]

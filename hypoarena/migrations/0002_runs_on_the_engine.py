@@ -7,7 +7,9 @@ from django.db import migrations, models
 
 def rubric_runs_own_kind(apps, schema_editor):
     """Rubric runs imported before the rubric task kind existed judged as "hypoarena"; they are "hypoarena_rubric" now."""
-    apps.get_model("arena", "JudgeRun").objects.filter(subjects="hypoarena", run_type="rubric").update(subjects="hypoarena_rubric")
+    apps.get_model("arena", "JudgeRun").objects.filter(subjects="hypoarena", run_type="rubric").update(
+        subjects="hypoarena_rubric"
+    )
 
 
 def rubric_runs_back(apps, schema_editor):
@@ -15,129 +17,266 @@ def rubric_runs_back(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('arena', '0006_judgerun_subjects_hypoarena_rubric'),
-        ('hypoarena', '0001_initial'),
+        ("arena", "0006_judgerun_subjects_hypoarena_rubric"),
+        ("hypoarena", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='GenerationRun',
+            name="GenerationRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('prompt_version', models.CharField(max_length=50)),
-                ('provider', models.CharField(default='openai_compatible', max_length=50)),
-                ('parameters', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('running', 'running'), ('paused', 'paused'), ('completed', 'completed'), ('failed', 'failed'), ('cancelled', 'cancelled')], default='pending', max_length=20)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='hypoarena_generation_runs', to='arena.benchmark')),
-                ('launched_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("prompt_version", models.CharField(max_length=50)),
+                ("provider", models.CharField(default="openai_compatible", max_length=50)),
+                ("parameters", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("running", "running"),
+                            ("paused", "paused"),
+                            ("completed", "completed"),
+                            ("failed", "failed"),
+                            ("cancelled", "cancelled"),
+                        ],
+                        default="pending",
+                        max_length=20,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "benchmark",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="hypoarena_generation_runs",
+                        to="arena.benchmark",
+                    ),
+                ),
+                (
+                    "launched_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='ArenaJudgeTask',
+            name="ArenaJudgeTask",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('calls', models.PositiveIntegerField(default=0, help_text='HTTP calls started for this task, all attempts')),
-                ('failed_calls', models.PositiveIntegerField(default=0, help_text='calls that ended in an HTTP error or timeout')),
-                ('last_call_error', models.TextField(blank=True, help_text='the error of the latest failed call')),
-                ('discarded', models.PositiveIntegerField(default=0, help_text='answers received but not stored')),
-                ('discarded_prompt_tokens', models.PositiveBigIntegerField(default=0)),
-                ('discarded_completion_tokens', models.PositiveBigIntegerField(default=0)),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('claimed', 'claimed'), ('done', 'done'), ('failed', 'failed'), ('skipped', 'skipped')], default='pending', max_length=10)),
-                ('claimed_by', models.CharField(blank=True, max_length=64)),
-                ('lease_until', models.DateTimeField(blank=True, null=True)),
-                ('last_error', models.TextField(blank=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('order', models.CharField(max_length=10)),
-                ('match', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='hypoarena.match')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='arena_tasks', to='arena.judgerun')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("calls", models.PositiveIntegerField(default=0, help_text="HTTP calls started for this task, all attempts")),
+                (
+                    "failed_calls",
+                    models.PositiveIntegerField(default=0, help_text="calls that ended in an HTTP error or timeout"),
+                ),
+                ("last_call_error", models.TextField(blank=True, help_text="the error of the latest failed call")),
+                ("discarded", models.PositiveIntegerField(default=0, help_text="answers received but not stored")),
+                ("discarded_prompt_tokens", models.PositiveBigIntegerField(default=0)),
+                ("discarded_completion_tokens", models.PositiveBigIntegerField(default=0)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("claimed", "claimed"),
+                            ("done", "done"),
+                            ("failed", "failed"),
+                            ("skipped", "skipped"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("claimed_by", models.CharField(blank=True, max_length=64)),
+                ("lease_until", models.DateTimeField(blank=True, null=True)),
+                ("last_error", models.TextField(blank=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("order", models.CharField(max_length=10)),
+                ("match", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="hypoarena.match")),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="arena_tasks", to="arena.judgerun"
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['run', 'status'], name='hypoarena_a_run_id_6c1096_idx')],
-                'constraints': [models.UniqueConstraint(fields=('run', 'match', 'order'), name='arena_task_unique')],
+                "indexes": [models.Index(fields=["run", "status"], name="hypoarena_a_run_id_6c1096_idx")],
+                "constraints": [models.UniqueConstraint(fields=("run", "match", "order"), name="arena_task_unique")],
             },
         ),
         migrations.CreateModel(
-            name='GenerationTask',
+            name="GenerationTask",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('calls', models.PositiveIntegerField(default=0, help_text='HTTP calls started for this task, all attempts')),
-                ('failed_calls', models.PositiveIntegerField(default=0, help_text='calls that ended in an HTTP error or timeout')),
-                ('last_call_error', models.TextField(blank=True, help_text='the error of the latest failed call')),
-                ('discarded', models.PositiveIntegerField(default=0, help_text='answers received but not stored')),
-                ('discarded_prompt_tokens', models.PositiveBigIntegerField(default=0)),
-                ('discarded_completion_tokens', models.PositiveBigIntegerField(default=0)),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('claimed', 'claimed'), ('done', 'done'), ('failed', 'failed'), ('skipped', 'skipped')], default='pending', max_length=10)),
-                ('claimed_by', models.CharField(blank=True, max_length=64)),
-                ('lease_until', models.DateTimeField(blank=True, null=True)),
-                ('last_error', models.TextField(blank=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('attempts', models.JSONField(blank=True, default=list, help_text='raw answers and schema problems of each attempt')),
-                ('prompt_tokens', models.PositiveIntegerField(default=0)),
-                ('completion_tokens', models.PositiveIntegerField(default=0)),
-                ('case', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='hypoarena.case')),
-                ('participant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='arena.participant')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tasks', to='hypoarena.generationrun')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("calls", models.PositiveIntegerField(default=0, help_text="HTTP calls started for this task, all attempts")),
+                (
+                    "failed_calls",
+                    models.PositiveIntegerField(default=0, help_text="calls that ended in an HTTP error or timeout"),
+                ),
+                ("last_call_error", models.TextField(blank=True, help_text="the error of the latest failed call")),
+                ("discarded", models.PositiveIntegerField(default=0, help_text="answers received but not stored")),
+                ("discarded_prompt_tokens", models.PositiveBigIntegerField(default=0)),
+                ("discarded_completion_tokens", models.PositiveBigIntegerField(default=0)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("claimed", "claimed"),
+                            ("done", "done"),
+                            ("failed", "failed"),
+                            ("skipped", "skipped"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("claimed_by", models.CharField(blank=True, max_length=64)),
+                ("lease_until", models.DateTimeField(blank=True, null=True)),
+                ("last_error", models.TextField(blank=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "attempts",
+                    models.JSONField(blank=True, default=list, help_text="raw answers and schema problems of each attempt"),
+                ),
+                ("prompt_tokens", models.PositiveIntegerField(default=0)),
+                ("completion_tokens", models.PositiveIntegerField(default=0)),
+                ("case", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="hypoarena.case")),
+                (
+                    "participant",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="arena.participant"),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="tasks", to="hypoarena.generationrun"
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['run', 'status'], name='hypoarena_g_run_id_061abe_idx')],
-                'constraints': [models.UniqueConstraint(fields=('run', 'case', 'participant'), name='hypoarena_generation_task_unique')],
+                "indexes": [models.Index(fields=["run", "status"], name="hypoarena_g_run_id_061abe_idx")],
+                "constraints": [
+                    models.UniqueConstraint(fields=("run", "case", "participant"), name="hypoarena_generation_task_unique")
+                ],
             },
         ),
         migrations.CreateModel(
-            name='RubricJudgeTask',
+            name="RubricJudgeTask",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('calls', models.PositiveIntegerField(default=0, help_text='HTTP calls started for this task, all attempts')),
-                ('failed_calls', models.PositiveIntegerField(default=0, help_text='calls that ended in an HTTP error or timeout')),
-                ('last_call_error', models.TextField(blank=True, help_text='the error of the latest failed call')),
-                ('discarded', models.PositiveIntegerField(default=0, help_text='answers received but not stored')),
-                ('discarded_prompt_tokens', models.PositiveBigIntegerField(default=0)),
-                ('discarded_completion_tokens', models.PositiveBigIntegerField(default=0)),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('claimed', 'claimed'), ('done', 'done'), ('failed', 'failed'), ('skipped', 'skipped')], default='pending', max_length=10)),
-                ('claimed_by', models.CharField(blank=True, max_length=64)),
-                ('lease_until', models.DateTimeField(blank=True, null=True)),
-                ('last_error', models.TextField(blank=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('order', models.CharField(blank=True, default='', max_length=10)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='rubric_tasks', to='arena.judgerun')),
-                ('submission', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='hypoarena.submission')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("calls", models.PositiveIntegerField(default=0, help_text="HTTP calls started for this task, all attempts")),
+                (
+                    "failed_calls",
+                    models.PositiveIntegerField(default=0, help_text="calls that ended in an HTTP error or timeout"),
+                ),
+                ("last_call_error", models.TextField(blank=True, help_text="the error of the latest failed call")),
+                ("discarded", models.PositiveIntegerField(default=0, help_text="answers received but not stored")),
+                ("discarded_prompt_tokens", models.PositiveBigIntegerField(default=0)),
+                ("discarded_completion_tokens", models.PositiveBigIntegerField(default=0)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("claimed", "claimed"),
+                            ("done", "done"),
+                            ("failed", "failed"),
+                            ("skipped", "skipped"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("claimed_by", models.CharField(blank=True, max_length=64)),
+                ("lease_until", models.DateTimeField(blank=True, null=True)),
+                ("last_error", models.TextField(blank=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("order", models.CharField(blank=True, default="", max_length=10)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="rubric_tasks", to="arena.judgerun"
+                    ),
+                ),
+                (
+                    "submission",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="hypoarena.submission"),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['run', 'status'], name='hypoarena_r_run_id_56edbe_idx')],
-                'constraints': [models.UniqueConstraint(fields=('run', 'submission'), name='rubric_task_unique')],
+                "indexes": [models.Index(fields=["run", "status"], name="hypoarena_r_run_id_56edbe_idx")],
+                "constraints": [models.UniqueConstraint(fields=("run", "submission"), name="rubric_task_unique")],
             },
         ),
         migrations.CreateModel(
-            name='RubricJudgment',
+            name="RubricJudgment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('order', models.CharField(blank=True, default='', max_length=10)),
-                ('status', models.CharField(choices=[('accepted', 'accepted'), ('invalid', 'invalid')], default='accepted', max_length=10)),
-                ('scores', models.JSONField(blank=True, help_text='the parsed answer: {"pairs": [{"g", "l", "j"}, ...], "b", "d", "u"}', null=True)),
-                ('reasons', models.TextField(blank=True)),
-                ('raw_response', models.TextField(blank=True)),
-                ('errors', models.JSONField(blank=True, default=list)),
-                ('attempt', models.PositiveSmallIntegerField(default=1)),
-                ('latency_seconds', models.FloatField(blank=True, null=True)),
-                ('prompt_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('completion_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='rubric_judgments', to='arena.judgerun')),
-                ('submission', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='rubric_judgments', to='hypoarena.submission')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("order", models.CharField(blank=True, default="", max_length=10)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("accepted", "accepted"), ("invalid", "invalid")], default="accepted", max_length=10
+                    ),
+                ),
+                (
+                    "scores",
+                    models.JSONField(
+                        blank=True, help_text='the parsed answer: {"pairs": [{"g", "l", "j"}, ...], "b", "d", "u"}', null=True
+                    ),
+                ),
+                ("reasons", models.TextField(blank=True)),
+                ("raw_response", models.TextField(blank=True)),
+                ("errors", models.JSONField(blank=True, default=list)),
+                ("attempt", models.PositiveSmallIntegerField(default=1)),
+                ("latency_seconds", models.FloatField(blank=True, null=True)),
+                ("prompt_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("completion_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="rubric_judgments", to="arena.judgerun"
+                    ),
+                ),
+                (
+                    "submission",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="rubric_judgments", to="hypoarena.submission"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['submission_id', 'id'],
-                'indexes': [models.Index(fields=['run', 'status'], name='hypoarena_r_run_id_ee73a2_idx')],
-                'constraints': [models.UniqueConstraint(condition=models.Q(('status', 'accepted')), fields=('run', 'submission'), name='one_accepted_rubric_judgment'), models.CheckConstraint(condition=models.Q(models.Q(('scores__isnull', False), ('status', 'accepted')), models.Q(('scores__isnull', True), ('status', 'invalid')), _connector='OR'), name='rubric_judgment_scores_iff_accepted')],
+                "ordering": ["submission_id", "id"],
+                "indexes": [models.Index(fields=["run", "status"], name="hypoarena_r_run_id_ee73a2_idx")],
+                "constraints": [
+                    models.UniqueConstraint(
+                        condition=models.Q(("status", "accepted")),
+                        fields=("run", "submission"),
+                        name="one_accepted_rubric_judgment",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("scores__isnull", False), ("status", "accepted")),
+                            models.Q(("scores__isnull", True), ("status", "invalid")),
+                            _connector="OR",
+                        ),
+                        name="rubric_judgment_scores_iff_accepted",
+                    ),
+                ],
             },
         ),
         migrations.RunPython(rubric_runs_own_kind, rubric_runs_back),

@@ -5,131 +5,217 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('arena', '0008_protocols_reconstruction_intrinsic'),
+        ("arena", "0008_protocols_reconstruction_intrinsic"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Paper',
+            name="Paper",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(help_text='The paper_id of the files; unique within the benchmark.', max_length=300)),
-                ('discipline', models.CharField(max_length=100)),
-                ('background', models.TextField()),
-                ('question', models.TextField(help_text='The research question the candidates answer.')),
-                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='intrinsic_papers', to='arena.benchmark')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "external_id",
+                    models.CharField(help_text="The paper_id of the files; unique within the benchmark.", max_length=300),
+                ),
+                ("discipline", models.CharField(max_length=100)),
+                ("background", models.TextField()),
+                ("question", models.TextField(help_text="The research question the candidates answer.")),
+                (
+                    "benchmark",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="intrinsic_papers", to="arena.benchmark"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['benchmark_id', 'discipline', 'external_id'],
+                "ordering": ["benchmark_id", "discipline", "external_id"],
             },
         ),
         migrations.CreateModel(
-            name='Candidate',
+            name="Candidate",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(help_text="The candidate's id in the files; unique within the paper.", max_length=300)),
-                ('text', models.TextField()),
-                ('gold', models.BooleanField(default=False)),
-                ('position', models.PositiveSmallIntegerField(help_text="Its place in the paper's line (0 first): the export keeps the order.")),
-                ('paper', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='candidates', to='intrinsic.paper')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "external_id",
+                    models.CharField(help_text="The candidate's id in the files; unique within the paper.", max_length=300),
+                ),
+                ("text", models.TextField()),
+                ("gold", models.BooleanField(default=False)),
+                (
+                    "position",
+                    models.PositiveSmallIntegerField(
+                        help_text="Its place in the paper's line (0 first): the export keeps the order."
+                    ),
+                ),
+                (
+                    "paper",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="candidates", to="intrinsic.paper"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['paper_id', 'position'],
+                "ordering": ["paper_id", "position"],
             },
         ),
         migrations.CreateModel(
-            name='Scorer',
+            name="Scorer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(help_text='Unique within the benchmark; names the scorer in files and reports.', max_length=200)),
-                ('model', models.CharField(max_length=200)),
-                ('criterion', models.CharField(choices=[('nll', 'NLL (−log softmax)'), ('energy', 'raw-logit energy (−logit)'), ('listwise', 'listwise judge (top 5)')], max_length=10)),
-                ('endpoint', models.TextField(blank=True, help_text='Where the scores came from (an endpoint, a file, a generator).')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='intrinsic_scorers', to='arena.benchmark')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "name",
+                    models.CharField(
+                        help_text="Unique within the benchmark; names the scorer in files and reports.", max_length=200
+                    ),
+                ),
+                ("model", models.CharField(max_length=200)),
+                (
+                    "criterion",
+                    models.CharField(
+                        choices=[
+                            ("nll", "NLL (−log softmax)"),
+                            ("energy", "raw-logit energy (−logit)"),
+                            ("listwise", "listwise judge (top 5)"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "endpoint",
+                    models.TextField(blank=True, help_text="Where the scores came from (an endpoint, a file, a generator)."),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "benchmark",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="intrinsic_scorers", to="arena.benchmark"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['benchmark_id', 'name'],
+                "ordering": ["benchmark_id", "name"],
             },
         ),
         migrations.CreateModel(
-            name='ListwiseRanking',
+            name="ListwiseRanking",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source', models.CharField(default='import', max_length=200)),
-                ('top', models.JSONField(blank=True, default=list)),
-                ('status', models.CharField(choices=[('accepted', 'accepted'), ('invalid', 'invalid')], default='accepted', max_length=10)),
-                ('reason', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('run', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='intrinsic_rankings', to='arena.judgerun')),
-                ('paper', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='rankings', to='intrinsic.paper')),
-                ('scorer', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='rankings', to='intrinsic.scorer')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("source", models.CharField(default="import", max_length=200)),
+                ("top", models.JSONField(blank=True, default=list)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("accepted", "accepted"), ("invalid", "invalid")], default="accepted", max_length=10
+                    ),
+                ),
+                ("reason", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="intrinsic_rankings",
+                        to="arena.judgerun",
+                    ),
+                ),
+                (
+                    "paper",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="rankings", to="intrinsic.paper"),
+                ),
+                (
+                    "scorer",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="rankings", to="intrinsic.scorer"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['scorer_id', 'paper_id'],
+                "ordering": ["scorer_id", "paper_id"],
             },
         ),
         migrations.CreateModel(
-            name='CandidateScore',
+            name="CandidateScore",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source', models.CharField(default='import', max_length=200)),
-                ('mean', models.FloatField()),
-                ('total', models.FloatField()),
-                ('tokens', models.PositiveIntegerField()),
-                ('candidate', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='scores', to='intrinsic.candidate')),
-                ('scorer', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='scores', to='intrinsic.scorer')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("source", models.CharField(default="import", max_length=200)),
+                ("mean", models.FloatField()),
+                ("total", models.FloatField()),
+                ("tokens", models.PositiveIntegerField()),
+                (
+                    "candidate",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="scores", to="intrinsic.candidate"
+                    ),
+                ),
+                (
+                    "scorer",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="scores", to="intrinsic.scorer"),
+                ),
             ],
             options={
-                'ordering': ['scorer_id', 'candidate_id'],
+                "ordering": ["scorer_id", "candidate_id"],
             },
         ),
         migrations.AddConstraint(
-            model_name='paper',
-            constraint=models.UniqueConstraint(fields=('benchmark', 'external_id'), name='intrinsic_paper_id_unique'),
+            model_name="paper",
+            constraint=models.UniqueConstraint(fields=("benchmark", "external_id"), name="intrinsic_paper_id_unique"),
         ),
         migrations.AddConstraint(
-            model_name='candidate',
-            constraint=models.UniqueConstraint(fields=('paper', 'external_id'), name='intrinsic_candidate_id_unique'),
+            model_name="candidate",
+            constraint=models.UniqueConstraint(fields=("paper", "external_id"), name="intrinsic_candidate_id_unique"),
         ),
         migrations.AddConstraint(
-            model_name='candidate',
-            constraint=models.UniqueConstraint(fields=('paper', 'position'), name='intrinsic_candidate_position_unique'),
+            model_name="candidate",
+            constraint=models.UniqueConstraint(fields=("paper", "position"), name="intrinsic_candidate_position_unique"),
         ),
         migrations.AddConstraint(
-            model_name='candidate',
-            constraint=models.UniqueConstraint(condition=models.Q(('gold', True)), fields=('paper',), name='intrinsic_one_gold_per_paper'),
+            model_name="candidate",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("gold", True)), fields=("paper",), name="intrinsic_one_gold_per_paper"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='candidate',
-            constraint=models.CheckConstraint(condition=models.Q(('text', ''), _negated=True), name='intrinsic_candidate_text_not_empty'),
+            model_name="candidate",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("text", ""), _negated=True), name="intrinsic_candidate_text_not_empty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='scorer',
-            constraint=models.UniqueConstraint(fields=('benchmark', 'name'), name='intrinsic_scorer_name_unique'),
+            model_name="scorer",
+            constraint=models.UniqueConstraint(fields=("benchmark", "name"), name="intrinsic_scorer_name_unique"),
         ),
         migrations.AddConstraint(
-            model_name='scorer',
-            constraint=models.CheckConstraint(condition=models.Q(('criterion__in', ['nll', 'energy', 'listwise'])), name='intrinsic_scorer_criterion_known'),
+            model_name="scorer",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("criterion__in", ["nll", "energy", "listwise"])), name="intrinsic_scorer_criterion_known"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='listwiseranking',
-            constraint=models.UniqueConstraint(fields=('scorer', 'paper'), name='intrinsic_one_ranking_per_paper'),
+            model_name="listwiseranking",
+            constraint=models.UniqueConstraint(fields=("scorer", "paper"), name="intrinsic_one_ranking_per_paper"),
         ),
         migrations.AddConstraint(
-            model_name='listwiseranking',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('reason', ''), ('status', 'accepted')), models.Q(('status', 'invalid'), models.Q(('reason', ''), _negated=True)), _connector='OR'), name='intrinsic_ranking_reason_iff_invalid'),
+            model_name="listwiseranking",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("reason", ""), ("status", "accepted")),
+                    models.Q(("status", "invalid"), models.Q(("reason", ""), _negated=True)),
+                    _connector="OR",
+                ),
+                name="intrinsic_ranking_reason_iff_invalid",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='candidatescore',
-            constraint=models.UniqueConstraint(fields=('scorer', 'candidate'), name='intrinsic_one_score_per_candidate'),
+            model_name="candidatescore",
+            constraint=models.UniqueConstraint(fields=("scorer", "candidate"), name="intrinsic_one_score_per_candidate"),
         ),
         migrations.AddConstraint(
-            model_name='candidatescore',
-            constraint=models.CheckConstraint(condition=models.Q(('tokens__gte', 1)), name='intrinsic_score_has_tokens'),
+            model_name="candidatescore",
+            constraint=models.CheckConstraint(condition=models.Q(("tokens__gte", 1)), name="intrinsic_score_has_tokens"),
         ),
     ]

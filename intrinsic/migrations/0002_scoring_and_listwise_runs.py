@@ -6,113 +6,221 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('arena', '0008_protocols_reconstruction_intrinsic'),
-        ('intrinsic', '0001_initial'),
+        ("arena", "0008_protocols_reconstruction_intrinsic"),
+        ("intrinsic", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='candidatescore',
-            name='detail',
-            field=models.JSONField(blank=True, default=dict, help_text='{"values": [per span token], "tokens": [their text], "span_method", "boundary_merged", "skipped_chars", "logits_proved"}'),
+            model_name="candidatescore",
+            name="detail",
+            field=models.JSONField(
+                blank=True,
+                default=dict,
+                help_text='{"values": [per span token], "tokens": [their text], "span_method", "boundary_merged", "skipped_chars", "logits_proved"}',
+            ),
         ),
         migrations.CreateModel(
-            name='IntrinsicScoringRun',
+            name="IntrinsicScoringRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('provider', models.CharField(default='openai_compatible', max_length=50)),
-                ('parameters', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('running', 'running'), ('paused', 'paused'), ('completed', 'completed'), ('failed', 'failed'), ('cancelled', 'cancelled')], default='pending', max_length=20)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='intrinsic_scoring_runs', to='arena.benchmark')),
-                ('launched_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('scorer', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='intrinsic.scorer')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("provider", models.CharField(default="openai_compatible", max_length=50)),
+                ("parameters", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("running", "running"),
+                            ("paused", "paused"),
+                            ("completed", "completed"),
+                            ("failed", "failed"),
+                            ("cancelled", "cancelled"),
+                        ],
+                        default="pending",
+                        max_length=20,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "benchmark",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="intrinsic_scoring_runs", to="arena.benchmark"
+                    ),
+                ),
+                (
+                    "launched_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "scorer",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="runs", to="intrinsic.scorer"),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.AddField(
-            model_name='candidatescore',
-            name='run',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='scores', to='intrinsic.intrinsicscoringrun'),
+            model_name="candidatescore",
+            name="run",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="scores",
+                to="intrinsic.intrinsicscoringrun",
+            ),
         ),
         migrations.CreateModel(
-            name='ListwiseJudgment',
+            name="ListwiseJudgment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('order', models.CharField(max_length=10)),
-                ('status', models.CharField(choices=[('accepted', 'accepted'), ('invalid', 'invalid')], default='accepted', max_length=10)),
-                ('raw_response', models.TextField(blank=True)),
-                ('errors', models.JSONField(blank=True, default=list)),
-                ('attempt', models.PositiveSmallIntegerField(default=1)),
-                ('latency_seconds', models.FloatField(blank=True, null=True)),
-                ('prompt_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('completion_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('labels', models.JSONField(blank=True, default=list)),
-                ('top', models.JSONField(blank=True, default=list)),
-                ('shown', models.JSONField(blank=True, default=list)),
-                ('paper', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='listwise_judgments', to='intrinsic.paper')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='intrinsic_listwise_judgments', to='arena.judgerun')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("order", models.CharField(max_length=10)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("accepted", "accepted"), ("invalid", "invalid")], default="accepted", max_length=10
+                    ),
+                ),
+                ("raw_response", models.TextField(blank=True)),
+                ("errors", models.JSONField(blank=True, default=list)),
+                ("attempt", models.PositiveSmallIntegerField(default=1)),
+                ("latency_seconds", models.FloatField(blank=True, null=True)),
+                ("prompt_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("completion_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("labels", models.JSONField(blank=True, default=list)),
+                ("top", models.JSONField(blank=True, default=list)),
+                ("shown", models.JSONField(blank=True, default=list)),
+                (
+                    "paper",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="listwise_judgments", to="intrinsic.paper"
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="intrinsic_listwise_judgments",
+                        to="arena.judgerun",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['paper_id', 'id'],
-                'constraints': [models.UniqueConstraint(condition=models.Q(('status', 'accepted')), fields=('run', 'paper', 'order'), name='intrinsic_one_accepted_listwise_judgment')],
+                "ordering": ["paper_id", "id"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        condition=models.Q(("status", "accepted")),
+                        fields=("run", "paper", "order"),
+                        name="intrinsic_one_accepted_listwise_judgment",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='ListwiseTask',
+            name="ListwiseTask",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('calls', models.PositiveIntegerField(default=0, help_text='HTTP calls started for this task, all attempts')),
-                ('failed_calls', models.PositiveIntegerField(default=0, help_text='calls that ended in an HTTP error or timeout')),
-                ('last_call_error', models.TextField(blank=True, help_text='the error of the latest failed call')),
-                ('discarded', models.PositiveIntegerField(default=0, help_text='answers received but not stored')),
-                ('discarded_prompt_tokens', models.PositiveBigIntegerField(default=0)),
-                ('discarded_completion_tokens', models.PositiveBigIntegerField(default=0)),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('claimed', 'claimed'), ('done', 'done'), ('failed', 'failed'), ('skipped', 'skipped')], default='pending', max_length=10)),
-                ('claimed_by', models.CharField(blank=True, max_length=64)),
-                ('lease_until', models.DateTimeField(blank=True, null=True)),
-                ('last_error', models.TextField(blank=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('order', models.CharField(default='single', max_length=10)),
-                ('paper', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='intrinsic.paper')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='intrinsic_listwise_tasks', to='arena.judgerun')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("calls", models.PositiveIntegerField(default=0, help_text="HTTP calls started for this task, all attempts")),
+                (
+                    "failed_calls",
+                    models.PositiveIntegerField(default=0, help_text="calls that ended in an HTTP error or timeout"),
+                ),
+                ("last_call_error", models.TextField(blank=True, help_text="the error of the latest failed call")),
+                ("discarded", models.PositiveIntegerField(default=0, help_text="answers received but not stored")),
+                ("discarded_prompt_tokens", models.PositiveBigIntegerField(default=0)),
+                ("discarded_completion_tokens", models.PositiveBigIntegerField(default=0)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("claimed", "claimed"),
+                            ("done", "done"),
+                            ("failed", "failed"),
+                            ("skipped", "skipped"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("claimed_by", models.CharField(blank=True, max_length=64)),
+                ("lease_until", models.DateTimeField(blank=True, null=True)),
+                ("last_error", models.TextField(blank=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("order", models.CharField(default="single", max_length=10)),
+                ("paper", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="intrinsic.paper")),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="intrinsic_listwise_tasks", to="arena.judgerun"
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['run', 'status'], name='intrinsic_l_run_id_3add53_idx')],
-                'constraints': [models.UniqueConstraint(fields=('run', 'paper', 'order'), name='intrinsic_listwise_task_unique')],
+                "indexes": [models.Index(fields=["run", "status"], name="intrinsic_l_run_id_3add53_idx")],
+                "constraints": [models.UniqueConstraint(fields=("run", "paper", "order"), name="intrinsic_listwise_task_unique")],
             },
         ),
         migrations.CreateModel(
-            name='ScoringTask',
+            name="ScoringTask",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('calls', models.PositiveIntegerField(default=0, help_text='HTTP calls started for this task, all attempts')),
-                ('failed_calls', models.PositiveIntegerField(default=0, help_text='calls that ended in an HTTP error or timeout')),
-                ('last_call_error', models.TextField(blank=True, help_text='the error of the latest failed call')),
-                ('discarded', models.PositiveIntegerField(default=0, help_text='answers received but not stored')),
-                ('discarded_prompt_tokens', models.PositiveBigIntegerField(default=0)),
-                ('discarded_completion_tokens', models.PositiveBigIntegerField(default=0)),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('claimed', 'claimed'), ('done', 'done'), ('failed', 'failed'), ('skipped', 'skipped')], default='pending', max_length=10)),
-                ('claimed_by', models.CharField(blank=True, max_length=64)),
-                ('lease_until', models.DateTimeField(blank=True, null=True)),
-                ('last_error', models.TextField(blank=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('prompt_tokens', models.PositiveIntegerField(default=0)),
-                ('completion_tokens', models.PositiveIntegerField(default=0)),
-                ('candidate', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='intrinsic.candidate')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tasks', to='intrinsic.intrinsicscoringrun')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("calls", models.PositiveIntegerField(default=0, help_text="HTTP calls started for this task, all attempts")),
+                (
+                    "failed_calls",
+                    models.PositiveIntegerField(default=0, help_text="calls that ended in an HTTP error or timeout"),
+                ),
+                ("last_call_error", models.TextField(blank=True, help_text="the error of the latest failed call")),
+                ("discarded", models.PositiveIntegerField(default=0, help_text="answers received but not stored")),
+                ("discarded_prompt_tokens", models.PositiveBigIntegerField(default=0)),
+                ("discarded_completion_tokens", models.PositiveBigIntegerField(default=0)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("claimed", "claimed"),
+                            ("done", "done"),
+                            ("failed", "failed"),
+                            ("skipped", "skipped"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("claimed_by", models.CharField(blank=True, max_length=64)),
+                ("lease_until", models.DateTimeField(blank=True, null=True)),
+                ("last_error", models.TextField(blank=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("prompt_tokens", models.PositiveIntegerField(default=0)),
+                ("completion_tokens", models.PositiveIntegerField(default=0)),
+                (
+                    "candidate",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="intrinsic.candidate"),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="tasks", to="intrinsic.intrinsicscoringrun"
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['run', 'status'], name='intrinsic_s_run_id_7053ce_idx')],
-                'constraints': [models.UniqueConstraint(fields=('run', 'candidate'), name='intrinsic_scoring_task_unique')],
+                "indexes": [models.Index(fields=["run", "status"], name="intrinsic_s_run_id_7053ce_idx")],
+                "constraints": [models.UniqueConstraint(fields=("run", "candidate"), name="intrinsic_scoring_task_unique")],
             },
         ),
     ]

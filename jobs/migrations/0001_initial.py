@@ -6,71 +6,135 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('arena', '0001_initial'),
+        ("arena", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='GenerationRun',
+            name="GenerationRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('prompt_version', models.CharField(max_length=50)),
-                ('provider', models.CharField(default='openai_compatible', max_length=50)),
-                ('parameters', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('running', 'running'), ('paused', 'paused'), ('completed', 'completed'), ('failed', 'failed'), ('cancelled', 'cancelled')], default='pending', max_length=20)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='generation_runs', to='arena.benchmark')),
-                ('launched_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("prompt_version", models.CharField(max_length=50)),
+                ("provider", models.CharField(default="openai_compatible", max_length=50)),
+                ("parameters", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("running", "running"),
+                            ("paused", "paused"),
+                            ("completed", "completed"),
+                            ("failed", "failed"),
+                            ("cancelled", "cancelled"),
+                        ],
+                        default="pending",
+                        max_length=20,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "benchmark",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="generation_runs", to="arena.benchmark"
+                    ),
+                ),
+                (
+                    "launched_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='GenerationTask',
+            name="GenerationTask",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('claimed', 'claimed'), ('done', 'done'), ('failed', 'failed'), ('skipped', 'skipped')], default='pending', max_length=10)),
-                ('claimed_by', models.CharField(blank=True, max_length=64)),
-                ('lease_until', models.DateTimeField(blank=True, null=True)),
-                ('calls', models.PositiveIntegerField(default=0)),
-                ('attempts', models.JSONField(blank=True, default=list, help_text='raw answers and schema problems of each attempt')),
-                ('last_error', models.TextField(blank=True)),
-                ('prompt_tokens', models.PositiveIntegerField(default=0)),
-                ('completion_tokens', models.PositiveIntegerField(default=0)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('context', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='arena.context')),
-                ('participant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='arena.participant')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tasks', to='jobs.generationrun')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("claimed", "claimed"),
+                            ("done", "done"),
+                            ("failed", "failed"),
+                            ("skipped", "skipped"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("claimed_by", models.CharField(blank=True, max_length=64)),
+                ("lease_until", models.DateTimeField(blank=True, null=True)),
+                ("calls", models.PositiveIntegerField(default=0)),
+                (
+                    "attempts",
+                    models.JSONField(blank=True, default=list, help_text="raw answers and schema problems of each attempt"),
+                ),
+                ("last_error", models.TextField(blank=True)),
+                ("prompt_tokens", models.PositiveIntegerField(default=0)),
+                ("completion_tokens", models.PositiveIntegerField(default=0)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("context", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="arena.context")),
+                (
+                    "participant",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="arena.participant"),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="tasks", to="jobs.generationrun"),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['run', 'status'], name='jobs_genera_run_id_95a22a_idx')],
-                'constraints': [models.UniqueConstraint(fields=('run', 'context', 'participant'), name='generation_task_unique')],
+                "indexes": [models.Index(fields=["run", "status"], name="jobs_genera_run_id_95a22a_idx")],
+                "constraints": [models.UniqueConstraint(fields=("run", "context", "participant"), name="generation_task_unique")],
             },
         ),
         migrations.CreateModel(
-            name='JudgeTask',
+            name="JudgeTask",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('order', models.CharField(max_length=10)),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('claimed', 'claimed'), ('done', 'done'), ('failed', 'failed'), ('skipped', 'skipped')], default='pending', max_length=10)),
-                ('claimed_by', models.CharField(blank=True, max_length=64)),
-                ('lease_until', models.DateTimeField(blank=True, null=True)),
-                ('calls', models.PositiveIntegerField(default=0, help_text='HTTP calls made for this task, all attempts')),
-                ('last_error', models.TextField(blank=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('pair', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='arena.canonicalpair')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tasks', to='arena.judgerun')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("order", models.CharField(max_length=10)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("claimed", "claimed"),
+                            ("done", "done"),
+                            ("failed", "failed"),
+                            ("skipped", "skipped"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("claimed_by", models.CharField(blank=True, max_length=64)),
+                ("lease_until", models.DateTimeField(blank=True, null=True)),
+                ("calls", models.PositiveIntegerField(default=0, help_text="HTTP calls made for this task, all attempts")),
+                ("last_error", models.TextField(blank=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "pair",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="arena.canonicalpair"),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="tasks", to="arena.judgerun"),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['run', 'status'], name='jobs_judget_run_id_aa5484_idx')],
-                'constraints': [models.UniqueConstraint(fields=('run', 'pair', 'order'), name='judge_task_unique')],
+                "indexes": [models.Index(fields=["run", "status"], name="jobs_judget_run_id_aa5484_idx")],
+                "constraints": [models.UniqueConstraint(fields=("run", "pair", "order"), name="judge_task_unique")],
             },
         ),
     ]

@@ -4,83 +4,87 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('jobs', '0001_initial'),
+        ("jobs", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='generationtask',
-            name='discarded',
-            field=models.PositiveIntegerField(default=0, help_text='answers received but not stored'),
+            model_name="generationtask",
+            name="discarded",
+            field=models.PositiveIntegerField(default=0, help_text="answers received but not stored"),
         ),
         migrations.AddField(
-            model_name='generationtask',
-            name='discarded_completion_tokens',
+            model_name="generationtask",
+            name="discarded_completion_tokens",
             field=models.PositiveBigIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='generationtask',
-            name='discarded_prompt_tokens',
+            model_name="generationtask",
+            name="discarded_prompt_tokens",
             field=models.PositiveBigIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='judgetask',
-            name='discarded',
-            field=models.PositiveIntegerField(default=0, help_text='answers received but not stored'),
+            model_name="judgetask",
+            name="discarded",
+            field=models.PositiveIntegerField(default=0, help_text="answers received but not stored"),
         ),
         migrations.AddField(
-            model_name='judgetask',
-            name='discarded_completion_tokens',
+            model_name="judgetask",
+            name="discarded_completion_tokens",
             field=models.PositiveBigIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='judgetask',
-            name='discarded_prompt_tokens',
+            model_name="judgetask",
+            name="discarded_prompt_tokens",
             field=models.PositiveBigIntegerField(default=0),
         ),
         migrations.AlterField(
-            model_name='generationtask',
-            name='calls',
-            field=models.PositiveIntegerField(default=0, help_text='HTTP calls started for this task, all attempts'),
+            model_name="generationtask",
+            name="calls",
+            field=models.PositiveIntegerField(default=0, help_text="HTTP calls started for this task, all attempts"),
         ),
         migrations.AlterField(
-            model_name='judgetask',
-            name='calls',
-            field=models.PositiveIntegerField(default=0, help_text='HTTP calls started for this task, all attempts'),
+            model_name="judgetask",
+            name="calls",
+            field=models.PositiveIntegerField(default=0, help_text="HTTP calls started for this task, all attempts"),
         ),
         migrations.CreateModel(
-            name='RunDriver',
+            name="RunDriver",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('judge', 'judge run'), ('generation', 'generation run')], max_length=20)),
-                ('run_id', models.BigIntegerField()),
-                ('token', models.CharField(help_text="the claimed_by value of this driver's tasks", max_length=64, unique=True)),
-                ('worker', models.CharField(help_text='host and process id of the worker', max_length=200)),
-                ('started_at', models.DateTimeField(auto_now_add=True)),
-                ('seen_at', models.DateTimeField()),
-                ('ended_at', models.DateTimeField(blank=True, null=True)),
-                ('outcome', models.CharField(blank=True, max_length=200)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("kind", models.CharField(choices=[("judge", "judge run"), ("generation", "generation run")], max_length=20)),
+                ("run_id", models.BigIntegerField()),
+                ("token", models.CharField(help_text="the claimed_by value of this driver's tasks", max_length=64, unique=True)),
+                ("worker", models.CharField(help_text="host and process id of the worker", max_length=200)),
+                ("started_at", models.DateTimeField(auto_now_add=True)),
+                ("seen_at", models.DateTimeField()),
+                ("ended_at", models.DateTimeField(blank=True, null=True)),
+                ("outcome", models.CharField(blank=True, max_length=200)),
             ],
             options={
-                'indexes': [models.Index(fields=['kind', 'run_id', 'ended_at'], name='jobs_rundri_kind_46f9b8_idx')],
+                "indexes": [models.Index(fields=["kind", "run_id", "ended_at"], name="jobs_rundri_kind_46f9b8_idx")],
             },
         ),
         migrations.CreateModel(
-            name='RunEvent',
+            name="RunEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('judge', 'judge run'), ('generation', 'generation run')], max_length=20)),
-                ('run_id', models.BigIntegerField()),
-                ('level', models.CharField(choices=[('info', 'info'), ('warning', 'warning'), ('error', 'error')], default='info', max_length=10)),
-                ('code', models.CharField(help_text='machine-readable: launched, driver_failed, relaunched, ...', max_length=40)),
-                ('message', models.TextField()),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("kind", models.CharField(choices=[("judge", "judge run"), ("generation", "generation run")], max_length=20)),
+                ("run_id", models.BigIntegerField()),
+                (
+                    "level",
+                    models.CharField(
+                        choices=[("info", "info"), ("warning", "warning"), ("error", "error")], default="info", max_length=10
+                    ),
+                ),
+                ("code", models.CharField(help_text="machine-readable: launched, driver_failed, relaunched, ...", max_length=40)),
+                ("message", models.TextField()),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
-                'indexes': [models.Index(fields=['kind', 'run_id', '-created_at'], name='jobs_runeve_kind_4cf21f_idx')],
+                "ordering": ["-created_at", "-id"],
+                "indexes": [models.Index(fields=["kind", "run_id", "-created_at"], name="jobs_runeve_kind_4cf21f_idx")],
             },
         ),
     ]

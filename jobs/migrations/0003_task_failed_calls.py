@@ -4,30 +4,29 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('jobs', '0002_run_drivers_events_costs'),
+        ("jobs", "0002_run_drivers_events_costs"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='generationtask',
-            name='failed_calls',
-            field=models.PositiveIntegerField(default=0, help_text='calls that ended in an HTTP error or timeout'),
+            model_name="generationtask",
+            name="failed_calls",
+            field=models.PositiveIntegerField(default=0, help_text="calls that ended in an HTTP error or timeout"),
         ),
         migrations.AddField(
-            model_name='generationtask',
-            name='last_call_error',
-            field=models.TextField(blank=True, help_text='the error of the latest failed call'),
+            model_name="generationtask",
+            name="last_call_error",
+            field=models.TextField(blank=True, help_text="the error of the latest failed call"),
         ),
         migrations.AddField(
-            model_name='judgetask',
-            name='failed_calls',
-            field=models.PositiveIntegerField(default=0, help_text='calls that ended in an HTTP error or timeout'),
+            model_name="judgetask",
+            name="failed_calls",
+            field=models.PositiveIntegerField(default=0, help_text="calls that ended in an HTTP error or timeout"),
         ),
         migrations.AddField(
-            model_name='judgetask',
-            name='last_call_error',
-            field=models.TextField(blank=True, help_text='the error of the latest failed call'),
+            model_name="judgetask",
+            name="last_call_error",
+            field=models.TextField(blank=True, help_text="the error of the latest failed call"),
         ),
     ]

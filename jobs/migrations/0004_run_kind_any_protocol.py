@@ -4,20 +4,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('jobs', '0003_task_failed_calls'),
+        ("jobs", "0003_task_failed_calls"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='rundriver',
-            name='kind',
-            field=models.CharField(help_text="the engine's run kind: judge, generation, or a protocol's elicitation kind (jobs.execution.KINDS)", max_length=40),
+            model_name="rundriver",
+            name="kind",
+            field=models.CharField(
+                help_text="the engine's run kind: judge, generation, or a protocol's elicitation kind (jobs.execution.KINDS)",
+                max_length=40,
+            ),
         ),
         migrations.AlterField(
-            model_name='runevent',
-            name='kind',
-            field=models.CharField(help_text="the engine's run kind: judge, generation, or a protocol's elicitation kind (jobs.execution.KINDS)", max_length=40),
+            model_name="runevent",
+            name="kind",
+            field=models.CharField(
+                help_text="the engine's run kind: judge, generation, or a protocol's elicitation kind (jobs.execution.KINDS)",
+                max_length=40,
+            ),
         ),
     ]

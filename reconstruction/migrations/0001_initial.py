@@ -5,133 +5,223 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('arena', '0006_judgerun_subjects_hypoarena_rubric'),
+        ("arena", "0006_judgerun_subjects_hypoarena_rubric"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='SeedPaper',
+            name="SeedPaper",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(help_text='The seed_id of the files; unique within the benchmark.', max_length=300)),
-                ('domain', models.CharField(max_length=100)),
-                ('title', models.TextField(help_text='Held out: only match judges read it.')),
-                ('abstract', models.TextField(help_text='Held out: only match judges read it.')),
-                ('t0', models.DateField(help_text='Publication date: only references published strictly before it are eligible.')),
-                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='reconstruction_seeds', to='arena.benchmark')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "external_id",
+                    models.CharField(help_text="The seed_id of the files; unique within the benchmark.", max_length=300),
+                ),
+                ("domain", models.CharField(max_length=100)),
+                ("title", models.TextField(help_text="Held out: only match judges read it.")),
+                ("abstract", models.TextField(help_text="Held out: only match judges read it.")),
+                (
+                    "t0",
+                    models.DateField(help_text="Publication date: only references published strictly before it are eligible."),
+                ),
+                (
+                    "benchmark",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="reconstruction_seeds", to="arena.benchmark"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['benchmark_id', 'domain', 'external_id'],
+                "ordering": ["benchmark_id", "domain", "external_id"],
             },
         ),
         migrations.CreateModel(
-            name='Reference',
+            name="Reference",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('anon_id', models.CharField(help_text='R<n>, drawn at random per seed; what proposers cite.', max_length=12)),
-                ('original_id', models.CharField(help_text='The ref_id of the files (a DOI, an OpenAlex id ...): researcher-side only.', max_length=300)),
-                ('title', models.TextField()),
-                ('abstract', models.TextField(blank=True)),
-                ('published', models.DateField(blank=True, null=True)),
-                ('published_precision', models.CharField(choices=[('day', 'day'), ('month', 'month'), ('year', 'year')], default='day', max_length=5)),
-                ('eligible', models.BooleanField(default=False)),
-                ('exclusion_reason', models.TextField(blank=True)),
-                ('shown_title', models.TextField(blank=True)),
-                ('shown_abstract', models.TextField(blank=True)),
-                ('flags', models.JSONField(blank=True, default=list, help_text='kinds of identifying metadata scrubbed from the shown text')),
-                ('seed', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='references', to='reconstruction.seedpaper')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("anon_id", models.CharField(help_text="R<n>, drawn at random per seed; what proposers cite.", max_length=12)),
+                (
+                    "original_id",
+                    models.CharField(
+                        help_text="The ref_id of the files (a DOI, an OpenAlex id ...): researcher-side only.", max_length=300
+                    ),
+                ),
+                ("title", models.TextField()),
+                ("abstract", models.TextField(blank=True)),
+                ("published", models.DateField(blank=True, null=True)),
+                (
+                    "published_precision",
+                    models.CharField(choices=[("day", "day"), ("month", "month"), ("year", "year")], default="day", max_length=5),
+                ),
+                ("eligible", models.BooleanField(default=False)),
+                ("exclusion_reason", models.TextField(blank=True)),
+                ("shown_title", models.TextField(blank=True)),
+                ("shown_abstract", models.TextField(blank=True)),
+                (
+                    "flags",
+                    models.JSONField(
+                        blank=True, default=list, help_text="kinds of identifying metadata scrubbed from the shown text"
+                    ),
+                ),
+                (
+                    "seed",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="references", to="reconstruction.seedpaper"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['seed_id', 'id'],
+                "ordering": ["seed_id", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Hypothesis',
+            name="Hypothesis",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('family', models.CharField(max_length=100)),
-                ('slot', models.PositiveSmallIntegerField()),
-                ('title', models.TextField(blank=True)),
-                ('summary', models.TextField(blank=True)),
-                ('cited', models.JSONField(blank=True, default=list)),
-                ('valid', models.BooleanField(default=True)),
-                ('invalid_reason', models.TextField(blank=True)),
-                ('participant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='reconstruction_hypotheses', to='arena.participant')),
-                ('seed', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='hypotheses', to='reconstruction.seedpaper')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("family", models.CharField(max_length=100)),
+                ("slot", models.PositiveSmallIntegerField()),
+                ("title", models.TextField(blank=True)),
+                ("summary", models.TextField(blank=True)),
+                ("cited", models.JSONField(blank=True, default=list)),
+                ("valid", models.BooleanField(default=True)),
+                ("invalid_reason", models.TextField(blank=True)),
+                (
+                    "participant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="reconstruction_hypotheses",
+                        to="arena.participant",
+                    ),
+                ),
+                (
+                    "seed",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="hypotheses", to="reconstruction.seedpaper"
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'hypotheses',
-                'ordering': ['seed_id', 'participant__name', 'slot'],
+                "verbose_name_plural": "hypotheses",
+                "ordering": ["seed_id", "participant__name", "slot"],
             },
         ),
         migrations.CreateModel(
-            name='BibliographyFreeze',
+            name="BibliographyFreeze",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('shown_text', models.TextField()),
-                ('content_hash', models.CharField(help_text='SHA-256 of shown_text', max_length=64)),
-                ('frozen_at', models.DateTimeField(auto_now_add=True)),
-                ('audit', models.JSONField(default=dict)),
-                ('seed', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='freeze', to='reconstruction.seedpaper')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("shown_text", models.TextField()),
+                ("content_hash", models.CharField(help_text="SHA-256 of shown_text", max_length=64)),
+                ("frozen_at", models.DateTimeField(auto_now_add=True)),
+                ("audit", models.JSONField(default=dict)),
+                (
+                    "seed",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="freeze", to="reconstruction.seedpaper"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='TournamentRecord',
+            name="TournamentRecord",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('line', models.PositiveIntegerField(help_text='its line in the imported file, for the order of the export')),
-                ('record', models.JSONField()),
-                ('seed', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tournament_records', to='reconstruction.seedpaper')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("line", models.PositiveIntegerField(help_text="its line in the imported file, for the order of the export")),
+                ("record", models.JSONField()),
+                (
+                    "seed",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="tournament_records",
+                        to="reconstruction.seedpaper",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['seed_id', 'line', 'id'],
+                "ordering": ["seed_id", "line", "id"],
             },
         ),
         migrations.CreateModel(
-            name='MatchLabel',
+            name="MatchLabel",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source', models.CharField(help_text="the run label (imported labels) or the run's label", max_length=200)),
-                ('judge', models.CharField(max_length=200)),
-                ('judge_family', models.CharField(max_length=100)),
-                ('label', models.CharField(blank=True, choices=[('match', 'Match'), ('no_match', 'No-match')], max_length=10, null=True)),
-                ('reason', models.TextField(blank=True)),
-                ('recused', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('hypothesis', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='labels', to='reconstruction.hypothesis')),
-                ('run', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='reconstruction_labels', to='arena.judgerun')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("source", models.CharField(help_text="the run label (imported labels) or the run's label", max_length=200)),
+                ("judge", models.CharField(max_length=200)),
+                ("judge_family", models.CharField(max_length=100)),
+                (
+                    "label",
+                    models.CharField(
+                        blank=True, choices=[("match", "Match"), ("no_match", "No-match")], max_length=10, null=True
+                    ),
+                ),
+                ("reason", models.TextField(blank=True)),
+                ("recused", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "hypothesis",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="labels", to="reconstruction.hypothesis"
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="reconstruction_labels",
+                        to="arena.judgerun",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['hypothesis_id', 'judge', 'source'],
-                'constraints': [models.UniqueConstraint(fields=('hypothesis', 'judge', 'source'), name='reconstruction_one_label_per_judge_source'), models.CheckConstraint(condition=models.Q(models.Q(('label__isnull', True), ('recused', True)), models.Q(('label__in', ['match', 'no_match']), ('recused', False)), _connector='OR'), name='reconstruction_label_iff_not_recused')],
+                "ordering": ["hypothesis_id", "judge", "source"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("hypothesis", "judge", "source"), name="reconstruction_one_label_per_judge_source"
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("label__isnull", True), ("recused", True)),
+                            models.Q(("label__in", ["match", "no_match"]), ("recused", False)),
+                            _connector="OR",
+                        ),
+                        name="reconstruction_label_iff_not_recused",
+                    ),
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='seedpaper',
-            constraint=models.UniqueConstraint(fields=('benchmark', 'external_id'), name='reconstruction_seed_id_unique'),
+            model_name="seedpaper",
+            constraint=models.UniqueConstraint(fields=("benchmark", "external_id"), name="reconstruction_seed_id_unique"),
         ),
         migrations.AddConstraint(
-            model_name='reference',
-            constraint=models.UniqueConstraint(fields=('seed', 'anon_id'), name='reconstruction_reference_anon_unique'),
+            model_name="reference",
+            constraint=models.UniqueConstraint(fields=("seed", "anon_id"), name="reconstruction_reference_anon_unique"),
         ),
         migrations.AddConstraint(
-            model_name='reference',
-            constraint=models.UniqueConstraint(fields=('seed', 'original_id'), name='reconstruction_reference_id_unique'),
+            model_name="reference",
+            constraint=models.UniqueConstraint(fields=("seed", "original_id"), name="reconstruction_reference_id_unique"),
         ),
         migrations.AddConstraint(
-            model_name='reference',
-            constraint=models.CheckConstraint(condition=models.Q(('eligible', False), ('exclusion_reason', ''), _connector='OR'), name='reconstruction_eligible_has_no_reason'),
+            model_name="reference",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("eligible", False), ("exclusion_reason", ""), _connector="OR"),
+                name="reconstruction_eligible_has_no_reason",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='hypothesis',
-            constraint=models.UniqueConstraint(fields=('seed', 'participant', 'slot'), name='reconstruction_hypothesis_slot_unique'),
+            model_name="hypothesis",
+            constraint=models.UniqueConstraint(
+                fields=("seed", "participant", "slot"), name="reconstruction_hypothesis_slot_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='hypothesis',
-            constraint=models.CheckConstraint(condition=models.Q(('slot__gte', 1), ('slot__lte', 5)), name='reconstruction_hypothesis_slot_range'),
+            model_name="hypothesis",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("slot__gte", 1), ("slot__lte", 5)), name="reconstruction_hypothesis_slot_range"
+            ),
         ),
     ]

@@ -6,219 +6,464 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('arena', '0008_protocols_reconstruction_intrinsic'),
-        ('reconstruction', '0001_initial'),
+        ("arena", "0008_protocols_reconstruction_intrinsic"),
+        ("reconstruction", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='hypothesis',
-            name='origin',
-            field=models.ForeignKey(blank=True, help_text="a selection pipeline's champion: the proposer's hypothesis it was selected from (its family is the origin's)", null=True, on_delete=django.db.models.deletion.PROTECT, related_name='selections', to='reconstruction.hypothesis'),
+            model_name="hypothesis",
+            name="origin",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="a selection pipeline's champion: the proposer's hypothesis it was selected from (its family is the origin's)",
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="selections",
+                to="reconstruction.hypothesis",
+            ),
         ),
         migrations.CreateModel(
-            name='ProposerRun',
+            name="ProposerRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('prompt_version', models.CharField(max_length=50)),
-                ('provider', models.CharField(default='openai_compatible', max_length=50)),
-                ('parameters', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('running', 'running'), ('paused', 'paused'), ('completed', 'completed'), ('failed', 'failed'), ('cancelled', 'cancelled')], default='pending', max_length=20)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='reconstruction_proposer_runs', to='arena.benchmark')),
-                ('launched_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("prompt_version", models.CharField(max_length=50)),
+                ("provider", models.CharField(default="openai_compatible", max_length=50)),
+                ("parameters", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("running", "running"),
+                            ("paused", "paused"),
+                            ("completed", "completed"),
+                            ("failed", "failed"),
+                            ("cancelled", "cancelled"),
+                        ],
+                        default="pending",
+                        max_length=20,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "benchmark",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="reconstruction_proposer_runs",
+                        to="arena.benchmark",
+                    ),
+                ),
+                (
+                    "launched_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='SwissSelection',
+            name="SwissSelection",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('proposers', models.JSONField(help_text='participant names whose hypotheses compete')),
-                ('judges', models.JSONField(help_text='[{"model", "family"}]: every round is judged by each of them where not recused')),
-                ('seed', models.PositiveIntegerField(default=0, help_text='seeds the pairing lot and the tie-break lot')),
-                ('parameters', models.JSONField(blank=True, default=dict, help_text='endpoint settings of the round runs (no secrets)')),
-                ('status', models.CharField(choices=[('running', 'running'), ('waiting', 'waiting for a failed round run to be resumed'), ('completed', 'completed')], default='running', max_length=10)),
-                ('round', models.PositiveSmallIntegerField(default=0, help_text='the round being judged (0: not started)')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='swiss_selections', to='arena.benchmark')),
-                ('participant', models.OneToOneField(on_delete=django.db.models.deletion.PROTECT, related_name='swiss_selection', to='arena.participant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("proposers", models.JSONField(help_text="participant names whose hypotheses compete")),
+                (
+                    "judges",
+                    models.JSONField(help_text='[{"model", "family"}]: every round is judged by each of them where not recused'),
+                ),
+                ("seed", models.PositiveIntegerField(default=0, help_text="seeds the pairing lot and the tie-break lot")),
+                (
+                    "parameters",
+                    models.JSONField(blank=True, default=dict, help_text="endpoint settings of the round runs (no secrets)"),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("running", "running"),
+                            ("waiting", "waiting for a failed round run to be resumed"),
+                            ("completed", "completed"),
+                        ],
+                        default="running",
+                        max_length=10,
+                    ),
+                ),
+                ("round", models.PositiveSmallIntegerField(default=0, help_text="the round being judged (0: not started)")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "benchmark",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="swiss_selections", to="arena.benchmark"
+                    ),
+                ),
+                (
+                    "participant",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="swiss_selection", to="arena.participant"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='SwissTournament',
+            name="SwissTournament",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slot', models.PositiveSmallIntegerField()),
-                ('candidates', models.JSONField(help_text='hypothesis ids')),
-                ('rounds', models.PositiveSmallIntegerField(help_text='max(1, n - 1)')),
-                ('standings', models.JSONField(blank=True, default=list)),
-                ('tie_break', models.JSONField(blank=True, default=dict)),
-                ('champion', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='reconstruction.hypothesis')),
-                ('seed_paper', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='reconstruction.seedpaper')),
-                ('selection', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tournaments', to='reconstruction.swissselection')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("slot", models.PositiveSmallIntegerField()),
+                ("candidates", models.JSONField(help_text="hypothesis ids")),
+                ("rounds", models.PositiveSmallIntegerField(help_text="max(1, n - 1)")),
+                ("standings", models.JSONField(blank=True, default=list)),
+                ("tie_break", models.JSONField(blank=True, default=dict)),
+                (
+                    "champion",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="reconstruction.hypothesis",
+                    ),
+                ),
+                (
+                    "seed_paper",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="reconstruction.seedpaper"
+                    ),
+                ),
+                (
+                    "selection",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="tournaments",
+                        to="reconstruction.swissselection",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['seed_paper_id', 'slot'],
+                "ordering": ["seed_paper_id", "slot"],
             },
         ),
         migrations.CreateModel(
-            name='SwissMatch',
+            name="SwissMatch",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('round', models.PositiveSmallIntegerField()),
-                ('a', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='reconstruction.hypothesis')),
-                ('b', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='reconstruction.hypothesis')),
-                ('tournament', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='matches', to='reconstruction.swisstournament')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("round", models.PositiveSmallIntegerField()),
+                (
+                    "a",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to="reconstruction.hypothesis"
+                    ),
+                ),
+                (
+                    "b",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="reconstruction.hypothesis",
+                    ),
+                ),
+                (
+                    "tournament",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="matches", to="reconstruction.swisstournament"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['tournament_id', 'round', 'id'],
+                "ordering": ["tournament_id", "round", "id"],
             },
         ),
         migrations.CreateModel(
-            name='SwissVote',
+            name="SwissVote",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('order', models.CharField(max_length=10)),
-                ('status', models.CharField(choices=[('accepted', 'accepted'), ('invalid', 'invalid')], default='accepted', max_length=10)),
-                ('raw_response', models.TextField(blank=True)),
-                ('errors', models.JSONField(blank=True, default=list)),
-                ('attempt', models.PositiveSmallIntegerField(default=1)),
-                ('latency_seconds', models.FloatField(blank=True, null=True)),
-                ('prompt_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('completion_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('judge', models.CharField(max_length=200)),
-                ('verdict', models.CharField(blank=True, max_length=5, null=True)),
-                ('winner', models.CharField(blank=True, max_length=4)),
-                ('reason', models.TextField(blank=True)),
-                ('match', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='votes', to='reconstruction.swissmatch')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='reconstruction_swiss_votes', to='arena.judgerun')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("order", models.CharField(max_length=10)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("accepted", "accepted"), ("invalid", "invalid")], default="accepted", max_length=10
+                    ),
+                ),
+                ("raw_response", models.TextField(blank=True)),
+                ("errors", models.JSONField(blank=True, default=list)),
+                ("attempt", models.PositiveSmallIntegerField(default=1)),
+                ("latency_seconds", models.FloatField(blank=True, null=True)),
+                ("prompt_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("completion_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("judge", models.CharField(max_length=200)),
+                ("verdict", models.CharField(blank=True, max_length=5, null=True)),
+                ("winner", models.CharField(blank=True, max_length=4)),
+                ("reason", models.TextField(blank=True)),
+                (
+                    "match",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="votes", to="reconstruction.swissmatch"
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="reconstruction_swiss_votes",
+                        to="arena.judgerun",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['match_id', 'judge', 'order'],
+                "ordering": ["match_id", "judge", "order"],
             },
         ),
         migrations.CreateModel(
-            name='MatchJudgeTask',
+            name="MatchJudgeTask",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('calls', models.PositiveIntegerField(default=0, help_text='HTTP calls started for this task, all attempts')),
-                ('failed_calls', models.PositiveIntegerField(default=0, help_text='calls that ended in an HTTP error or timeout')),
-                ('last_call_error', models.TextField(blank=True, help_text='the error of the latest failed call')),
-                ('discarded', models.PositiveIntegerField(default=0, help_text='answers received but not stored')),
-                ('discarded_prompt_tokens', models.PositiveBigIntegerField(default=0)),
-                ('discarded_completion_tokens', models.PositiveBigIntegerField(default=0)),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('claimed', 'claimed'), ('done', 'done'), ('failed', 'failed'), ('skipped', 'skipped')], default='pending', max_length=10)),
-                ('claimed_by', models.CharField(blank=True, max_length=64)),
-                ('lease_until', models.DateTimeField(blank=True, null=True)),
-                ('last_error', models.TextField(blank=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('order', models.CharField(default='single', max_length=10)),
-                ('hypothesis', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='reconstruction.hypothesis')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='reconstruction_match_tasks', to='arena.judgerun')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("calls", models.PositiveIntegerField(default=0, help_text="HTTP calls started for this task, all attempts")),
+                (
+                    "failed_calls",
+                    models.PositiveIntegerField(default=0, help_text="calls that ended in an HTTP error or timeout"),
+                ),
+                ("last_call_error", models.TextField(blank=True, help_text="the error of the latest failed call")),
+                ("discarded", models.PositiveIntegerField(default=0, help_text="answers received but not stored")),
+                ("discarded_prompt_tokens", models.PositiveBigIntegerField(default=0)),
+                ("discarded_completion_tokens", models.PositiveBigIntegerField(default=0)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("claimed", "claimed"),
+                            ("done", "done"),
+                            ("failed", "failed"),
+                            ("skipped", "skipped"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("claimed_by", models.CharField(blank=True, max_length=64)),
+                ("lease_until", models.DateTimeField(blank=True, null=True)),
+                ("last_error", models.TextField(blank=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("order", models.CharField(default="single", max_length=10)),
+                (
+                    "hypothesis",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="reconstruction.hypothesis"
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="reconstruction_match_tasks",
+                        to="arena.judgerun",
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['run', 'status'], name='reconstruct_run_id_d0f3fc_idx')],
-                'constraints': [models.UniqueConstraint(fields=('run', 'hypothesis', 'order'), name='reconstruction_match_task_unique')],
+                "indexes": [models.Index(fields=["run", "status"], name="reconstruct_run_id_d0f3fc_idx")],
+                "constraints": [
+                    models.UniqueConstraint(fields=("run", "hypothesis", "order"), name="reconstruction_match_task_unique")
+                ],
             },
         ),
         migrations.CreateModel(
-            name='MatchJudgment',
+            name="MatchJudgment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('order', models.CharField(max_length=10)),
-                ('status', models.CharField(choices=[('accepted', 'accepted'), ('invalid', 'invalid')], default='accepted', max_length=10)),
-                ('raw_response', models.TextField(blank=True)),
-                ('errors', models.JSONField(blank=True, default=list)),
-                ('attempt', models.PositiveSmallIntegerField(default=1)),
-                ('latency_seconds', models.FloatField(blank=True, null=True)),
-                ('prompt_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('completion_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('label', models.CharField(blank=True, choices=[('match', 'Match'), ('no_match', 'No-match')], max_length=10, null=True)),
-                ('reason', models.TextField(blank=True)),
-                ('hypothesis', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judgments', to='reconstruction.hypothesis')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='reconstruction_match_judgments', to='arena.judgerun')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("order", models.CharField(max_length=10)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("accepted", "accepted"), ("invalid", "invalid")], default="accepted", max_length=10
+                    ),
+                ),
+                ("raw_response", models.TextField(blank=True)),
+                ("errors", models.JSONField(blank=True, default=list)),
+                ("attempt", models.PositiveSmallIntegerField(default=1)),
+                ("latency_seconds", models.FloatField(blank=True, null=True)),
+                ("prompt_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("completion_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "label",
+                    models.CharField(
+                        blank=True, choices=[("match", "Match"), ("no_match", "No-match")], max_length=10, null=True
+                    ),
+                ),
+                ("reason", models.TextField(blank=True)),
+                (
+                    "hypothesis",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="judgments", to="reconstruction.hypothesis"
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="reconstruction_match_judgments",
+                        to="arena.judgerun",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['hypothesis_id', 'id'],
-                'constraints': [models.UniqueConstraint(condition=models.Q(('status', 'accepted')), fields=('run', 'hypothesis', 'order'), name='reconstruction_one_accepted_match_judgment')],
+                "ordering": ["hypothesis_id", "id"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        condition=models.Q(("status", "accepted")),
+                        fields=("run", "hypothesis", "order"),
+                        name="reconstruction_one_accepted_match_judgment",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='ProposerTask',
+            name="ProposerTask",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('calls', models.PositiveIntegerField(default=0, help_text='HTTP calls started for this task, all attempts')),
-                ('failed_calls', models.PositiveIntegerField(default=0, help_text='calls that ended in an HTTP error or timeout')),
-                ('last_call_error', models.TextField(blank=True, help_text='the error of the latest failed call')),
-                ('discarded', models.PositiveIntegerField(default=0, help_text='answers received but not stored')),
-                ('discarded_prompt_tokens', models.PositiveBigIntegerField(default=0)),
-                ('discarded_completion_tokens', models.PositiveBigIntegerField(default=0)),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('claimed', 'claimed'), ('done', 'done'), ('failed', 'failed'), ('skipped', 'skipped')], default='pending', max_length=10)),
-                ('claimed_by', models.CharField(blank=True, max_length=64)),
-                ('lease_until', models.DateTimeField(blank=True, null=True)),
-                ('last_error', models.TextField(blank=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('attempts', models.JSONField(blank=True, default=list)),
-                ('prompt_tokens', models.PositiveIntegerField(default=0)),
-                ('completion_tokens', models.PositiveIntegerField(default=0)),
-                ('participant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='arena.participant')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tasks', to='reconstruction.proposerrun')),
-                ('seed', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='reconstruction.seedpaper')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("calls", models.PositiveIntegerField(default=0, help_text="HTTP calls started for this task, all attempts")),
+                (
+                    "failed_calls",
+                    models.PositiveIntegerField(default=0, help_text="calls that ended in an HTTP error or timeout"),
+                ),
+                ("last_call_error", models.TextField(blank=True, help_text="the error of the latest failed call")),
+                ("discarded", models.PositiveIntegerField(default=0, help_text="answers received but not stored")),
+                ("discarded_prompt_tokens", models.PositiveBigIntegerField(default=0)),
+                ("discarded_completion_tokens", models.PositiveBigIntegerField(default=0)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("claimed", "claimed"),
+                            ("done", "done"),
+                            ("failed", "failed"),
+                            ("skipped", "skipped"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("claimed_by", models.CharField(blank=True, max_length=64)),
+                ("lease_until", models.DateTimeField(blank=True, null=True)),
+                ("last_error", models.TextField(blank=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("attempts", models.JSONField(blank=True, default=list)),
+                ("prompt_tokens", models.PositiveIntegerField(default=0)),
+                ("completion_tokens", models.PositiveIntegerField(default=0)),
+                (
+                    "participant",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="+", to="arena.participant"),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="tasks", to="reconstruction.proposerrun"
+                    ),
+                ),
+                (
+                    "seed",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="reconstruction.seedpaper"
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['run', 'status'], name='reconstruct_run_id_f64960_idx')],
-                'constraints': [models.UniqueConstraint(fields=('run', 'seed', 'participant'), name='reconstruction_proposer_task_unique')],
+                "indexes": [models.Index(fields=["run", "status"], name="reconstruct_run_id_f64960_idx")],
+                "constraints": [
+                    models.UniqueConstraint(fields=("run", "seed", "participant"), name="reconstruction_proposer_task_unique")
+                ],
             },
         ),
         migrations.CreateModel(
-            name='SwissJudgeTask',
+            name="SwissJudgeTask",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('calls', models.PositiveIntegerField(default=0, help_text='HTTP calls started for this task, all attempts')),
-                ('failed_calls', models.PositiveIntegerField(default=0, help_text='calls that ended in an HTTP error or timeout')),
-                ('last_call_error', models.TextField(blank=True, help_text='the error of the latest failed call')),
-                ('discarded', models.PositiveIntegerField(default=0, help_text='answers received but not stored')),
-                ('discarded_prompt_tokens', models.PositiveBigIntegerField(default=0)),
-                ('discarded_completion_tokens', models.PositiveBigIntegerField(default=0)),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('claimed', 'claimed'), ('done', 'done'), ('failed', 'failed'), ('skipped', 'skipped')], default='pending', max_length=10)),
-                ('claimed_by', models.CharField(blank=True, max_length=64)),
-                ('lease_until', models.DateTimeField(blank=True, null=True)),
-                ('last_error', models.TextField(blank=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('order', models.CharField(max_length=10)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='reconstruction_swiss_tasks', to='arena.judgerun')),
-                ('match', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='reconstruction.swissmatch')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("calls", models.PositiveIntegerField(default=0, help_text="HTTP calls started for this task, all attempts")),
+                (
+                    "failed_calls",
+                    models.PositiveIntegerField(default=0, help_text="calls that ended in an HTTP error or timeout"),
+                ),
+                ("last_call_error", models.TextField(blank=True, help_text="the error of the latest failed call")),
+                ("discarded", models.PositiveIntegerField(default=0, help_text="answers received but not stored")),
+                ("discarded_prompt_tokens", models.PositiveBigIntegerField(default=0)),
+                ("discarded_completion_tokens", models.PositiveBigIntegerField(default=0)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("claimed", "claimed"),
+                            ("done", "done"),
+                            ("failed", "failed"),
+                            ("skipped", "skipped"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("claimed_by", models.CharField(blank=True, max_length=64)),
+                ("lease_until", models.DateTimeField(blank=True, null=True)),
+                ("last_error", models.TextField(blank=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("order", models.CharField(max_length=10)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="reconstruction_swiss_tasks",
+                        to="arena.judgerun",
+                    ),
+                ),
+                (
+                    "match",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="reconstruction.swissmatch"
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['run', 'status'], name='reconstruct_run_id_8ccde5_idx')],
-                'constraints': [models.UniqueConstraint(fields=('run', 'match', 'order'), name='reconstruction_swiss_task_unique')],
+                "indexes": [models.Index(fields=["run", "status"], name="reconstruct_run_id_8ccde5_idx")],
+                "constraints": [
+                    models.UniqueConstraint(fields=("run", "match", "order"), name="reconstruction_swiss_task_unique")
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='swisstournament',
-            constraint=models.UniqueConstraint(fields=('selection', 'seed_paper', 'slot'), name='reconstruction_swiss_tournament_unique'),
+            model_name="swisstournament",
+            constraint=models.UniqueConstraint(
+                fields=("selection", "seed_paper", "slot"), name="reconstruction_swiss_tournament_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='swissmatch',
-            constraint=models.UniqueConstraint(fields=('tournament', 'round', 'a'), name='reconstruction_swiss_match_unique'),
+            model_name="swissmatch",
+            constraint=models.UniqueConstraint(fields=("tournament", "round", "a"), name="reconstruction_swiss_match_unique"),
         ),
         migrations.AddConstraint(
-            model_name='swissvote',
-            constraint=models.UniqueConstraint(condition=models.Q(('status', 'accepted')), fields=('run', 'match', 'order'), name='reconstruction_one_accepted_swiss_vote'),
+            model_name="swissvote",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status", "accepted")),
+                fields=("run", "match", "order"),
+                name="reconstruction_one_accepted_swiss_vote",
+            ),
         ),
     ]

@@ -21,4 +21,3 @@ def ann_client(annotator):  # noqa: ANN001, ANN201
 @pytest.fixture
 def bob_client(annotator2):  # noqa: ANN001, ANN201
     return client_for(annotator2)
-

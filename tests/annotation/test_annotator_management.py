@@ -72,8 +72,12 @@ def test_only_researchers_reach_the_annotators_pages(annotator, annotator2, outs
 
 @pytest.mark.parametrize(
     ("method", "url"),
-    [("put", lambda u: LIST), ("post", lambda u: detail(u)), ("get", lambda u: reverse("annotation:annotator-link", args=[u.pk])),
-     ("get", lambda u: reverse("annotation:annotator-active", args=[u.pk]))],
+    [
+        ("put", lambda u: LIST),
+        ("post", lambda u: detail(u)),
+        ("get", lambda u: reverse("annotation:annotator-link", args=[u.pk])),
+        ("get", lambda u: reverse("annotation:annotator-active", args=[u.pk])),
+    ],
 )
 def test_the_annotators_pages_refuse_wrong_methods(rita_client, annotator, method, url) -> None:  # noqa: ANN001
     assert getattr(rita_client, method)(url(annotator)).status_code == 405
@@ -200,8 +204,8 @@ def test_the_list_shows_each_annotators_progress_per_study(imported, rita_client
     html = rita_client.get(LIST).content.decode()
     ann_row = re.search(r'<tr data-annotator="ann">.*?</tr>', html, re.S).group(0)
     bob_row = re.search(r'<tr data-annotator="bob">.*?</tr>', html, re.S).group(0)
-    assert "Pilot</a> (formal): <span class=\"num\">3 / 13</span>" in ann_row
-    assert "Pilot</a> (formal): <span class=\"num\">0 / 13</span>" in bob_row
+    assert 'Pilot</a> (formal): <span class="num">3 / 13</span>' in ann_row
+    assert 'Pilot</a> (formal): <span class="num">0 / 13</span>' in bob_row
     page = rita_client.get(detail(annotator)).content.decode()
     assert re.search(r"Pilot</a></td><td>formal</td><td class=\"num\">3</td><td class=\"num\">13</td>", page)
 

@@ -68,8 +68,13 @@ def test_anonymous_visitors_are_sent_to_log_in(name: str) -> None:
 
 def test_anonymous_visitors_cannot_open_or_post_items(study, annotator) -> None:  # noqa: ANN001
     a = first_assignment(study, annotator)
-    for url, method in ((item_url(a), "get"), (item_url(a, "annotation:item-start"), "get"), (item_url(a, "annotation:item-start"), "post"),
-                        (item_url(a, "annotation:item-draft"), "post"), (item_url(a, "annotation:item-submit"), "post")):
+    for url, method in (
+        (item_url(a), "get"),
+        (item_url(a, "annotation:item-start"), "get"),
+        (item_url(a, "annotation:item-start"), "post"),
+        (item_url(a, "annotation:item-draft"), "post"),
+        (item_url(a, "annotation:item-submit"), "post"),
+    ):
         response = getattr(Client(), method)(url)
         assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
     a.refresh_from_db()
@@ -115,7 +120,10 @@ def test_only_the_start_button_starts_the_clock_and_later_starts_do_not(study, a
     html = page.content.decode()
     assert page.status_code == 200 and page["Cache-Control"].startswith("max-age=0")
     assert "You have 10 minutes for this item." in html
-    assert f'<form method="post" action="{item_url(a, "annotation:item-start")}"' in html and "data-start-item>Start</button>" in html
+    assert (
+        f'<form method="post" action="{item_url(a, "annotation:item-start")}"' in html
+        and "data-start-item>Start</button>" in html
+    )
     ann_client.get(reverse("annotation:home"))
     a.refresh_from_db()
     assert a.opened_at is None
@@ -138,7 +146,9 @@ def test_only_the_start_button_starts_the_clock_and_later_starts_do_not(study, a
     assert response["Cache-Control"].startswith("max-age=0")
 
 
-def test_an_annotator_who_submits_and_walks_away_for_an_hour_finds_the_next_item_unstarted(study, annotator, ann_client, rita_client) -> None:  # noqa: ANN001
+def test_an_annotator_who_submits_and_walks_away_for_an_hour_finds_the_next_item_unstarted(
+    study, annotator, ann_client, rita_client
+) -> None:  # noqa: ANN001
     first, second = list(Assignment.objects.filter(study=study, annotator=annotator).order_by("position"))[:2]
     start(ann_client, first)
     response = ann_client.post(item_url(first, "annotation:item-submit"), complete_values("A"))
@@ -168,7 +178,9 @@ def test_an_annotator_who_submits_and_walks_away_for_an_hour_finds_the_next_item
     assert not Label.objects.get(assignment=second).over_time
 
 
-def test_draft_means_something_was_entered_and_an_empty_started_item_is_started(study, annotator, ann_client, rita_client) -> None:  # noqa: ANN001
+def test_draft_means_something_was_entered_and_an_empty_started_item_is_started(
+    study, annotator, ann_client, rita_client
+) -> None:  # noqa: ANN001
     a, b, c = list(Assignment.objects.filter(study=study, annotator=annotator).order_by("position"))[:3]
     start(ann_client, a)
     start(ann_client, b)
@@ -207,13 +219,16 @@ def test_paper_cards_show_the_source_id_proposals_cite_and_link_the_paper(study,
     start(ann_client, a)
     html = ann_client.get(item_url(a)).content.decode()
     record = next(
-        json.loads(line) for line in (release_dir / "contexts.jsonl").read_text(encoding="utf-8").splitlines()
+        json.loads(line)
+        for line in (release_dir / "contexts.jsonl").read_text(encoding="utf-8").splitlines()
         if line.strip() and json.loads(line)["context_id"] == a.item.context.external_id
     )
     cards = html.split('<li class="ann-paper">')[1:]
     assert len(cards) == 4
     for card, paper in zip(cards, record["papers"], strict=True):
-        assert f'<a href="{paper["url"]}" target="_blank" rel="noopener noreferrer" data-source-id>{paper["paper_id"]} ↗</a>' in card
+        assert (
+            f'<a href="{paper["url"]}" target="_blank" rel="noopener noreferrer" data-source-id>{paper["paper_id"]} ↗</a>' in card
+        )
 
 
 def test_drafts_save_through_htmx_and_come_back_on_reload(study, annotator, ann_client) -> None:  # noqa: ANN001
@@ -227,7 +242,13 @@ def test_drafts_save_through_htmx_and_come_back_on_reload(study, annotator, ann_
     assert response.status_code == 200
     assert 'id="save-status"' in response.content.decode() and "Draft saved" in response.content.decode()
     a.refresh_from_db()
-    assert a.draft == {"screening": "partly", "a_grounding": "3", "choice": "TIE", "reason": "both_weak", "rationale": "half-written tho"}
+    assert a.draft == {
+        "screening": "partly",
+        "a_grounding": "3",
+        "choice": "TIE",
+        "reason": "both_weak",
+        "rationale": "half-written tho",
+    }
     html = ann_client.get(item_url(a)).content.decode()
     assert 'value="partly" checked' in html
     assert 'name="a_grounding" value="3" checked' in html
@@ -247,7 +268,9 @@ def test_the_no_javascript_draft_button_redirects_back(study, annotator, ann_cli
 # ------------------------------------------------------------------ submissions
 
 
-def test_it_rejects_an_incomplete_submission_naming_each_missing_field_and_keeps_what_was_typed(study, annotator, ann_client) -> None:  # noqa: ANN001
+def test_it_rejects_an_incomplete_submission_naming_each_missing_field_and_keeps_what_was_typed(
+    study, annotator, ann_client
+) -> None:  # noqa: ANN001
     a = first_assignment(study, annotator)
     start(ann_client, a)
     values = complete_values("TIE", reason="") | {"rationale": "Both miss the decisive metric entirely."}
@@ -260,7 +283,10 @@ def test_it_rejects_an_incomplete_submission_naming_each_missing_field_and_keeps
     html = response.content.decode()
     assert 'id="err-b_falsifiability"' in html and "Score proposal B on Falsifiability (1, 2 or 3)." in html
     assert 'id="err-reason"' in html and "Choose a reason for the tie." in html
-    assert '<a href="#field-reason">Reason</a>' in html and '<a href="#field-b_falsifiability">Falsifiability (proposal B)</a>' in html
+    assert (
+        '<a href="#field-reason">Reason</a>' in html
+        and '<a href="#field-b_falsifiability">Falsifiability (proposal B)</a>' in html
+    )
     assert ">Both miss the decisive metric entirely.</textarea>" in html
     assert 'name="a_grounding" value="2" checked' in html
     assert not Label.objects.exists()
@@ -329,7 +355,9 @@ def test_the_guideline_has_every_anchor(ann_client) -> None:  # noqa: ANN001
         assert str(label) in html
 
 
-def test_the_list_needs_the_same_few_queries_however_many_items(imported, annotator, ann_client, django_assert_max_num_queries) -> None:  # noqa: ANN001
+def test_the_list_needs_the_same_few_queries_however_many_items(
+    imported, annotator, ann_client, django_assert_max_num_queries
+) -> None:  # noqa: ANN001
     from .helpers import make_study
 
     make_study(imported, [annotator], n_contexts=1, n_naive_controls=0)

@@ -40,7 +40,12 @@ class Links(HTMLParser):
             if a.get(key):
                 self.gets.append(a[key])
         if tag == "form":
-            self._form = {"action": a.get("action", ""), "method": a.get("method", "get").lower(), "hx": a.get("hx-post"), "fields": {}}
+            self._form = {
+                "action": a.get("action", ""),
+                "method": a.get("method", "get").lower(),
+                "hx": a.get("hx-post"),
+                "fields": {},
+            }
         elif a.get("hx-post"):
             self.posts.append((a["hx-post"], {}, True))
         if tag == "input" and a.get("type") == "hidden":
@@ -72,8 +77,16 @@ def forbidden_tokens(benchmark) -> list[str]:  # noqa: ANN001
     tokens: set[str] = set()
     for name in names:
         low = name.lower()
-        for variant in {low, low.replace(" ", "_"), low.replace(" ", "-"), low.replace("-", " "), low.replace("-", "_"),
-                        low.replace(" ", "%20"), low.replace(" ", "+"), low.replace("-", "").replace(" ", "")}:
+        for variant in {
+            low,
+            low.replace(" ", "_"),
+            low.replace(" ", "-"),
+            low.replace("-", " "),
+            low.replace("-", "_"),
+            low.replace(" ", "%20"),
+            low.replace(" ", "+"),
+            low.replace("-", "").replace(" ", ""),
+        }:
             if len(variant) >= 5:
                 tokens.add(variant)
     tokens |= {k.lower() for k in CanonicalPair.objects.filter(benchmark=benchmark).values_list("internal_key", flat=True)}
@@ -88,7 +101,11 @@ def crawl(client: Client, starts: list[str]) -> dict[tuple[str, str], object]:
     while queue:
         method, url, data, htmx = queue.pop(0)
         parts = urlsplit(url)
-        if parts.netloc not in ("", "testserver") or parts.scheme not in ("", "http") or url.startswith(("#", "mailto:", "javascript:")):
+        if (
+            parts.netloc not in ("", "testserver")
+            or parts.scheme not in ("", "http")
+            or url.startswith(("#", "mailto:", "javascript:"))
+        ):
             continue
         path = parts.path + (f"?{parts.query}" if parts.query else "")
         if not path or path.startswith(SKIP_PATHS) or (method, path) in seen:
@@ -158,14 +175,18 @@ def test_nothing_an_annotator_can_reach_identifies_a_model(study, annotator, ann
             if links is not None:
                 assert not links.comments, f"an HTML comment in {where}"
                 # draft_version: when the item's draft was last saved (a timestamp), so a stale form cannot overwrite it.
-                assert set(links.hidden) <= {"csrfmiddlewaretoken", "next", "draft_version"}, f"hidden inputs in {where}: {links.hidden}"
+                assert set(links.hidden) <= {"csrfmiddlewaretoken", "next", "draft_version"}, (
+                    f"hidden inputs in {where}: {links.hidden}"
+                )
             if path.startswith("/annotate/"):
                 # No number on an annotator page is a proposal id (ids are not in URLs, data or form values).
                 # Two attributes hold known non-id numbers (the countdown's seconds left, the rationale's length
                 # limit); skipping them keeps the check from depending on where the database's id sequence stands.
                 ids_in_attrs = {
                     int(n)
-                    for n in re.findall(r'(?<![\w-])(?!data-remaining|data-counter-max)(?:value|data-[a-z-]+|id)="(\d+)"', response.body.decode())
+                    for n in re.findall(
+                        r'(?<![\w-])(?!data-remaining|data-counter-max)(?:value|data-[a-z-]+|id)="(\d+)"', response.body.decode()
+                    )
                 }
                 assert not (ids_in_attrs & proposal_ids) - {1, 2, 3}, where  # 1–3 are the score values
             if path.startswith("/api/") and not path.startswith("/api/schema"):

@@ -17,6 +17,8 @@ def test_one_dot_per_model_with_higher_strength_to_the_right_and_higher_win_rate
 
 
 def test_labels_of_close_dots_do_not_overlap() -> None:
-    plot = scatter_plot({"GLM-5": -0.73, "DeepSeek-V3.2": -1.28, "GPT 5.2": 1.27}, {"GLM-5": 0.5, "DeepSeek-V3.2": 0.48, "GPT 5.2": 0.55})
+    plot = scatter_plot(
+        {"GLM-5": -0.73, "DeepSeek-V3.2": -1.28, "GPT 5.2": 1.27}, {"GLM-5": 0.5, "DeepSeek-V3.2": 0.48, "GPT 5.2": 0.55}
+    )
     dy = {p.model: p.label_dy for p in plot.points}
     assert dy["DeepSeek-V3.2"] != dy["GLM-5"]

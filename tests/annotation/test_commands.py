@@ -24,8 +24,22 @@ def run(*args: str) -> str:
 
 
 def test_create_study_prints_the_study_id_first(imported, annotator, annotator2) -> None:  # noqa: ANN001
-    out = run("create_study", "lit2test", "--contexts", "3", "--annotators", "ann,bob", "--round", "practice",
-              "--naive-controls", "1", "--cap-minutes", "5", "--seed", "9")
+    out = run(
+        "create_study",
+        "lit2test",
+        "--contexts",
+        "3",
+        "--annotators",
+        "ann,bob",
+        "--round",
+        "practice",
+        "--naive-controls",
+        "1",
+        "--cap-minutes",
+        "5",
+        "--seed",
+        "9",
+    )
     study = Study.objects.get()
     assert out.splitlines()[0] == f"study: {study.pk}"
     assert (study.round, study.n_contexts, study.cap_minutes, study.seed) == ("practice", 3, 5, 9)
@@ -142,8 +156,22 @@ def test_create_study_help_explains_every_option() -> None:
 
 def test_create_study_with_pairs_per_context(imported, annotator) -> None:  # noqa: ANN001
     out, err = io.StringIO(), io.StringIO()
-    call_command("create_study", "lit2test", "--contexts", "3", "--annotators", "ann", "--naive-controls", "1",
-                 "--pairs-per-context", "5", "--seed", "2", stdout=out, stderr=err)
+    call_command(
+        "create_study",
+        "lit2test",
+        "--contexts",
+        "3",
+        "--annotators",
+        "ann",
+        "--naive-controls",
+        "1",
+        "--pairs-per-context",
+        "5",
+        "--seed",
+        "2",
+        stdout=out,
+        stderr=err,
+    )
     study = Study.objects.get()
     assert study.items.count() == 15 and study.items.filter(is_control=True).count() == 1
     assert "3 contexts (5 items per context), 14 real pairs + 1 hidden controls" in out.getvalue()
@@ -152,6 +180,16 @@ def test_create_study_with_pairs_per_context(imported, annotator) -> None:  # no
 
 def test_create_study_warns_when_every_pair_is_shown_beside_controls(imported, annotator) -> None:  # noqa: ANN001
     err = io.StringIO()
-    call_command("create_study", "lit2test", "--contexts", "2", "--annotators", "ann", "--naive-controls", "1",
-                 stdout=io.StringIO(), stderr=err)
+    call_command(
+        "create_study",
+        "lit2test",
+        "--contexts",
+        "2",
+        "--annotators",
+        "ann",
+        "--naive-controls",
+        "1",
+        stdout=io.StringIO(),
+        stderr=err,
+    )
     assert "annotators can spot it by counting. Use --pairs-per-context" in err.getvalue()

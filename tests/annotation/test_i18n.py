@@ -104,10 +104,30 @@ def test_researcher_pages_carry_no_untranslated_marked_strings() -> None:
 
 # English labels that must not survive on a Chinese page (none of them occurs in the proposals' text).
 ENGLISH_LABELS = [
-    "Neighborhood screening", "Score both proposals", "Which proposal is more suitable", "Proposal A", "Proposal B",
-    "Time left", "Save draft", ">Submit<", "Rationale", "Confidence", "Anchors", "Reviewer-noted limitation",
-    "Open problem", "Resource constraint", "Literature gap", "Decisive metric", "Falsifying result", "My items",
-    "Guideline", "Log out", "Both equally weak", "choose a reason", "Partly coherent", "Not saved yet",
+    "Neighborhood screening",
+    "Score both proposals",
+    "Which proposal is more suitable",
+    "Proposal A",
+    "Proposal B",
+    "Time left",
+    "Save draft",
+    ">Submit<",
+    "Rationale",
+    "Confidence",
+    "Anchors",
+    "Reviewer-noted limitation",
+    "Open problem",
+    "Resource constraint",
+    "Literature gap",
+    "Decisive metric",
+    "Falsifying result",
+    "My items",
+    "Guideline",
+    "Log out",
+    "Both equally weak",
+    "choose a reason",
+    "Partly coherent",
+    "Not saved yet",
 ]
 
 
@@ -117,8 +137,25 @@ def test_the_annotation_screen_and_the_guideline_render_in_chinese(study, annota
     ann_client.cookies["django_language"] = "zh-hans"
     ann_client.post(reverse("annotation:item-start", args=[a.token]))  # the screen shows once the item is started
     screen = ann_client.get(reverse("annotation:item", args=[a.token])).content.decode()
-    for text in ("邻域筛查", "哪份提案更适合作为下一步实验？", "提案 A", "提案 B", "剩余时间", "保存草稿", "提交", "评分锚点",
-                 "审稿人指出的局限", "文献空白", "可证伪性", "平局", "无效", "置信度", "理由", "尚未保存", '<html lang="zh-hans">'):
+    for text in (
+        "邻域筛查",
+        "哪份提案更适合作为下一步实验？",
+        "提案 A",
+        "提案 B",
+        "剩余时间",
+        "保存草稿",
+        "提交",
+        "评分锚点",
+        "审稿人指出的局限",
+        "文献空白",
+        "可证伪性",
+        "平局",
+        "无效",
+        "置信度",
+        "理由",
+        "尚未保存",
+        '<html lang="zh-hans">',
+    ):
         assert text in screen, text
     for label in ENGLISH_LABELS:
         assert label not in screen, label
@@ -135,7 +172,9 @@ def test_the_annotation_screen_and_the_guideline_render_in_chinese(study, annota
 def test_a_rejected_submission_names_the_missing_fields_in_chinese(study, annotator, ann_client) -> None:  # noqa: ANN001
     a = Assignment.objects.filter(study=study, annotator=annotator).order_by("position").first()
     ann_client.cookies["django_language"] = "zh-hans"
-    response = ann_client.post(reverse("annotation:item-submit", args=[a.token]), {"screening": "coherent", "rationale": "太短"}, follow=True)
+    response = ann_client.post(
+        reverse("annotation:item-submit", args=[a.token]), {"screening": "coherent", "rationale": "太短"}, follow=True
+    )
     html = response.content.decode()
     # Post/redirect/get: the answers are kept as the draft, and the item names what is missing.
     assert response.redirect_chain == [(reverse("annotation:item", args=[a.token]) + "?check=1", 302)]

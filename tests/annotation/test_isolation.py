@@ -16,7 +16,12 @@ def test_an_annotator_cannot_read_or_write_another_annotators_items(study, annot
     for a in Assignment.objects.filter(study=study, annotator=annotator):
         assert bob_client.get(reverse("annotation:item", args=[a.token])).status_code == 404
         assert bob_client.post(reverse("annotation:item-draft", args=[a.token]), {"screening": "incoherent"}).status_code == 404
-        assert bob_client.post(reverse("annotation:item-draft", args=[a.token]), {"screening": "x"}, HTTP_HX_REQUEST="true").status_code == 404
+        assert (
+            bob_client.post(
+                reverse("annotation:item-draft", args=[a.token]), {"screening": "x"}, HTTP_HX_REQUEST="true"
+            ).status_code
+            == 404
+        )
         assert bob_client.post(reverse("annotation:item-submit", args=[a.token]), complete_values()).status_code == 404
     untouched = Assignment.objects.filter(study=study, annotator=annotator)
     assert not untouched.exclude(opened_at=None).exists() and not untouched.exclude(draft={}).exists()

@@ -38,7 +38,9 @@ def test_keywords_are_the_most_frequent_content_words_of_the_context() -> None:
 
 def test_the_proposal_uses_only_template_words_and_the_contexts_words() -> None:
     proposal = naive_proposal(WORDS)
-    other = naive_proposal(ContextWords("Graph neural networks over molecules.", "Propose a test.", ["Molecular Graph Transformers"]))
+    other = naive_proposal(
+        ContextWords("Graph neural networks over molecules.", "Propose a test.", ["Molecular Graph Transformers"])
+    )
     # The two proposals share only the template wording: no keyword of one context leaks into the other.
     for word in keywords(WORDS):
         assert not re.search(rf"\b{word}\b", " ".join(other.values()).lower())

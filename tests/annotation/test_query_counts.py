@@ -60,7 +60,8 @@ def work_through(client: Client, study, annotator, django_assert_max_num_queries
         again = step("item page again", ITEM_WARM, lambda: client.get(base))  # noqa: B023
         assert again.status_code == 200
         version = VERSION.search(page.content.decode()).group(1)
-        saved = step("draft save", DRAFT, lambda: client.post(base + "draft", {"screening": "coherent", "draft_version": version}, **HTMX))  # noqa: B023
+        draft = {"screening": "coherent", "draft_version": version}
+        saved = step("draft save", DRAFT, lambda: client.post(base + "draft", draft, **HTMX))  # noqa: B023
         assert saved.status_code == 200 and "Draft saved" in saved.content.decode()
         version = VERSION.search(saved.content.decode()).group(1)
         done = step("submit", SUBMIT, lambda: client.post(base + "submit", complete_values() | {"draft_version": version}))  # noqa: B023
@@ -69,17 +70,30 @@ def work_through(client: Client, study, annotator, django_assert_max_num_queries
 
 
 def test_the_annotators_pages_cost_the_same_queries_in_a_study_of_65_items_as_in_one_of_13(
-    imported, annotator, annotator2, ann_client, bob_client, django_assert_max_num_queries  # noqa: ANN001
+    imported,
+    annotator,
+    annotator2,
+    ann_client,
+    bob_client,
+    django_assert_max_num_queries,  # noqa: ANN001
 ) -> None:
     small = make_study(imported, [annotator], n_contexts=2, n_naive_controls=1)
     large = make_study(imported, [annotator2], n_contexts=13, n_naive_controls=2, pairs_per_context=5, seed=8)
     assert (small.items.count(), large.items.count()) == (13, 65)
     small_counts = work_through(ann_client, small, annotator, django_assert_max_num_queries)
     large_counts = work_through(bob_client, large, annotator2, django_assert_max_num_queries)
-    assert large_counts == small_counts == {
-        "start page": START_PAGE, "start": START, "item page": ITEM_COLD, "item page again": ITEM_WARM,
-        "draft save": DRAFT, "submit": SUBMIT,
-    }
+    assert (
+        large_counts
+        == small_counts
+        == {
+            "start page": START_PAGE,
+            "start": START,
+            "item page": ITEM_COLD,
+            "item page again": ITEM_WARM,
+            "draft save": DRAFT,
+            "submit": SUBMIT,
+        }
+    )
     assert not Assignment.objects.filter(study=large, annotator=annotator2, label__isnull=True).exists()
 
 
@@ -87,6 +101,7 @@ def test_an_alias_edit_reaches_an_item_page_already_shown(imported, annotator, a
     # The proposals are read with every screen (only the context, its papers and the item count are held per
     # study): a researcher's new alias is redacted on the annotator's next load.
     study = make_study(imported, [annotator], n_contexts=13, n_naive_controls=0, pairs_per_context=1, seed=3)
+
     def proposals(token: str) -> str:  # the papers may cite ChatQA by name: only the proposals are redacted
         html = ann_client.get(reverse("annotation:item", args=[token])).content.decode()
         return html[html.index('<section class="ann-proposals"') :].split("</section>", 1)[0]
@@ -97,7 +112,9 @@ def test_an_alias_edit_reaches_an_item_page_already_shown(imported, annotator, a
         shown[a.token] = proposals(a.token)
     naming = [token for token, html in shown.items() if "ChatQA" in html]
     assert naming  # the sample's proposals mention ChatQA (see tests/arena/test_blindness_import.py)
-    participant_aliases_update(participant=Participant.objects.get(benchmark=imported, name="DeepSeek-V3.2"), text="ChatQA | proper")
+    participant_aliases_update(
+        participant=Participant.objects.get(benchmark=imported, name="DeepSeek-V3.2"), text="ChatQA | proper"
+    )
     for token in naming:
         html = proposals(token)
         assert "ChatQA" not in html and "[redacted]" in html

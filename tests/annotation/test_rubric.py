@@ -21,7 +21,9 @@ def test_an_empty_submission_names_every_required_field() -> None:
     assert set(errors) == {"screening", *SCORE_FIELDS, "choice", "confidence", "rationale"}
 
 
-@pytest.mark.parametrize(("choice", "reason"), [("TIE", ""), ("INVALID", ""), ("TIE", "empty_or_garbled"), ("INVALID", "both_weak")])
+@pytest.mark.parametrize(
+    ("choice", "reason"), [("TIE", ""), ("INVALID", ""), ("TIE", "empty_or_garbled"), ("INVALID", "both_weak")]
+)
 def test_tie_and_invalid_need_a_reason_from_their_own_taxonomy(choice: str, reason: str) -> None:
     assert set(validate_submission(complete_values(choice, reason=reason))) == {"reason"}
 
@@ -34,8 +36,16 @@ def test_a_reason_sent_with_a_or_b_is_ignored() -> None:
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("a_grounding", "4"), ("b_falsifiability", "0"), ("a_decisive_metric", "two"), ("screening", "maybe"),
-     ("choice", "C"), ("confidence", "certain"), ("rationale", "too short"), ("rationale", "x" * 1001)],
+    [
+        ("a_grounding", "4"),
+        ("b_falsifiability", "0"),
+        ("a_decisive_metric", "two"),
+        ("screening", "maybe"),
+        ("choice", "C"),
+        ("confidence", "certain"),
+        ("rationale", "too short"),
+        ("rationale", "x" * 1001),
+    ],
 )
 def test_values_out_of_range_are_named(field: str, value: str) -> None:
     assert set(validate_submission(complete_values(**{field: value}))) == {field}

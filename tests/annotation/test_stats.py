@@ -40,11 +40,21 @@ SCREENING = {
 }
 # Dimension scores per (item, annotator): (first side, second side), the same on every dimension but one.
 SCORES = {
-    ("i1", "x"): (3, 1), ("i1", "y"): (3, 2), ("i1", "z"): (2, 3),
-    ("i2", "x"): (1, 3), ("i2", "y"): (2, 3), ("i2", "z"): (2, 2),
-    ("i3", "x"): (3, 2), ("i3", "y"): (2, 2), ("i3", "z"): (1, 3),
-    ("i4", "x"): (3, 1), ("i4", "y"): (3, 1), ("i4", "z"): (1, 1),
-    ("c1", "x"): (3, 1), ("c1", "y"): (3, 1), ("c1", "z"): (1, 3),
+    ("i1", "x"): (3, 1),
+    ("i1", "y"): (3, 2),
+    ("i1", "z"): (2, 3),
+    ("i2", "x"): (1, 3),
+    ("i2", "y"): (2, 3),
+    ("i2", "z"): (2, 2),
+    ("i3", "x"): (3, 2),
+    ("i3", "y"): (2, 2),
+    ("i3", "z"): (1, 3),
+    ("i4", "x"): (3, 1),
+    ("i4", "y"): (3, 1),
+    ("i4", "z"): (1, 1),
+    ("c1", "x"): (3, 1),
+    ("c1", "y"): (3, 1),
+    ("c1", "z"): (1, 3),
 }
 
 
@@ -75,8 +85,16 @@ def labels_frame(extra: list[dict] | None = None) -> pd.DataFrame:
 
 
 def over_time_label() -> dict:
-    row = {"item": "i1", "annotator": "w", "control": False, "model_1": "Alpha", "model_2": "Beta", "winner": "Beta",
-           "screening": "incoherent", "over_time": True}
+    row = {
+        "item": "i1",
+        "annotator": "w",
+        "control": False,
+        "model_1": "Alpha",
+        "model_2": "Beta",
+        "winner": "Beta",
+        "screening": "incoherent",
+        "over_time": True,
+    }
     return row | {f"s{s}_{d}": 1 for d in DIMS for s in (1, 2)}
 
 
@@ -108,13 +126,17 @@ def test_dimension_alpha_is_ordinal_pooled_and_per_dimension() -> None:
     pooled_units = [(it, side, d) for it in ("i1", "i2", "i3", "i4") for side in (1, 2) for d in DIMS]
     lookup = {(r["annotator"], r["item"]): r for r in real.to_dict("records")}
     table = [[lookup[(c, it)][f"s{side}_{d}"] for it, side, d in pooled_units] for c in coders]
-    expected = krippendorff.alpha(reliability_data=np.array(table, dtype=float), level_of_measurement="ordinal", value_domain=[1, 2, 3])
+    expected = krippendorff.alpha(
+        reliability_data=np.array(table, dtype=float), level_of_measurement="ordinal", value_domain=[1, 2, 3]
+    )
     result = stats.dimension_alpha(labels)
     assert result["pooled"] == pytest.approx(expected)
     per_units = [(it, side) for it in ("i1", "i2", "i3", "i4") for side in (1, 2)]
     for d in DIMS:
         table = [[lookup[(c, it)][f"s{side}_{d}"] for it, side in per_units] for c in coders]
-        expected = krippendorff.alpha(reliability_data=np.array(table, dtype=float), level_of_measurement="ordinal", value_domain=[1, 2, 3])
+        expected = krippendorff.alpha(
+            reliability_data=np.array(table, dtype=float), level_of_measurement="ordinal", value_domain=[1, 2, 3]
+        )
         assert result["per_dimension"][d] == pytest.approx(expected)
     assert result["per_dimension"]["falsifiability"] != pytest.approx(result["per_dimension"]["grounding"])
 
@@ -167,7 +189,9 @@ def test_over_time_labels_are_excluded_by_default() -> None:
     assert doc["counts"]["over_time"] == 1 and doc["counts"]["counted"] == 15
     assert doc["majority"]["labels"]["i1"] == "Alpha"
     assert doc["krippendorff_alpha"]["winner"] == pytest.approx(-1 / 98)
-    included = stats.agreement_document(labels, ITEMS, judge_order=["Alpha", "Beta", "Gamma"], include_over_time=True, replicates=200)
+    included = stats.agreement_document(
+        labels, ITEMS, judge_order=["Alpha", "Beta", "Gamma"], include_over_time=True, replicates=200
+    )
     assert included["majority"]["labels"]["i1"] == NO_MAJORITY  # Alpha 2, Beta 2
     assert included["judge_agreement"]["decisive"] == 2
 
@@ -192,8 +216,16 @@ def _unanimous(order: list[str], n_per_pair: int = 4) -> pd.DataFrame:
         for b in order[i + 1 :]:
             for k in range(n_per_pair):
                 for annotator in ("x", "y", "z"):
-                    row = {"item": f"{a}-{b}-{k}", "annotator": annotator, "control": False, "model_1": a, "model_2": b,
-                           "winner": a, "screening": "coherent", "over_time": False}
+                    row = {
+                        "item": f"{a}-{b}-{k}",
+                        "annotator": annotator,
+                        "control": False,
+                        "model_1": a,
+                        "model_2": b,
+                        "winner": a,
+                        "screening": "coherent",
+                        "over_time": False,
+                    }
                     rows.append(row | {f"s{s}_{d}": 2 for d in DIMS for s in (1, 2)})
     return pd.DataFrame(rows, columns=stats.LABEL_COLUMNS)
 
@@ -267,4 +299,6 @@ def test_long_format_alpha_reproduces_the_published_worked_example(level: str, p
     result = stats.long_alpha(pd.DataFrame(rows), unit="item", value="value", level=level, domain=[1, 2, 3, 4, 5])
     assert round(result, 3) == published
     table = np.array([[np.nan if v is None else v for v in values] for values in K2011.values()], dtype=float)
-    assert result == pytest.approx(krippendorff.alpha(reliability_data=table, level_of_measurement=level, value_domain=[1, 2, 3, 4, 5]))
+    assert result == pytest.approx(
+        krippendorff.alpha(reliability_data=table, level_of_measurement=level, value_domain=[1, 2, 3, 4, 5])
+    )

@@ -51,7 +51,14 @@ def test_a_study_has_all_real_pairs_of_its_contexts_plus_hidden_controls(importe
     for it in controls:
         assert it.context_id in {r.context_id for r in real}
         assert it.first_proposal.context_id == it.context_id and it.naive is not None
-        assert set(it.naive.content) == {"literature_gap", "hypothesis", "minimal_test", "decisive_metric", "supporting_result", "falsifying_result"}
+        assert set(it.naive.content) == {
+            "literature_gap",
+            "hypothesis",
+            "minimal_test",
+            "decisive_metric",
+            "supporting_result",
+            "falsifying_result",
+        }
     assert len({it.context_id for it in controls}) == 2
     # The naive proposal never becomes a participant or a proposal of the benchmark.
     assert Proposal.objects.filter(context__benchmark=imported).count() == 52
@@ -207,7 +214,7 @@ def test_six_pairs_per_context_without_controls_is_every_pair(imported, annotato
 
 def test_the_plan_hides_the_control_for_every_k_up_to_five_of_four_models() -> None:
     models = ["claude", "deepseek", "glm", "gpt"]
-    pairs = [(a, b) for i, a in enumerate(models) for b in models[i + 1:]]
+    pairs = [(a, b) for i, a in enumerate(models) for b in models[i + 1 :]]
     for k in range(1, 6):
         for seed in range(50):
             plan = naive.plan_context(pairs, k=k, control=True, rng=random.Random(seed))

@@ -41,8 +41,15 @@ def test_the_study_form_creates_a_study_with_the_service(imported, annotator, an
     assert f'name="annotators" value="{researcher.pk}"' not in page  # only members of the annotators group
     response = rita_client.post(
         reverse("annotation:studies"),
-        {"benchmark": imported.pk, "n_contexts": 2, "annotators": [annotator.pk, annotator2.pk], "round": "formal",
-         "n_naive_controls": 1, "cap_minutes": 7, "seed": 3},
+        {
+            "benchmark": imported.pk,
+            "n_contexts": 2,
+            "annotators": [annotator.pk, annotator2.pk],
+            "round": "formal",
+            "n_naive_controls": 1,
+            "cap_minutes": 7,
+            "seed": 3,
+        },
     )
     study = Study.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse("annotation:study", args=[study.pk])
@@ -53,7 +60,14 @@ def test_the_study_form_creates_a_study_with_the_service(imported, annotator, an
 def test_the_study_form_shows_service_errors(imported, annotator, rita_client) -> None:  # noqa: ANN001
     response = rita_client.post(
         reverse("annotation:studies"),
-        {"benchmark": imported.pk, "n_contexts": 20, "annotators": [annotator.pk], "round": "formal", "n_naive_controls": 1, "cap_minutes": 10},
+        {
+            "benchmark": imported.pk,
+            "n_contexts": 20,
+            "annotators": [annotator.pk],
+            "round": "formal",
+            "n_naive_controls": 1,
+            "cap_minutes": 10,
+        },
     )
     assert response.status_code == 200 and "has 13 contexts with text" in response.content.decode()
     assert not Study.objects.exists()
@@ -149,7 +163,7 @@ def test_the_leaderboard_shows_the_human_win_rate_column(imported, annotator, an
     label_everything(study, lambda a: "TIE")
     page = rita_client.get(reverse("arena:leaderboard", args=[imported.pk])).content.decode()
     assert "Human WR" in page
-    rows = page.split('<tbody>', 1)[1].split("</tbody>", 1)[0].split("<tr>")[1:]
+    rows = page.split("<tbody>", 1)[1].split("</tbody>", 1)[0].split("<tr>")[1:]
     assert len(rows) == 4 and all("0.500" in row for row in rows)  # every label a tie: 0.5 for each model
     api = rita_client.get(reverse("arena:api-leaderboard", args=[imported.pk]), {"replicates": 100}).json()
     assert api["human_win_rate"] == {m: 0.5 for m in api["models"]}
@@ -176,8 +190,16 @@ def test_the_study_form_samples_pairs_per_context(imported, annotator, annotator
     assert 'name="pairs_per_context" value="5"' in page  # the release-like default is filled in
     response = rita_client.post(
         reverse("annotation:studies"),
-        {"benchmark": imported.pk, "n_contexts": 2, "annotators": [annotator.pk, annotator2.pk], "round": "formal",
-         "n_naive_controls": 1, "pairs_per_context": 4, "cap_minutes": 10, "seed": 3},
+        {
+            "benchmark": imported.pk,
+            "n_contexts": 2,
+            "annotators": [annotator.pk, annotator2.pk],
+            "round": "formal",
+            "n_naive_controls": 1,
+            "pairs_per_context": 4,
+            "cap_minutes": 10,
+            "seed": 3,
+        },
     )
     study = Study.objects.get()
     assert response.status_code == 302
@@ -188,13 +210,23 @@ def test_the_study_form_samples_pairs_per_context(imported, annotator, annotator
 
 @pytest.mark.parametrize(
     ("value", "message"),
-    [("6", "with hidden naive controls, pairs per context must be at most 5"), ("0", "Ensure this value is greater than or equal to 1.")],
+    [
+        ("6", "with hidden naive controls, pairs per context must be at most 5"),
+        ("0", "Ensure this value is greater than or equal to 1."),
+    ],
 )
 def test_the_study_form_explains_a_wrong_pairs_per_context(imported, annotator, rita_client, value, message) -> None:  # noqa: ANN001
     response = rita_client.post(
         reverse("annotation:studies"),
-        {"benchmark": imported.pk, "n_contexts": 2, "annotators": [annotator.pk], "round": "formal",
-         "n_naive_controls": 1, "pairs_per_context": value, "cap_minutes": 10},
+        {
+            "benchmark": imported.pk,
+            "n_contexts": 2,
+            "annotators": [annotator.pk],
+            "round": "formal",
+            "n_naive_controls": 1,
+            "pairs_per_context": value,
+            "cap_minutes": 10,
+        },
     )
     assert response.status_code == 200 and message in response.content.decode()
     assert not Study.objects.exists()

@@ -17,7 +17,13 @@ def test_the_benchmark_list_counts_each_kind_of_row_once(imported, rita_client) 
     rows = {row["name"]: row for row in rita_client.get(reverse("arena:api-benchmarks")).json()}
     counts = ("n_contexts", "n_text_contexts", "n_participants", "n_pairs", "n_runs")
     # The release sample: 200 contexts (13 with text), 4 models, 6 pairs per context, one recorded run.
-    assert {k: rows["lit2test"][k] for k in counts} == {"n_contexts": 200, "n_text_contexts": 13, "n_participants": 4, "n_pairs": 1200, "n_runs": 1}
+    assert {k: rows["lit2test"][k] for k in counts} == {
+        "n_contexts": 200,
+        "n_text_contexts": 13,
+        "n_participants": 4,
+        "n_pairs": 1200,
+        "n_runs": 1,
+    }
     assert {k: rows["empty"][k] for k in counts} == dict.fromkeys(counts, 0)
 
 
@@ -46,7 +52,9 @@ def test_unknown_api_urls_answer_json_404(rita_client) -> None:  # noqa: ANN001
     assert "text/html" in rita_client.get("/no-such-page/")["Content-Type"]  # pages keep the HTML 404
 
 
-@pytest.mark.parametrize(("path", "message"), [("/api/runs/999999/progress/", "no run 999999"), ("/api/studies/999999/agreement/", "no study 999999")])
+@pytest.mark.parametrize(
+    ("path", "message"), [("/api/runs/999999/progress/", "no run 999999"), ("/api/studies/999999/agreement/", "no study 999999")]
+)
 def test_an_unknown_id_is_a_404_naming_it(rita_client, path: str, message: str) -> None:  # noqa: ANN001
     response = rita_client.get(path)
     assert response.status_code == 404 and response.json() == {"detail": message}
@@ -63,8 +71,14 @@ def test_every_operation_declares_its_error_answers(rita_client) -> None:  # noq
     operations = {(path, method): op for path, ops in schema["paths"].items() for method, op in ops.items()}
     # The API root and the resources (other protocols add theirs, so the known ones are a subset).
     assert {
-        "/api/", "/api/benchmarks/", "/api/benchmarks/{benchmark_id}/leaderboard/", "/api/benchmarks/{benchmark_id}/controls/",
-        "/api/runs/{run_id}/progress/", "/api/runs/{run_id}/agreement/", "/api/studies/{study_id}/agreement/", "/api/schema/",
+        "/api/",
+        "/api/benchmarks/",
+        "/api/benchmarks/{benchmark_id}/leaderboard/",
+        "/api/benchmarks/{benchmark_id}/controls/",
+        "/api/runs/{run_id}/progress/",
+        "/api/runs/{run_id}/agreement/",
+        "/api/studies/{study_id}/agreement/",
+        "/api/schema/",
     } <= {path for path, _ in operations}
     for (path, _method), op in operations.items():
         declared = set(op["responses"])
@@ -73,7 +87,9 @@ def test_every_operation_declares_its_error_answers(rita_client) -> None:  # noq
             assert {"400", "404"} & declared, (path, declared)
         if "{" in path:
             assert "404" in declared, (path, declared)
-    replicates = next(p for p in operations[("/api/benchmarks/{benchmark_id}/leaderboard/", "get")]["parameters"] if p["name"] == "replicates")
+    replicates = next(
+        p for p in operations[("/api/benchmarks/{benchmark_id}/leaderboard/", "get")]["parameters"] if p["name"] == "replicates"
+    )
     assert replicates["schema"]["maximum"] == 20_000  # the server's cap, from the setting
     error = schema["components"]["schemas"]["Error"]
     assert error["properties"]["detail"]["type"] == "string"

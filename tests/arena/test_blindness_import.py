@@ -59,7 +59,9 @@ def test_self_identifications_are_redacted_at_import_and_recorded(named: Benchma
     ]
     deepseek = next(p for p in proposals if p.participant.name == "DeepSeek-V3.2")
     assert [(r["text"], r["owners"]) for r in deepseek.redactions if r["field"] == "decisive_metric"] == [
-        ("GPT‑5", ["GPT 5.2"]), ("OpenAI", ["GPT 5.2"]), ("Deep-Seek", ["DeepSeek-V3.2"])  # a competitor, then itself
+        ("GPT‑5", ["GPT 5.2"]),
+        ("OpenAI", ["GPT 5.2"]),
+        ("Deep-Seek", ["DeepSeek-V3.2"]),  # a competitor, then itself
     ]
     # Derived aliases are stored on the participants, marked as derived.
     glm = Participant.objects.get(benchmark=named, name="GLM-5")

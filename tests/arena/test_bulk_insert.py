@@ -35,7 +35,11 @@ def test_both_paths_store_the_given_values_and_the_defaults(tmp_path: Path, meth
     ]
     fields = ("run_id", "pair_id", "order", "status", "winner_id", "is_tie", "confidence", "errors", "metadata")
     assert rows_insert(model=OrderedJudgment, fields=fields, rows=iter(rows), method=method) == 3
-    stored = list(OrderedJudgment.objects.filter(run=run).order_by("id").values_list(*fields, "attempt", "main_reason", "verdict", "shown_a_id"))
+    stored = list(
+        OrderedJudgment.objects.filter(run=run)
+        .order_by("id")
+        .values_list(*fields, "attempt", "main_reason", "verdict", "shown_a_id")
+    )
     assert stored == [(*row, 1, "", None, None) for row in rows]  # defaults: attempt 1, blank text, nulls
     assert all(j.created_at is not None for j in OrderedJudgment.objects.filter(run=run))
     assert JudgeRunVersion.objects.get(run_id=run.pk).version >= 1  # the triggers saw the write
@@ -51,8 +55,10 @@ def test_copy_writes_inside_the_import_transaction(tmp_path: Path) -> None:
     # New verdict-only contexts (their contexts and pairs are written first), then a line that contradicts
     # a stored verdict (found while writing the judgments).
     changed = [b.folded(f"ctx_1{i:02d}__v1", "Alpha 1", "Beta-2", "Alpha 1", "Beta-2") for i in range(5)]
-    changed.append(files["corrected_folded_pairs.jsonl"][0] | {"gemini_original_winner": "Beta-2", "stability_label": "order-unstable",
-                                                                "folded_winner": "consistency_tie"})
+    changed.append(
+        files["corrected_folded_pairs.jsonl"][0]
+        | {"gemini_original_winner": "Beta-2", "stability_label": "order-unstable", "folded_winner": "consistency_tie"}
+    )
     before = (Context.objects.count(), CanonicalPair.objects.count(), OrderedJudgment.objects.count())
     with pytest.raises(ReleaseImportError, match="already holds a different original verdict"):
         release_import(directory=b.write(tmp_path / "second", {"corrected_folded_pairs.jsonl": changed}))

@@ -155,4 +155,7 @@ def test_lists_in_csv_cells_read_as_text_not_as_python_reprs(tmp_path: Path) -> 
         for row in read_csv(out / f"{name}.csv"):
             assert not any(cell.startswith(("[", "'[")) for cell in row.values()), (name, row)
     jsonl = [json.loads(x) for x in (out / "proposals.jsonl").open()]
-    assert next(r for r in jsonl if r["model"] == "Alpha 1")["schema_errors"] == ["missing field: hypothesis", "decisive_metric is empty"]
+    assert next(r for r in jsonl if r["model"] == "Alpha 1")["schema_errors"] == [
+        "missing field: hypothesis",
+        "decisive_metric is empty",
+    ]

@@ -48,7 +48,13 @@ def test_a_plain_line_reads_as_written() -> None:
     # Unsorted names are sorted; "TIE" in any case is a tie; a blank batch is none.
     tie = _line(model_pair=["Beta-2", "Alpha 1"], gemini_original_winner="TIE", batch=" ", stability_label="order-unstable")
     assert _folded_plain(tie, _folded_limits()) == (
-        expected[0], CTX, ("Alpha 1", "Beta-2"), None, {"original": TIE, "reverse": "Beta-2"}, expected[5], expected[6]
+        expected[0],
+        CTX,
+        ("Alpha 1", "Beta-2"),
+        None,
+        {"original": TIE, "reverse": "Beta-2"},
+        expected[5],
+        expected[6],
     )
 
 
@@ -116,9 +122,13 @@ def test_one_json_object_shared_by_many_rows_is_stored_in_each(tmp_path: Path) -
     run = benchmark.runs.create(label="shared", judge_model="Judge-Y", provider="recorded")
     pairs = list(CanonicalPair.objects.filter(benchmark=benchmark).order_by("pk").values_list("pk", flat=True))
     shared, other = {"reverse_judgment_source": "frozen"}, {"n": [1, 2]}
-    rows = [(run.pk, pk, order, "accepted", True, meta) for pk in pairs for order, meta in (("original", shared), ("reverse", other))]
+    rows = [
+        (run.pk, pk, order, "accepted", True, meta) for pk in pairs for order, meta in (("original", shared), ("reverse", other))
+    ]
     written = rows_insert(model=OrderedJudgment, fields=("run_id", "pair_id", "order", "status", "is_tie", "metadata"), rows=rows)
     assert written == 2 * len(pairs)
     stored = list(OrderedJudgment.objects.filter(run=run).values_list("order", "metadata"))
     assert len(stored) == written
-    assert all(meta == ({"reverse_judgment_source": "frozen"} if order == "original" else {"n": [1, 2]}) for order, meta in stored)
+    assert all(
+        meta == ({"reverse_judgment_source": "frozen"} if order == "original" else {"n": [1, 2]}) for order, meta in stored
+    )

@@ -99,7 +99,9 @@ def test_results_are_cached_by_the_data_they_come_from(imported, django_assert_m
     assert again == first
     # New data (a flipped verdict) means a new fingerprint and a recomputed document.
     judgment = OrderedJudgment.objects.filter(run=run, order="original", winner__name="GPT 5.2").first()
-    judgment.winner = judgment.pair.participant_a if judgment.pair.participant_b_id == judgment.winner_id else judgment.pair.participant_b
+    judgment.winner = (
+        judgment.pair.participant_a if judgment.pair.participant_b_id == judgment.winner_id else judgment.pair.participant_b
+    )
     judgment.save()
     changed = run_leaderboard(run=run, replicates=200)
     assert changed["stable_wlt"]["GPT 5.2"]["w"] == 423

@@ -38,7 +38,11 @@ def test_other_out_of_range_parameters_are_a_400_naming_them(imported, rita_clie
 
 
 def test_the_bounds_of_the_ranges_are_accepted(imported, rita_client) -> None:  # noqa: ANN001
-    for params in ({"pseudo_count": 0, "replicates": 20}, {"pseudo_count": 100, "replicates": 20}, {"seed": 2**32 - 1, "replicates": 20}):
+    for params in (
+        {"pseudo_count": 0, "replicates": 20},
+        {"pseudo_count": 100, "replicates": 20},
+        {"seed": 2**32 - 1, "replicates": 20},
+    ):
         response = get(rita_client, imported, **params)
         assert response.status_code == 200, (params, response.content)
     assert response.json()["bootstrap"]["replicates"] == 20

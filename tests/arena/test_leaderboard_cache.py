@@ -63,7 +63,9 @@ def test_a_warm_request_reads_no_verdict_and_costs_the_same_queries_at_any_size(
     assert not [sql for sql in many if "arena_orderedjudgment" in sql], many  # the key is the counter, not the data
 
 
-def test_a_cache_hit_is_bounded_with_a_human_study_too(imported, annotator, annotator2, rita_client, django_assert_max_num_queries) -> None:  # noqa: ANN001
+def test_a_cache_hit_is_bounded_with_a_human_study_too(
+    imported, annotator, annotator2, rita_client, django_assert_max_num_queries
+) -> None:  # noqa: ANN001
     from tests.annotation.helpers import make_study
     from tests.annotation.test_study_pages import label_everything
 
@@ -84,7 +86,9 @@ def test_a_new_deleted_or_changed_verdict_shows_at_once(small, rita_client) -> N
     assert doc["stable_wlt"]["Alpha 1"] == {"w": 2, "l": 0, "t": 2}
     run = JudgeRun.objects.get(benchmark=small)
     # Delete the original verdict of one Alpha/Gamma pair: that case is incomplete.
-    judgment = OrderedJudgment.objects.get(run=run, order="original", pair__internal_key=b.pair_id("ctx_001__v1", "Alpha 1", "Gamma-3"))
+    judgment = OrderedJudgment.objects.get(
+        run=run, order="original", pair__internal_key=b.pair_id("ctx_001__v1", "Alpha 1", "Gamma-3")
+    )
     values = {f.attname: getattr(judgment, f.attname) for f in OrderedJudgment._meta.concrete_fields if not f.primary_key}
     judgment.delete()
     assert leaderboard(rita_client, small)["cases"]["incomplete"] == 1

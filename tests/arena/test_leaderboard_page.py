@@ -72,7 +72,11 @@ def test_three_decimals_show_the_digit_the_printed_table_rounds_away(imported, r
 
 @pytest.mark.parametrize(
     ("fit", "header", "gpt"),
-    [("ordered", "BT strength (ordered)", "1.27 ["), ("folded", "BT strength (folded)", "1.26 ["), ("stable", "BT strength (stable-only)", "1.87 [")],
+    [
+        ("ordered", "BT strength (ordered)", "1.27 ["),
+        ("folded", "BT strength (folded)", "1.26 ["),
+        ("stable", "BT strength (stable-only)", "1.87 ["),
+    ],
 )
 def test_the_fit_selector_switches_table_1(imported, rita_client, fit: str, header: str, gpt: str) -> None:  # noqa: ANN001
     table = section(rita_client, imported, "table1", fit=fit)
@@ -91,7 +95,10 @@ def test_all_three_fits_ordered_head_to_heads_and_rank_probabilities_are_shown(i
     ranks = section(rita_client, imported, "rank-probabilities")
     assert "Rank 1 Rank 2 Rank 3 Rank 4" in ranks and "GPT 5.2 1.0000 0.0000 0.0000 0.0000" in ranks
     # Top-1 in rank order (the document lists ties at 0 alphabetically).
-    assert section(rita_client, imported, "top1") == "Top-1: GPT 5.2 1.0000 · Claude-Sonnet-4.6 0.0000 · GLM-5 0.0000 · DeepSeek-V3.2 0.0000"
+    assert (
+        section(rita_client, imported, "top1")
+        == "Top-1: GPT 5.2 1.0000 · Claude-Sonnet-4.6 0.0000 · GLM-5 0.0000 · DeepSeek-V3.2 0.0000"
+    )
 
 
 def test_the_page_says_nothing_is_separated_or_cyclic_on_the_release(imported, rita_client) -> None:  # noqa: ANN001
@@ -111,8 +118,11 @@ def undecided(tmp_path: Path):  # noqa: ANN201
     files = b.small_release()
     pairs = files["corrected_folded_pairs.jsonl"]
     files["corrected_folded_pairs.jsonl"] = [
-        b.folded(p["context_id"], "Alpha 1", "Gamma-3", *(("Alpha 1",) * 2 if p["context_id"] == "ctx_001__v1" else ("Gamma-3",) * 2))
-        if "Gamma" in p["pair_id"] and "Alpha" in p["pair_id"] else p
+        b.folded(
+            p["context_id"], "Alpha 1", "Gamma-3", *(("Alpha 1",) * 2 if p["context_id"] == "ctx_001__v1" else ("Gamma-3",) * 2)
+        )
+        if "Gamma" in p["pair_id"] and "Alpha" in p["pair_id"]
+        else p
         for p in pairs
     ]
     return release_import(directory=b.write(tmp_path, files)).benchmark
@@ -120,7 +130,10 @@ def undecided(tmp_path: Path):  # noqa: ANN201
 
 def test_an_undecided_pair_is_listed_and_no_empty_cycle_list_is_printed(undecided, rita_client) -> None:  # noqa: ANN001
     condorcet = section(rita_client, undecided, "condorcet")
-    assert "Undecided pairs (equal stable wins, neither beats the other): Alpha 1 – Gamma-3 (1–1 stable, 0 order-sensitive)" in condorcet
+    assert (
+        "Undecided pairs (equal stable wins, neither beats the other): Alpha 1 – Gamma-3 (1–1 stable, 0 order-sensitive)"
+        in condorcet
+    )
     assert "Acyclic (no model beats itself through a chain), but not transitive" in condorcet
     assert "Cycles" not in condorcet and "No Condorcet winner" in condorcet
 
@@ -169,7 +182,10 @@ def test_a_run_without_a_complete_case_says_so(tmp_path: Path, rita_client) -> N
     benchmark = release_import(directory=b.write(tmp_path, files)).benchmark
     run = benchmark.runs.get(judge_model="Judge-X")
     text = section(rita_client, benchmark, "insufficient", run=run.pk)
-    assert text == "Not enough judged cases to fit yet: at least two models and one complete case (both orders judged) are needed. 1 case still misses an order."
+    assert (
+        text
+        == "Not enough judged cases to fit yet: at least two models and one complete case (both orders judged) are needed. 1 case still misses an order."
+    )
     out = StringIO()
     call_command("leaderboard", str(benchmark.pk), "--run", str(run.pk), "--replicates", "10", stdout=out)
     assert "Not enough judged cases to fit yet" in out.getvalue() and "None" not in out.getvalue()

@@ -37,14 +37,24 @@ def test_an_accepted_judgment_needs_a_winner_or_a_tie(small) -> None:  # noqa: A
     run = JudgeRun.objects.get()
     pair = CanonicalPair.objects.first()
     with pytest.raises(IntegrityError), transaction.atomic():
-        OrderedJudgment.objects.create(run=JudgeRun.objects.create(benchmark=small, judge_model="J", label="x", provider="recorded"), pair=pair, order="original")
+        OrderedJudgment.objects.create(
+            run=JudgeRun.objects.create(benchmark=small, judge_model="J", label="x", provider="recorded"),
+            pair=pair,
+            order="original",
+        )
     assert run.judgments.count() == 12
 
 
 def test_a_pair_cannot_oppose_a_model_to_itself(small) -> None:  # noqa: ANN001
     pair = CanonicalPair.objects.first()
     with pytest.raises(IntegrityError), transaction.atomic():
-        CanonicalPair.objects.create(benchmark=small, context=pair.context, participant_a=pair.participant_a, participant_b=pair.participant_a, internal_key="self")
+        CanonicalPair.objects.create(
+            benchmark=small,
+            context=pair.context,
+            participant_a=pair.participant_a,
+            participant_b=pair.participant_a,
+            internal_key="self",
+        )
 
 
 def test_the_provenance_audit_finds_a_paper_in_two_contexts(small) -> None:  # noqa: ANN001

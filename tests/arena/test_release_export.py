@@ -22,15 +22,38 @@ def full_state() -> dict[str, list]:
             Benchmark.objects.values_list("name", "version", "canonical_judge", "verdict_rule", "orientation_seed")
         ),
         "contexts": sorted(
-            (c.external_id, c.has_text, c.batch and c.batch.name, c.research_context, c.open_problem, json.dumps(c.metadata, sort_keys=True))
+            (
+                c.external_id,
+                c.has_text,
+                c.batch and c.batch.name,
+                c.research_context,
+                c.open_problem,
+                json.dumps(c.metadata, sort_keys=True),
+            )
             for c in Context.objects.select_related("batch")
         ),
         "papers": sorted(
-            (p.context.external_id, p.position, p.title, p.abstract, p.limitation, p.url, p.source_paper_id, p.year, json.dumps(p.metadata, sort_keys=True))
+            (
+                p.context.external_id,
+                p.position,
+                p.title,
+                p.abstract,
+                p.limitation,
+                p.url,
+                p.source_paper_id,
+                p.year,
+                json.dumps(p.metadata, sort_keys=True),
+            )
             for p in Paper.objects.select_related("context")
         ),
         "proposals": sorted(
-            (p.context.external_id, p.participant.name, json.dumps(p.content, sort_keys=True), p.validation_status, json.dumps(p.release_metadata, sort_keys=True))
+            (
+                p.context.external_id,
+                p.participant.name,
+                json.dumps(p.content, sort_keys=True),
+                p.validation_status,
+                json.dumps(p.release_metadata, sort_keys=True),
+            )
             for p in Proposal.objects.select_related("context", "participant")
         ),
         "pairs": sorted(
@@ -40,9 +63,21 @@ def full_state() -> dict[str, list]:
         "runs": sorted(JudgeRun.objects.values_list("judge_model", "label", "provider", "is_canonical", "run_type", "status")),
         "judgments": sorted(
             (
-                j.run.label, j.pair.internal_key, j.order, j.status, j.shown_a and j.shown_a.name, j.verdict, j.is_tie,
-                j.winner and j.winner.name, j.confidence, j.main_reason, j.weakness_a, j.weakness_b, j.attempt,
-                j.latency_seconds, json.dumps(j.metadata, sort_keys=True),
+                j.run.label,
+                j.pair.internal_key,
+                j.order,
+                j.status,
+                j.shown_a and j.shown_a.name,
+                j.verdict,
+                j.is_tie,
+                j.winner and j.winner.name,
+                j.confidence,
+                j.main_reason,
+                j.weakness_a,
+                j.weakness_b,
+                j.attempt,
+                j.latency_seconds,
+                json.dumps(j.metadata, sort_keys=True),
             )
             for j in OrderedJudgment.objects.select_related("run", "pair", "shown_a", "winner")
         ),
@@ -102,7 +137,9 @@ def test_an_export_imports_as_another_version_beside_the_original(release_dir: P
     assert original_ids.isdisjoint(copy.pairs.values_list("public_id", flat=True))  # fresh ids where taken
 
 
-def test_the_csv_model_pair_reads_as_one_model_vs_the_other_and_the_jsonl_keeps_the_list(release_dir: Path, tmp_path: Path) -> None:
+def test_the_csv_model_pair_reads_as_one_model_vs_the_other_and_the_jsonl_keeps_the_list(
+    release_dir: Path, tmp_path: Path
+) -> None:
     benchmark = release_import(directory=release_dir).benchmark
     release_export(benchmark=benchmark, directory=tmp_path)
     source = {row["pair_id"]: row["model_pair"] for row in map(json.loads, (release_dir / "corrected_folded_pairs.jsonl").open())}

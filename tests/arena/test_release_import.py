@@ -25,7 +25,9 @@ def snapshot_rows() -> list[tuple]:
     """Everything stored, as comparable tuples (public ids included)."""
     rows: list[tuple] = []
     for j in OrderedJudgment.objects.select_related("run", "pair", "winner", "shown_a"):
-        rows.append(("j", j.run.label, j.pair.internal_key, j.order, j.winner and j.winner.name, j.is_tie, j.verdict, j.confidence))
+        rows.append(
+            ("j", j.run.label, j.pair.internal_key, j.order, j.winner and j.winner.name, j.is_tie, j.verdict, j.confidence)
+        )
     for p in CanonicalPair.objects.select_related("participant_a", "participant_b", "context"):
         rows.append(("p", p.internal_key, p.public_id, p.participant_a.name, p.participant_b.name, p.context.external_id))
     return sorted(rows, key=repr)
@@ -294,7 +296,9 @@ def test_orientation_is_seeded_and_deterministic(tmp_path: Path) -> None:
     assert first != [orientation_flipped(8, k) for k in keys]
     release_import(directory=b.write(tmp_path, b.small_release()))
     for pair in CanonicalPair.objects.select_related("participant_a", "participant_b"):
-        expected_a = sorted((pair.participant_a.name, pair.participant_b.name))[1 if orientation_flipped(20260101, pair.internal_key) else 0]
+        expected_a = sorted((pair.participant_a.name, pair.participant_b.name))[
+            1 if orientation_flipped(20260101, pair.internal_key) else 0
+        ]
         assert pair.participant_a.name == expected_a
 
 

@@ -160,79 +160,267 @@ SEED = "must be a whole number from -9223372036854775808 to 9223372036854775807,
 
 CASES = [
     # Values longer than their column (issue 8: ids, model names, paper year, URL, confidence, public id).
-    Case("context-id-too-long", put(CONTEXTS, 1, "context_id", "c" * 301), f"{CONTEXTS}, line 1: context_id: has 301 characters; the limit is 300"),
-    Case("model-name-too-long", put(PROPOSALS, 1, "model", "M" * 201), f"{PROPOSALS}, line 1: model: has 201 characters; the limit is 200"),
-    Case("model-pair-name-too-long", put(FOLDED, 1, "model_pair", ["Alpha 1", "B" * 201]), f"{FOLDED}, line 1: model_pair[1]: has 201 characters; the limit is 200"),
-    Case("system-a-too-long", put(JUDGMENTS, 1, "system_a", "A" * 201), f"{JUDGMENTS}, line 1: system_a: has 201 characters; the limit is 200"),
-    Case("paper-year-too-long", put_paper(1, 1, "year", "2025-01-01T00:00"), f"{CONTEXTS}, line 1: papers[1].year: has 16 characters; the limit is 10"),
-    Case("paper-url-too-long", put_paper(1, 0, "url", LONG_URL), f"{CONTEXTS}, line 1: papers[0].url: has 510 characters; the limit is 500"),
-    Case("paper-id-too-long", put_paper(2, 3, "paper_id", "p" * 201), f"{CONTEXTS}, line 2: papers[3].paper_id: has 201 characters; the limit is 200"),
-    Case("folded-confidence-too-long", put(FOLDED, 2, "gemini_original_confidence", "very very high"), f"{FOLDED}, line 2: gemini_original_confidence: has 14 characters; the limit is 10"),
-    Case("judgment-confidence-too-long", put(JUDGMENTS, 1, "confidence", "very very high"), f"{JUDGMENTS}, line 1: confidence: has 14 characters; the limit is 10"),
-    Case("pair-id-too-long", put(FOLDED, 3, "pair_id", LONG_PAIR_ID), f"{FOLDED}, line 3: pair_id: has {len(LONG_PAIR_ID)} characters; the limit is 500"),
-    Case("public-id-too-long", put(JUDGMENTS, 1, "pair_public_id", "a" * 33), f"{JUDGMENTS}, line 1: pair_public_id: has 33 characters; the limit is 32"),
-    Case("judge-model-too-long", put(JUDGMENTS, 2, "judge_model", "J" * 201), f"{JUDGMENTS}, line 2: judge_model: has 201 characters; the limit is 200"),
-    Case("run-label-too-long", put(JUDGMENTS, 1, "run_label", "r" * 201), f"{JUDGMENTS}, line 1: run_label: has 201 characters; the limit is 200"),
-    Case("prompt-version-too-long", put(JUDGMENTS, 1, "prompt_version", "v" * 51), f"{JUDGMENTS}, line 1: prompt_version: has 51 characters; the limit is 50"),
+    Case(
+        "context-id-too-long",
+        put(CONTEXTS, 1, "context_id", "c" * 301),
+        f"{CONTEXTS}, line 1: context_id: has 301 characters; the limit is 300",
+    ),
+    Case(
+        "model-name-too-long",
+        put(PROPOSALS, 1, "model", "M" * 201),
+        f"{PROPOSALS}, line 1: model: has 201 characters; the limit is 200",
+    ),
+    Case(
+        "model-pair-name-too-long",
+        put(FOLDED, 1, "model_pair", ["Alpha 1", "B" * 201]),
+        f"{FOLDED}, line 1: model_pair[1]: has 201 characters; the limit is 200",
+    ),
+    Case(
+        "system-a-too-long",
+        put(JUDGMENTS, 1, "system_a", "A" * 201),
+        f"{JUDGMENTS}, line 1: system_a: has 201 characters; the limit is 200",
+    ),
+    Case(
+        "paper-year-too-long",
+        put_paper(1, 1, "year", "2025-01-01T00:00"),
+        f"{CONTEXTS}, line 1: papers[1].year: has 16 characters; the limit is 10",
+    ),
+    Case(
+        "paper-url-too-long",
+        put_paper(1, 0, "url", LONG_URL),
+        f"{CONTEXTS}, line 1: papers[0].url: has 510 characters; the limit is 500",
+    ),
+    Case(
+        "paper-id-too-long",
+        put_paper(2, 3, "paper_id", "p" * 201),
+        f"{CONTEXTS}, line 2: papers[3].paper_id: has 201 characters; the limit is 200",
+    ),
+    Case(
+        "folded-confidence-too-long",
+        put(FOLDED, 2, "gemini_original_confidence", "very very high"),
+        f"{FOLDED}, line 2: gemini_original_confidence: has 14 characters; the limit is 10",
+    ),
+    Case(
+        "judgment-confidence-too-long",
+        put(JUDGMENTS, 1, "confidence", "very very high"),
+        f"{JUDGMENTS}, line 1: confidence: has 14 characters; the limit is 10",
+    ),
+    Case(
+        "pair-id-too-long",
+        put(FOLDED, 3, "pair_id", LONG_PAIR_ID),
+        f"{FOLDED}, line 3: pair_id: has {len(LONG_PAIR_ID)} characters; the limit is 500",
+    ),
+    Case(
+        "public-id-too-long",
+        put(JUDGMENTS, 1, "pair_public_id", "a" * 33),
+        f"{JUDGMENTS}, line 1: pair_public_id: has 33 characters; the limit is 32",
+    ),
+    Case(
+        "judge-model-too-long",
+        put(JUDGMENTS, 2, "judge_model", "J" * 201),
+        f"{JUDGMENTS}, line 2: judge_model: has 201 characters; the limit is 200",
+    ),
+    Case(
+        "run-label-too-long",
+        put(JUDGMENTS, 1, "run_label", "r" * 201),
+        f"{JUDGMENTS}, line 1: run_label: has 201 characters; the limit is 200",
+    ),
+    Case(
+        "prompt-version-too-long",
+        put(JUDGMENTS, 1, "prompt_version", "v" * 51),
+        f"{JUDGMENTS}, line 1: prompt_version: has 51 characters; the limit is 50",
+    ),
     Case("batch-too-long", put(FOLDED, 4, "batch", "b" * 101), f"{FOLDED}, line 4: batch: has 101 characters; the limit is 100"),
-    Case("condition-too-long", put(CONTEXTS, 2, "condition", "k" * 101), f"{CONTEXTS}, line 2: condition: has 101 characters; the limit is 100"),
+    Case(
+        "condition-too-long",
+        put(CONTEXTS, 2, "condition", "k" * 101),
+        f"{CONTEXTS}, line 2: condition: has 101 characters; the limit is 100",
+    ),
     Case("benchmark-name-too-long", put_meta("name", "n" * 101), f"{BENCHMARK}: name: has 101 characters; the limit is 100"),
     # NUL characters (PostgreSQL refuses them in text and in jsonb) and lone surrogates.
-    Case("nul-in-context-text", put(CONTEXTS, 1, "research_context", "before\x00after"), f"{CONTEXTS}, line 1: research_context: contains a NUL character"),
-    Case("nul-in-proposal-field", put(PROPOSALS, 3, "hypothesis", "H\x00"), f"{PROPOSALS}, line 3: hypothesis: contains a NUL character"),
+    Case(
+        "nul-in-context-text",
+        put(CONTEXTS, 1, "research_context", "before\x00after"),
+        f"{CONTEXTS}, line 1: research_context: contains a NUL character",
+    ),
+    Case(
+        "nul-in-proposal-field",
+        put(PROPOSALS, 3, "hypothesis", "H\x00"),
+        f"{PROPOSALS}, line 3: hypothesis: contains a NUL character",
+    ),
     Case("nul-in-model-name", put(PROPOSALS, 4, "model", "Alpha\x001"), f"{PROPOSALS}, line 4: model: contains a NUL character"),
-    Case("nul-in-metadata-key", put(CONTEXTS, 2, "pool_metadata", {"a\x00b": 1}), f"{CONTEXTS}, line 2: pool_metadata: key 'a\\x00b' contains a NUL character"),
-    Case("nul-in-judgment-reason", put(JUDGMENTS, 1, "main_reason", "\x00"), f"{JUDGMENTS}, line 1: main_reason: contains a NUL character"),
-    Case("surrogate-in-model-name", put(PROPOSALS, 2, "model", "Beta-\ud800"), f"{PROPOSALS}, line 2: model: contains a lone surrogate (\\ud800)"),
-    Case("surrogate-in-paper-metadata", put_paper(1, 0, "rating_summary", {"note": "x\udc80"}), f"{CONTEXTS}, line 1: papers[0].rating_summary.note: contains a lone surrogate (\\udc80)"),
-    Case("surrogate-in-winner", put(FOLDED, 6, "gemini_reverse_winner", "\udbff"), f"{FOLDED}, line 6: gemini_reverse_winner: contains a lone surrogate"),
+    Case(
+        "nul-in-metadata-key",
+        put(CONTEXTS, 2, "pool_metadata", {"a\x00b": 1}),
+        f"{CONTEXTS}, line 2: pool_metadata: key 'a\\x00b' contains a NUL character",
+    ),
+    Case(
+        "nul-in-judgment-reason",
+        put(JUDGMENTS, 1, "main_reason", "\x00"),
+        f"{JUDGMENTS}, line 1: main_reason: contains a NUL character",
+    ),
+    Case(
+        "surrogate-in-model-name",
+        put(PROPOSALS, 2, "model", "Beta-\ud800"),
+        f"{PROPOSALS}, line 2: model: contains a lone surrogate (\\ud800)",
+    ),
+    Case(
+        "surrogate-in-paper-metadata",
+        put_paper(1, 0, "rating_summary", {"note": "x\udc80"}),
+        f"{CONTEXTS}, line 1: papers[0].rating_summary.note: contains a lone surrogate (\\udc80)",
+    ),
+    Case(
+        "surrogate-in-winner",
+        put(FOLDED, 6, "gemini_reverse_winner", "\udbff"),
+        f"{FOLDED}, line 6: gemini_reverse_winner: contains a lone surrogate",
+    ),
     # Numbers JSON does not have, and integers outside their column's range.
-    Case("nan-elapsed", put(JUDGMENTS, 1, "elapsed_seconds", float("nan")), f"{JUDGMENTS}, line 1: elapsed_seconds: {FINITE} NaN"),
-    Case("infinity-in-metadata", put(JUDGMENTS, 2, "metadata", {"score": float("inf")}), f"{JUDGMENTS}, line 2: metadata.score: {FINITE} Infinity"),
-    Case("minus-infinity-in-flags", put(PROPOSALS, 1, "lit2test_flags", {"x": float("-inf")}), f"{PROPOSALS}, line 1: lit2test_flags.x: {FINITE} -Infinity"),
-    Case("overflowing-float", text_edit(JUDGMENTS, '"elapsed_seconds": 1.5', '"elapsed_seconds": 1e400'), f"{JUDGMENTS}, line 1: elapsed_seconds: {FINITE} Infinity"),
-    Case("negative-elapsed", put(JUDGMENTS, 2, "elapsed_seconds", -1), f"{JUDGMENTS}, line 2: elapsed_seconds: must be 0 or more, got -1"),
+    Case(
+        "nan-elapsed", put(JUDGMENTS, 1, "elapsed_seconds", float("nan")), f"{JUDGMENTS}, line 1: elapsed_seconds: {FINITE} NaN"
+    ),
+    Case(
+        "infinity-in-metadata",
+        put(JUDGMENTS, 2, "metadata", {"score": float("inf")}),
+        f"{JUDGMENTS}, line 2: metadata.score: {FINITE} Infinity",
+    ),
+    Case(
+        "minus-infinity-in-flags",
+        put(PROPOSALS, 1, "lit2test_flags", {"x": float("-inf")}),
+        f"{PROPOSALS}, line 1: lit2test_flags.x: {FINITE} -Infinity",
+    ),
+    Case(
+        "overflowing-float",
+        text_edit(JUDGMENTS, '"elapsed_seconds": 1.5', '"elapsed_seconds": 1e400'),
+        f"{JUDGMENTS}, line 1: elapsed_seconds: {FINITE} Infinity",
+    ),
+    Case(
+        "negative-elapsed",
+        put(JUDGMENTS, 2, "elapsed_seconds", -1),
+        f"{JUDGMENTS}, line 2: elapsed_seconds: must be 0 or more, got -1",
+    ),
     Case("fractional-attempt", put(JUDGMENTS, 1, "attempt", 1.5), f"{JUDGMENTS}, line 1: attempt: {ATTEMPT} 1.5"),
     Case("negative-attempt", put(JUDGMENTS, 1, "attempt", -1), f"{JUDGMENTS}, line 1: attempt: {ATTEMPT} -1"),
     Case("zero-attempt", put(JUDGMENTS, 2, "attempt", 0), f"{JUDGMENTS}, line 2: attempt: {ATTEMPT} 0"),
     Case("huge-attempt", put(JUDGMENTS, 1, "attempt", 10**30), f"{JUDGMENTS}, line 1: attempt: {ATTEMPT} {10**30}"),
     Case("text-attempt", put(JUDGMENTS, 1, "attempt", "2"), f'{JUDGMENTS}, line 1: attempt: {ATTEMPT} "2"'),
     Case("negative-prompt-tokens", put(JUDGMENTS, 1, "prompt_tokens", -5), f"{JUDGMENTS}, line 1: prompt_tokens: {TOKENS} -5"),
-    Case("huge-prompt-tokens", put(JUDGMENTS, 2, "prompt_tokens", 10**30), f"{JUDGMENTS}, line 2: prompt_tokens: {TOKENS} {10**30}"),
-    Case("boolean-completion-tokens", put(JUDGMENTS, 1, "completion_tokens", True), f"{JUDGMENTS}, line 1: completion_tokens: {TOKENS} true"),
-    Case("number-with-5000-digits", text_edit(JUDGMENTS, '"attempt": 1,', '"attempt": ' + "9" * 5000 + ","), f"{JUDGMENTS}, line 1: invalid JSON (a number has too many digits)"),
-    Case("too-many-papers", put(CONTEXTS, 1, "papers", TOO_MANY_PAPERS), f"{CONTEXTS}, line 1: papers: has 32769 papers; the limit is 32768"),
+    Case(
+        "huge-prompt-tokens", put(JUDGMENTS, 2, "prompt_tokens", 10**30), f"{JUDGMENTS}, line 2: prompt_tokens: {TOKENS} {10**30}"
+    ),
+    Case(
+        "boolean-completion-tokens",
+        put(JUDGMENTS, 1, "completion_tokens", True),
+        f"{JUDGMENTS}, line 1: completion_tokens: {TOKENS} true",
+    ),
+    Case(
+        "number-with-5000-digits",
+        text_edit(JUDGMENTS, '"attempt": 1,', '"attempt": ' + "9" * 5000 + ","),
+        f"{JUDGMENTS}, line 1: invalid JSON (a number has too many digits)",
+    ),
+    Case(
+        "too-many-papers",
+        put(CONTEXTS, 1, "papers", TOO_MANY_PAPERS),
+        f"{CONTEXTS}, line 1: papers: has 32769 papers; the limit is 32768",
+    ),
     # benchmark.json
     Case("seed-not-an-integer", put_meta("orientation_seed", "abc"), f'{BENCHMARK}: orientation_seed: {SEED} "abc"'),
     Case("seed-fractional", put_meta("orientation_seed", 1.5), f"{BENCHMARK}: orientation_seed: {SEED} 1.5"),
     Case("seed-out-of-range", put_meta("orientation_seed", 2**63), f"{BENCHMARK}: orientation_seed: {SEED} {2**63}"),
-    Case("benchmark-json-array", lambda files: files.update({BENCHMARK: "[1, 2]"}), f"{BENCHMARK}: expected a JSON object, got array"),
-    Case("benchmark-json-truncated", lambda files: files.update({BENCHMARK: '{\n  "name": "x",\n  "version": '}), f"{BENCHMARK}, line 3: invalid JSON"),
-    Case("unknown-verdict-rule", put_meta("verdict_rule", "best-of-5"), f'{BENCHMARK}: verdict_rule: must be one of "ab-tie"; got "best-of-5"'),
+    Case(
+        "benchmark-json-array",
+        lambda files: files.update({BENCHMARK: "[1, 2]"}),
+        f"{BENCHMARK}: expected a JSON object, got array",
+    ),
+    Case(
+        "benchmark-json-truncated",
+        lambda files: files.update({BENCHMARK: '{\n  "name": "x",\n  "version": '}),
+        f"{BENCHMARK}, line 3: invalid JSON",
+    ),
+    Case(
+        "unknown-verdict-rule",
+        put_meta("verdict_rule", "best-of-5"),
+        f'{BENCHMARK}: verdict_rule: must be one of "ab-tie"; got "best-of-5"',
+    ),
     Case("version-as-list", put_meta("version", ["1"]), f"{BENCHMARK}: version: must be text, got array"),
     # Structure: nesting, empty files, invalid UTF-8, types that used to slip through.
-    Case("deeply-nested-line", replace_line(JUDGMENTS, 2, b"[" * 100_000 + b"]" * 100_000), f"{JUDGMENTS}, line 2: invalid JSON (nested too deeply)"),
-    Case("nested-metadata", put(JUDGMENTS, 1, "metadata", DEEP), f"{JUDGMENTS}, line 1: metadata: nested more than 64 levels deep"),
+    Case(
+        "deeply-nested-line",
+        replace_line(JUDGMENTS, 2, b"[" * 100_000 + b"]" * 100_000),
+        f"{JUDGMENTS}, line 2: invalid JSON (nested too deeply)",
+    ),
+    Case(
+        "nested-metadata", put(JUDGMENTS, 1, "metadata", DEEP), f"{JUDGMENTS}, line 1: metadata: nested more than 64 levels deep"
+    ),
     Case("all-files-empty", empty_every_file(""), "every release file is empty; nothing to import"),
     Case("all-files-blank", empty_every_file("\n  \n\n"), "every release file is empty; nothing to import"),
-    Case("invalid-utf8-line", replace_line(PROPOSALS, 3, b'{"context_id": "ctx_001__v1", "model": "Gamma-3\xff"}'), f"{PROPOSALS}, line 3: not UTF-8 text"),
-    Case("invalid-utf8-benchmark", lambda files: files.update({BENCHMARK: b'{\n  "name": "caf\xe9"\n}'}), f"{BENCHMARK}, line 2: not UTF-8 text"),
+    Case(
+        "invalid-utf8-line",
+        replace_line(PROPOSALS, 3, b'{"context_id": "ctx_001__v1", "model": "Gamma-3\xff"}'),
+        f"{PROPOSALS}, line 3: not UTF-8 text",
+    ),
+    Case(
+        "invalid-utf8-benchmark",
+        lambda files: files.update({BENCHMARK: b'{\n  "name": "caf\xe9"\n}'}),
+        f"{BENCHMARK}, line 2: not UTF-8 text",
+    ),
     Case("batch-as-list", put(JUDGMENTS, 1, "batch", ["b1"]), f"{JUDGMENTS}, line 1: batch: must be text, got array"),
     Case("schema-as-list", put(PROPOSALS, 1, "schema", ["x"]), f"{PROPOSALS}, line 1: schema: must be text, got array"),
-    Case("is-canonical-as-text", put(JUDGMENTS, 1, "is_canonical", "false"), f'{JUDGMENTS}, line 1: is_canonical: must be true or false, got "false"'),
-    Case("unknown-provider", put(JUDGMENTS, 2, "provider", "openai"), f'{JUDGMENTS}, line 2: provider: must be one of "recorded", "openai_compatible"; got "openai"'),
-    Case("paper-title-as-object", put_paper(1, 2, "title", {"en": "x"}), f"{CONTEXTS}, line 1: papers[2].title: must be text, got object"),
-    Case("paper-abstract-as-list", put_paper(2, 1, "abstract", ["x"]), f"{CONTEXTS}, line 2: papers[1].abstract: must be text, got array"),
-    Case("reason-as-object", put(JUDGMENTS, 1, "main_reason", {"why": "x"}), f"{JUDGMENTS}, line 1: main_reason: must be text, got object"),
-    Case("metadata-as-list", put(JUDGMENTS, 2, "metadata", ["x"]), f"{JUDGMENTS}, line 2: metadata: must be an object, got array"),
-    Case("judgment-source-as-object", put(FOLDED, 5, "reverse_judgment_source", {"x": 1}), f"{FOLDED}, line 5: reverse_judgment_source: must be text, got object"),
-    Case("javascript-url", put_paper(2, 0, "url", "javascript:alert(1)"), f'{CONTEXTS}, line 2: papers[0].url: must be an http or https URL, got "javascript:alert(1)"'),
+    Case(
+        "is-canonical-as-text",
+        put(JUDGMENTS, 1, "is_canonical", "false"),
+        f'{JUDGMENTS}, line 1: is_canonical: must be true or false, got "false"',
+    ),
+    Case(
+        "unknown-provider",
+        put(JUDGMENTS, 2, "provider", "openai"),
+        f'{JUDGMENTS}, line 2: provider: must be one of "recorded", "openai_compatible"; got "openai"',
+    ),
+    Case(
+        "paper-title-as-object",
+        put_paper(1, 2, "title", {"en": "x"}),
+        f"{CONTEXTS}, line 1: papers[2].title: must be text, got object",
+    ),
+    Case(
+        "paper-abstract-as-list",
+        put_paper(2, 1, "abstract", ["x"]),
+        f"{CONTEXTS}, line 2: papers[1].abstract: must be text, got array",
+    ),
+    Case(
+        "reason-as-object",
+        put(JUDGMENTS, 1, "main_reason", {"why": "x"}),
+        f"{JUDGMENTS}, line 1: main_reason: must be text, got object",
+    ),
+    Case(
+        "metadata-as-list", put(JUDGMENTS, 2, "metadata", ["x"]), f"{JUDGMENTS}, line 2: metadata: must be an object, got array"
+    ),
+    Case(
+        "judgment-source-as-object",
+        put(FOLDED, 5, "reverse_judgment_source", {"x": 1}),
+        f"{FOLDED}, line 5: reverse_judgment_source: must be text, got object",
+    ),
+    Case(
+        "javascript-url",
+        put_paper(2, 0, "url", "javascript:alert(1)"),
+        f'{CONTEXTS}, line 2: papers[0].url: must be an http or https URL, got "javascript:alert(1)"',
+    ),
     # Public ids leave the researcher side: they must be random hex, one per pair.
-    Case("public-id-names-models", all_of(put(JUDGMENTS, 1, "pair_public_id", "alpha1-vs-beta2-x"), put(JUDGMENTS, 2, "pair_public_id", "alpha1-vs-beta2-x")),
-         f"{JUDGMENTS}, line 1: pair_public_id: must be 16 to 32 lowercase hexadecimal characters"),
-    Case("public-id-differs-within-a-pair", put(JUDGMENTS, 2, "pair_public_id", "fedcba9876543210"), f"{JUDGMENTS}, line 2: pair_public_id: differs from line 1 for the same pair"),
-    Case("public-id-shared-by-two-pairs", add_judgment(pair_id=ALPHA_GAMMA, system_b="Gamma-3", winning_system="Alpha 1"),
-         f'{JUDGMENTS}, line 3: pair_public_id: "{PUBLIC_ID}" is also the public id of another pair (line 1)'),
+    Case(
+        "public-id-names-models",
+        all_of(
+            put(JUDGMENTS, 1, "pair_public_id", "alpha1-vs-beta2-x"), put(JUDGMENTS, 2, "pair_public_id", "alpha1-vs-beta2-x")
+        ),
+        f"{JUDGMENTS}, line 1: pair_public_id: must be 16 to 32 lowercase hexadecimal characters",
+    ),
+    Case(
+        "public-id-differs-within-a-pair",
+        put(JUDGMENTS, 2, "pair_public_id", "fedcba9876543210"),
+        f"{JUDGMENTS}, line 2: pair_public_id: differs from line 1 for the same pair",
+    ),
+    Case(
+        "public-id-shared-by-two-pairs",
+        add_judgment(pair_id=ALPHA_GAMMA, system_b="Gamma-3", winning_system="Alpha 1"),
+        f'{JUDGMENTS}, line 3: pair_public_id: "{PUBLIC_ID}" is also the public id of another pair (line 1)',
+    ),
 ]
 
 
@@ -359,7 +547,9 @@ def test_the_command_line_exits_1_with_the_problem_and_no_traceback(tmp_path: Pa
         )
 
     assert manage("migrate", "-v0").returncode == 0
-    for case in (c for c in CASES if c.id in ("nul-in-proposal-field", "huge-attempt", "deeply-nested-line", "seed-not-an-integer")):
+    for case in (
+        c for c in CASES if c.id in ("nul-in-proposal-field", "huge-attempt", "deeply-nested-line", "seed-not-an-integer")
+    ):
         result = manage("import_lit2test", str(malformed_folder(tmp_path, case)))
         assert result.returncode == 1, case.id
         assert "Traceback" not in result.stderr and "CommandError: import failed, nothing was written" in result.stderr

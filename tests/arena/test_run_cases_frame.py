@@ -20,7 +20,13 @@ def test_every_release_pair_has_its_two_winners_model_pair_context_and_batch(imp
     for line in (release_dir / "corrected_folded_pairs.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             r = json.loads(line)
-            expected[r["pair_id"]] = (r["context_id"], r["batch"], *sorted(r["model_pair"]), r["gemini_original_winner"], r["gemini_reverse_winner"])
+            expected[r["pair_id"]] = (
+                r["context_id"],
+                r["batch"],
+                *sorted(r["model_pair"]),
+                r["gemini_original_winner"],
+                r["gemini_reverse_winner"],
+            )
     frame = run_cases_frame(run=JudgeRun.objects.get(benchmark=imported))
     assert len(frame) == len(expected) == 1200
     got = {

@@ -98,7 +98,16 @@ def test_the_export_download_is_a_zip_of_jsonl_and_csv(researcher, imported) -> 
     response = client_for(researcher).get(reverse("arena:benchmark-export", args=[imported.pk]))
     assert response["Content-Type"] == "application/zip"
     archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
-    assert {"proposals.jsonl", "proposals.csv", "judgments.jsonl", "judgments.csv", "folded_cases.jsonl", "folded_cases.csv", "contexts.jsonl", "benchmark.json"} <= set(archive.namelist())
+    assert {
+        "proposals.jsonl",
+        "proposals.csv",
+        "judgments.jsonl",
+        "judgments.csv",
+        "folded_cases.jsonl",
+        "folded_cases.csv",
+        "contexts.jsonl",
+        "benchmark.json",
+    } <= set(archive.namelist())
     assert len(archive.read("judgments.jsonl").splitlines()) == 2400
 
 
@@ -106,8 +115,16 @@ def test_the_benchmark_api_lists_counts_for_researchers(researcher, imported) ->
     data = client_for(researcher).get(reverse("arena:api-benchmarks")).json()
     assert data == [
         {
-            "id": imported.pk, "name": "lit2test", "version": "1", "canonical_judge": "Gemini-3.1-Pro-Preview",
-            "verdict_rule": "ab-tie", "n_contexts": 200, "n_text_contexts": 13, "n_participants": 4, "n_pairs": 1200, "n_runs": 1,
+            "id": imported.pk,
+            "name": "lit2test",
+            "version": "1",
+            "canonical_judge": "Gemini-3.1-Pro-Preview",
+            "verdict_rule": "ab-tie",
+            "n_contexts": 200,
+            "n_text_contexts": 13,
+            "n_participants": 4,
+            "n_pairs": 1200,
+            "n_runs": 1,
         }
     ]
 
@@ -115,8 +132,13 @@ def test_the_benchmark_api_lists_counts_for_researchers(researcher, imported) ->
 def test_upload_keeps_only_base_names(researcher, tmp_path: Path) -> None:  # noqa: ANN001
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    evil = SimpleUploadedFile("../../corrected_folded_pairs.jsonl", b"".join(json.dumps(r).encode() + b"\n" for r in b.small_release()["corrected_folded_pairs.jsonl"]))
-    response = client_for(researcher).post(reverse("arena:dashboard"), {"files": [evil], "benchmark": "x", "version": "1"}, follow=True)
+    evil = SimpleUploadedFile(
+        "../../corrected_folded_pairs.jsonl",
+        b"".join(json.dumps(r).encode() + b"\n" for r in b.small_release()["corrected_folded_pairs.jsonl"]),
+    )
+    response = client_for(researcher).post(
+        reverse("arena:dashboard"), {"files": [evil], "benchmark": "x", "version": "1"}, follow=True
+    )
     assert "6 ordered judgments" not in response.content.decode()  # the file was read under its base name
     assert OrderedJudgment.objects.filter(run__benchmark__name="x").count() == 12
 

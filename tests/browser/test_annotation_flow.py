@@ -181,7 +181,9 @@ def _one_context_study(annotator, annotator2, release_dir: Path):  # noqa: ANN00
     return study_create(benchmark=benchmark, n_contexts=1, annotators=[annotator, annotator2], n_naive_controls=0, seed=5)
 
 
-def test_after_submitting_and_an_hours_break_the_next_item_is_still_unstarted(page, annotator, annotator2, release_dir: Path) -> None:  # noqa: ANN001
+def test_after_submitting_and_an_hours_break_the_next_item_is_still_unstarted(
+    page, annotator, annotator2, release_dir: Path
+) -> None:  # noqa: ANN001
     study = _one_context_study(annotator, annotator2, release_dir)
     log_in(page, "ann", "pw-ann")
     page.goto("/annotate/")
@@ -266,10 +268,17 @@ def test_a_reload_after_a_failed_submit_keeps_the_newer_autosaved_score(page, an
 def in_viewport(page, selector: str) -> bool:  # noqa: ANN001
     box = page.locator(selector).bounding_box()
     size = page.viewport_size
-    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= size["height"] and box["x"] + box["width"] <= size["width"]
+    return (
+        box is not None
+        and box["y"] >= 0
+        and box["y"] + box["height"] <= size["height"]
+        and box["x"] + box["width"] <= size["width"]
+    )
 
 
-def test_the_scores_stay_beside_the_proposals_and_an_error_goes_once_fixed(page, annotator, annotator2, release_dir: Path) -> None:  # noqa: ANN001
+def test_the_scores_stay_beside_the_proposals_and_an_error_goes_once_fixed(
+    page, annotator, annotator2, release_dir: Path
+) -> None:  # noqa: ANN001
     _one_context_study(annotator, annotator2, release_dir)
     start_first_item(page)
     assert page.viewport_size == {"width": 1400, "height": 1000}
@@ -281,7 +290,9 @@ def test_the_scores_stay_beside_the_proposals_and_an_error_goes_once_fixed(page,
         window.scrollTo(0, window.scrollY + grid.top + grid.height / 2 - window.innerHeight / 2);
     }""")
     page.wait_for_timeout(100)
-    middle = page.evaluate("() => { const g = document.querySelector('.ann-grid').getBoundingClientRect(); return g.top < 0 && g.bottom > innerHeight; }")
+    middle = page.evaluate(
+        "() => { const g = document.querySelector('.ann-grid').getBoundingClientRect(); return g.top < 0 && g.bottom > innerHeight; }"
+    )
     assert middle, "the proposals should fill the window at their middle"
     for dimension in DIMENSION_KEYS:
         for side in ("a", "b"):

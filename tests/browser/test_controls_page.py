@@ -20,9 +20,9 @@ from .test_accessibility import violations
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_in_process")]
 
 
-
-
-def test_the_controls_page_from_the_leaderboard_with_its_pickers_and_plots(page, researcher, release_dir: Path, tmp_path: Path) -> None:  # noqa: ANN001
+def test_the_controls_page_from_the_leaderboard_with_its_pickers_and_plots(
+    page, researcher, release_dir: Path, tmp_path: Path
+) -> None:  # noqa: ANN001
     benchmark = release_import(directory=release_dir).benchmark
     # The demo's template variants on 2 cases, and model-style subtle and sham variants of one source (imported), so that
     # both plots have points: clear and subtle drops for 3 dimensions each, and 3 sham-adjusted preferences.

@@ -72,8 +72,16 @@ def test_the_main_pages_work_without_a_single_policy_violation(page, researcher,
 
     # The researcher's side.
     log_in(page, "rita", "pw-rita")
-    for path in ("/dashboard/", f"/dashboard/benchmarks/{benchmark.pk}/", "/dashboard/runs/", f"/dashboard/runs/{run.pk}/",
-                 "/dashboard/runs/new/", "/dashboard/generation/new/", "/dashboard/studies/", f"/dashboard/studies/{study.pk}/"):
+    for path in (
+        "/dashboard/",
+        f"/dashboard/benchmarks/{benchmark.pk}/",
+        "/dashboard/runs/",
+        f"/dashboard/runs/{run.pk}/",
+        "/dashboard/runs/new/",
+        "/dashboard/generation/new/",
+        "/dashboard/studies/",
+        f"/dashboard/studies/{study.pk}/",
+    ):
         response = page.goto(path)
         assert response.status == 200, path
         page.wait_for_load_state("networkidle")

@@ -18,7 +18,9 @@ from .test_accessibility import violations
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_the_leaderboard_and_inter_judge_pages_from_the_dashboard_with_their_run_pickers(page, researcher, settings, tmp_path: Path) -> None:  # noqa: ANN001
+def test_the_leaderboard_and_inter_judge_pages_from_the_dashboard_with_their_run_pickers(
+    page, researcher, settings, tmp_path: Path
+) -> None:  # noqa: ANN001
     settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES = 30  # the pages' default replicates: few, so that each page is quick
     demo_build(cases_per_domain=3, name="demo-browser")
     benchmark = Benchmark.objects.get(name="demo-browser")

@@ -17,7 +17,9 @@ from .test_accessibility import violations
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def test_the_report_page_from_the_paper_list_with_its_table_heat_map_and_distributions(page, researcher, settings, tmp_path: Path) -> None:  # noqa: ANN001
+def test_the_report_page_from_the_paper_list_with_its_table_heat_map_and_distributions(
+    page, researcher, settings, tmp_path: Path
+) -> None:  # noqa: ANN001
     settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES = 200  # the page's default replicates: few, so that the page is quick
     demo.demo_build()
     benchmark = Benchmark.objects.get(name=demo.DEMO_NAME)

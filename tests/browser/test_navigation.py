@@ -15,8 +15,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_the_top_bar_takes_a_researcher_to_every_section(page, researcher, imported) -> None:  # noqa: ANN001
     watch = Watch(page)
     log_in(page, "rita", "pw-rita")
-    sections = [("#nav-benchmarks", reverse("arena:dashboard")), ("#nav-runs", reverse("jobs:runs")),
-                ("#nav-studies", reverse("annotation:studies"))]
+    sections = [
+        ("#nav-benchmarks", reverse("arena:dashboard")),
+        ("#nav-runs", reverse("jobs:runs")),
+        ("#nav-studies", reverse("annotation:studies")),
+    ]
     try:
         sections.append(("#nav-annotators", reverse("annotation:annotators")))
     except NoReverseMatch:  # another page of issue 9; the bar links it once it exists

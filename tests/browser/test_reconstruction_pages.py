@@ -22,7 +22,12 @@ def test_seed_list_seed_results_and_bracket_pages(page, researcher, tmp_path: Pa
     demo.demo_swiss()
     benchmark = Benchmark.objects.get(name=demo.DEMO_NAME)
     selection = SwissSelection.objects.get(benchmark=benchmark)
-    seeds = list(SwissTournament.objects.filter(selection=selection).values_list("seed_paper_id", flat=True).distinct().order_by("seed_paper_id"))
+    seeds = list(
+        SwissTournament.objects.filter(selection=selection)
+        .values_list("seed_paper_id", flat=True)
+        .distinct()
+        .order_by("seed_paper_id")
+    )
 
     log_in(page, "rita", "pw-rita")
     page.goto(f"/dashboard/benchmarks/{benchmark.pk}/")

@@ -116,7 +116,9 @@ def test_a_researcher_launches_watches_and_cancels_runs(page, researcher, import
         assert int(page.locator("#skipped-count").inner_text()) == JudgeTask.objects.filter(run=slow, status="skipped").count()
 
         page.goto("/dashboard/runs/")
-        statuses = {row.get_attribute("data-run"): row.get_attribute("data-status") for row in page.locator("#run-table tbody tr").all()}
+        statuses = {
+            row.get_attribute("data-run"): row.get_attribute("data-status") for row in page.locator("#run-table tbody tr").all()
+        }
         assert statuses[str(run.pk)] == "completed" and statuses[str(slow.pk)] == "cancelled"
 
         # Every ordered judgment is shown with its rendered prompt and raw answer.
@@ -128,7 +130,9 @@ def test_a_researcher_launches_watches_and_cancels_runs(page, researcher, import
 
         # Filters: only the order-stable pairs' judgments (both orders name the same model), counted by hand here.
         verdicts: dict[int, dict[str, int | None]] = {}
-        for pair_id, order, winner_id in OrderedJudgment.objects.filter(run=run, status="accepted").values_list("pair_id", "order", "winner_id"):
+        for pair_id, order, winner_id in OrderedJudgment.objects.filter(run=run, status="accepted").values_list(
+            "pair_id", "order", "winner_id"
+        ):
             verdicts.setdefault(pair_id, {})[order] = winner_id
         stable = {p for p, v in verdicts.items() if len(v) == 2 and v["original"] is not None and v["original"] == v["reverse"]}
         assert stable, "the scripted judge should give some order-stable pairs"

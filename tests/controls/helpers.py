@@ -15,8 +15,10 @@ TARGET_FIELD = {"grounding": "literature_gap", "decisive_metric": "decisive_metr
 def sources(benchmark: Benchmark, n: int = 2) -> list[Proposal]:
     """``n`` valid proposals of different contexts, in a fixed order."""
     found: list[Proposal] = []
-    for p in Proposal.objects.filter(context__benchmark=benchmark, validation_status="valid").select_related("context", "participant").order_by(
-        "context__external_id", "participant__name"
+    for p in (
+        Proposal.objects.filter(context__benchmark=benchmark, validation_status="valid")
+        .select_related("context", "participant")
+        .order_by("context__external_id", "participant__name")
     ):
         if all(p.context_id != q.context_id for q in found):
             found.append(p)
@@ -25,7 +27,9 @@ def sources(benchmark: Benchmark, n: int = 2) -> list[Proposal]:
     return found
 
 
-def line(source: Proposal, kind: str, target: str | None = None, *, control_id: str | None = None, **overrides: Any) -> dict[str, Any]:
+def line(
+    source: Proposal, kind: str, target: str | None = None, *, control_id: str | None = None, **overrides: Any
+) -> dict[str, Any]:
     content = dict(source.content)
     if kind in ("clear", "subtle", "sham") and target:
         content[TARGET_FIELD[target]] = f"A {kind} rewrite of the {target} field."
@@ -46,7 +50,9 @@ def line(source: Proposal, kind: str, target: str | None = None, *, control_id: 
 
 
 def write(path: Path, rows: list[dict[str, Any] | str]) -> Path:
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in rows), encoding="utf-8")
+    path.write_text(
+        "".join((r if isinstance(r, str) else json.dumps(r, ensure_ascii=False)) + "\n" for r in rows), encoding="utf-8"
+    )
     return path
 
 

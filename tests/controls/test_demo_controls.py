@@ -14,7 +14,9 @@ from controls.judging import clean_shown
 from controls.models import ControlJudgeTask, ControlJudgment, ControlVariant
 from controls.reports import controls_report
 
-pytestmark = pytest.mark.django_db(transaction=True)  # the replay's driver works from its own threads (Celery runs eagerly: conftest.py)
+pytestmark = pytest.mark.django_db(
+    transaction=True
+)  # the replay's driver works from its own threads (Celery runs eagerly: conftest.py)
 
 
 def demo_controls() -> str:
@@ -28,7 +30,17 @@ def words(value: str) -> int:
 
 
 def test_a_second_run_adds_nothing_and_the_verdicts_follow_the_heuristic(imported) -> None:  # noqa: ANN001
-    call_command("generate_controls", "lit2test", "--kinds", "clear,rendering,falsifier_off,naive", "--contexts", "2", "--seed", "0", stdout=StringIO())
+    call_command(
+        "generate_controls",
+        "lit2test",
+        "--kinds",
+        "clear,rendering,falsifier_off,naive",
+        "--contexts",
+        "2",
+        "--seed",
+        "0",
+        stdout=StringIO(),
+    )
     variants = ControlVariant.objects.filter(benchmark=imported, status="approved").count()
     assert variants == 12
     first = demo_controls()
@@ -37,14 +49,20 @@ def test_a_second_run_adds_nothing_and_the_verdicts_follow_the_heuristic(importe
     assert set(runs) == {HOLISTIC_LABEL, STRUCTURED_LABEL, REPLAY_LABEL}
     assert all(r.judge_model == DEMO_JUDGE and r.provider == "recorded" for r in runs.values())
     assert runs[HOLISTIC_LABEL].is_imported and runs[STRUCTURED_LABEL].is_imported and runs[REPLAY_LABEL].is_replay
-    assert (runs[HOLISTIC_LABEL].run_type, runs[STRUCTURED_LABEL].run_type, runs[REPLAY_LABEL].run_type) == ("holistic", "structured", "holistic")
+    assert (runs[HOLISTIC_LABEL].run_type, runs[STRUCTURED_LABEL].run_type, runs[REPLAY_LABEL].run_type) == (
+        "holistic",
+        "structured",
+        "holistic",
+    )
     # The replay went through the engine: a task per variant and order, all done, and the stored verdicts back.
     replay = runs[REPLAY_LABEL]
     assert replay.status == "completed" and replay.parameters["replay_of"] == runs[HOLISTIC_LABEL].pk
     assert ControlJudgeTask.objects.filter(run=replay, status="done").count() == 2 * variants
 
     def verdicts(run: JudgeRun) -> dict[tuple[int, str], tuple[str, str]]:
-        return {(j.variant_id, j.order): (j.verdict, j.winner) for j in ControlJudgment.objects.filter(run=run, status="accepted")}
+        return {
+            (j.variant_id, j.order): (j.verdict, j.winner) for j in ControlJudgment.objects.filter(run=run, status="accepted")
+        }
 
     assert len(verdicts(runs[HOLISTIC_LABEL])) == 2 * variants and verdicts(replay) == verdicts(runs[HOLISTIC_LABEL])
     assert OrderedJudgment.objects.filter(run__in=runs.values()).count() == 0  # nothing in the leaderboard's table
@@ -74,12 +92,17 @@ def test_a_second_run_adds_nothing_and_the_verdicts_follow_the_heuristic(importe
     # ... and what the report makes of the grounding corruptions, through the replay.
     doc = controls_report(benchmark=imported, run=replay, structured_run=runs[STRUCTURED_LABEL], replicates=200)
     grounding = ControlVariant.objects.filter(benchmark=imported, kind="clear", target="grounding")
-    drops = [min(4, words(v.source.content["literature_gap"]) // 8) - min(4, words(v.content["literature_gap"]) // 8) for v in grounding]
+    drops = [
+        min(4, words(v.source.content["literature_gap"]) // 8) - min(4, words(v.content["literature_gap"]) // 8)
+        for v in grounding
+    ]
     assert doc["clear"]["grounding"]["target_drop"]["mean"] == pytest.approx(sum(drops) / len(drops))
     assert doc["runs"]["run"]["judge_model"] == DEMO_JUDGE
 
 
 def test_without_approved_variants_it_says_what_to_run_first(imported) -> None:  # noqa: ANN001
-    with pytest.raises(CommandError, match="no approved control variants; make them first, e.g. manage.py generate_controls lit2test"):
+    with pytest.raises(
+        CommandError, match="no approved control variants; make them first, e.g. manage.py generate_controls lit2test"
+    ):
         demo_controls()
     assert not JudgeRun.objects.filter(subjects="controls").exists()

@@ -21,7 +21,18 @@ pytestmark = pytest.mark.django_db
 
 def controls_state() -> list[tuple]:
     return sorted(
-        (v.control_id, v.kind, v.target, v.context.external_id, v.source.participant.name, json.dumps(v.content, sort_keys=True), v.prose, v.status, v.generator, v.generator_version)
+        (
+            v.control_id,
+            v.kind,
+            v.target,
+            v.context.external_id,
+            v.source.participant.name,
+            json.dumps(v.content, sort_keys=True),
+            v.prose,
+            v.status,
+            v.generator,
+            v.generator_version,
+        )
         for v in ControlVariant.objects.select_related("context", "source__participant")
     )
 
@@ -64,7 +75,12 @@ def test_controls_change_no_leaderboard_figure_and_no_benchmark_count(imported, 
         cache.clear()  # computed afresh each time, not read back from the cache
         row = benchmark_list().get(pk=imported.pk)
         counts = (row.n_contexts, row.n_text_contexts, row.n_participants, row.n_pairs, row.n_runs)
-        tables = (Participant.objects.count(), Proposal.objects.count(), CanonicalPair.objects.count(), OrderedJudgment.objects.count())
+        tables = (
+            Participant.objects.count(),
+            Proposal.objects.count(),
+            CanonicalPair.objects.count(),
+            OrderedJudgment.objects.count(),
+        )
         board = run_leaderboard(run=run, replicates=200, seed=1)
         return counts, tables, json.dumps({k: v for k, v in board.items() if k != "run"}, sort_keys=True, default=str)
 

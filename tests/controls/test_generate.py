@@ -138,4 +138,7 @@ def test_templates_only_makes_subtle_and_sham_from_the_reserve_templates_without
     for v in ControlVariant.objects.all():
         keys.setdefault(control_case_key(v), set()).add(v.kind)
     assert len(keys) == 6 and all(kinds == {"subtle", "sham"} for kinds in keys.values())
-    assert generate("lit2test", "--kinds", "subtle,sham", "--contexts", "2", "--seed", "1", "--templates-only").count("created 0") == 1
+    assert (
+        generate("lit2test", "--kinds", "subtle,sham", "--contexts", "2", "--seed", "1", "--templates-only").count("created 0")
+        == 1
+    )

@@ -48,15 +48,34 @@ def accepting(kinds: tuple[str, ...]) -> list[dict[str, Any]]:
     for kind in kinds:
         for field in TARGET_FIELD.values():
             text = new_text(kind, field)
-            rules += [gen_rule(kind, field, [{"field": field, "text": text}]), val_rule(text, [ACCEPT_SUBTLE if kind == "subtle" else ACCEPT_SHAM])]
+            rules += [
+                gen_rule(kind, field, [{"field": field, "text": text}]),
+                val_rule(text, [ACCEPT_SUBTLE if kind == "subtle" else ACCEPT_SHAM]),
+            ]
     return rules
 
 
 def generate(llm: FakeLLM, kinds: str, *extra: str, contexts: int = 1, seed: int = 0) -> str:
     out = StringIO()
     call_command(
-        "generate_controls", "lit2test", "--kinds", kinds, "--contexts", str(contexts), "--seed", str(seed),
-        "--model", GEN, "--validator-model", VAL, "--base-url", llm.base_url, "--api-key-env", KEY_ENV, *extra, stdout=out,
+        "generate_controls",
+        "lit2test",
+        "--kinds",
+        kinds,
+        "--contexts",
+        str(contexts),
+        "--seed",
+        str(seed),
+        "--model",
+        GEN,
+        "--validator-model",
+        VAL,
+        "--base-url",
+        llm.base_url,
+        "--api-key-env",
+        KEY_ENV,
+        *extra,
+        stdout=out,
     )
     return out.getvalue()
 
@@ -73,7 +92,17 @@ def expected_id(source: Proposal, kind: str, target: str) -> str:
 def case_source(contexts: int = 1, seed: int = 0) -> Proposal:
     """The source the seeded draw picks, learnt from the template path (the same draw for every kind), which then
     leaves no variant behind."""
-    call_command("generate_controls", "lit2test", "--kinds", "falsifier_off", "--contexts", str(contexts), "--seed", str(seed), stdout=StringIO())
+    call_command(
+        "generate_controls",
+        "lit2test",
+        "--kinds",
+        "falsifier_off",
+        "--contexts",
+        str(contexts),
+        "--seed",
+        str(seed),
+        stdout=StringIO(),
+    )
     variant = ControlVariant.objects.get()
     variant.delete()
     return variant.source
@@ -118,7 +147,9 @@ def test_a_refusal_then_a_success_records_two_rounds(imported, fake_llm, key) ->
     gap = new_text("sham", "literature_gap", 2)
     fake_llm.script(
         replies=[
-            gen_rule("sham", "literature_gap", ["I'm sorry, but I can't help with that.", {"field": "literature_gap", "text": gap}]),
+            gen_rule(
+                "sham", "literature_gap", ["I'm sorry, but I can't help with that.", {"field": "literature_gap", "text": gap}]
+            ),
             val_rule(gap, [ACCEPT_SHAM]),
             *accepting(("sham",)),
         ]
@@ -131,20 +162,30 @@ def test_a_refusal_then_a_success_records_two_rounds(imported, fake_llm, key) ->
     assert refused.raw_text == "I'm sorry, but I can't help with that." and "refused" in refused.reason
     second = [e for e in fake_llm.log() if "FIELD TO REWRITE: literature_gap" in e["messages"][1]["content"]][1]
     assert "A previous attempt was not usable: the model refused" in second["messages"][1]["content"]
-    assert "sham grounding: 1 made by model, 0 made by reserve, 0 already there; 2 round(s) used; attempts: 2 accepted, 1 refused" in out
+    assert (
+        "sham grounding: 1 made by model, 0 made by reserve, 0 already there; 2 round(s) used; attempts: 2 accepted, 1 refused"
+        in out
+    )
 
 
 def test_off_target_answers_are_refused_until_an_edit_keeps_to_its_field(imported, fake_llm, key) -> None:  # noqa: ANN001
     source = case_source()
     texts = [new_text("sham", "decisive_metric", n) for n in (1, 2, 3, 4)]
-    six_other = {name: source.content[name] for name in SIX} | {"decisive_metric": texts[0], "hypothesis": "A different hypothesis."}
+    six_other = {name: source.content[name] for name in SIX} | {
+        "decisive_metric": texts[0],
+        "hypothesis": "A different hypothesis.",
+    }
     fake_llm.script(
         replies=[
             gen_rule(
                 "sham",
                 "decisive_metric",
-                [six_other, {"field": "hypothesis", "text": texts[1]}, {"field": "decisive_metric", "text": texts[2]},
-                 {"field": "decisive_metric", "text": texts[3]}],
+                [
+                    six_other,
+                    {"field": "hypothesis", "text": texts[1]},
+                    {"field": "decisive_metric", "text": texts[2]},
+                    {"field": "decisive_metric", "text": texts[3]},
+                ],
             ),
             val_rule(texts[2], [{"only_target_changed": False, "degraded": False, "reason": "It also changes the test."}]),
             val_rule(texts[3], [ACCEPT_SHAM]),
@@ -163,7 +204,11 @@ def test_off_target_answers_are_refused_until_an_edit_keeps_to_its_field(importe
         (4, "generate", "accepted"),
         (4, "validate", "accepted"),
     ]
-    reasons = list(ControlAttempt.objects.filter(control_id=v.control_id, outcome="off_target").order_by("round", "id").values_list("reason", flat=True))
+    reasons = list(
+        ControlAttempt.objects.filter(control_id=v.control_id, outcome="off_target")
+        .order_by("round", "id")
+        .values_list("reason", flat=True)
+    )
     assert "hypothesis" in reasons[0] and "'hypothesis'" in reasons[1] and "It also changes the test." in reasons[2]
 
 
@@ -171,8 +216,15 @@ def test_a_degraded_sham_and_an_unparseable_answer_are_retried(imported, fake_ll
     first, second = new_text("sham", "falsifying_result", 1), new_text("sham", "falsifying_result", 2)
     fake_llm.script(
         replies=[
-            gen_rule("sham", "falsifying_result", ["Here is the rewrite: falsifying_result = ...", {"field": "falsifying_result", "text": first},
-                                                   {"field": "falsifying_result", "text": second}]),
+            gen_rule(
+                "sham",
+                "falsifying_result",
+                [
+                    "Here is the rewrite: falsifying_result = ...",
+                    {"field": "falsifying_result", "text": first},
+                    {"field": "falsifying_result", "text": second},
+                ],
+            ),
             val_rule(first, [{"only_target_changed": True, "degraded": True, "reason": "Looser threshold."}]),
             val_rule(second, ["maybe", ACCEPT_SHAM]),
             *accepting(("sham",)),
@@ -207,14 +259,16 @@ def test_four_failed_rounds_fall_back_to_the_reserve_template(imported, fake_llm
     subtle = ControlVariant.objects.get(kind="subtle", target="grounding")
     sham = ControlVariant.objects.get(kind="sham", target="grounding")
     for v, failed in ((subtle, "rejected"), (sham, "degraded")):
-        assert attempts(v) == [(r, s, "accepted" if s == "generate" else failed) for r in (1, 2, 3, 4) for s in ("generate", "validate")] + [
-            (5, "reserve", "accepted")
-        ]
+        assert attempts(v) == [
+            (r, s, "accepted" if s == "generate" else failed) for r in (1, 2, 3, 4) for s in ("generate", "validate")
+        ] + [(5, "reserve", "accepted")]
         assert (v.origin, v.status) == ("template", "draft")
         assert v.provenance["reserve"] is True and v.provenance["failed_rounds"] == 4
         assert "after 4 failed model rounds" in v.provenance["note"]
         assert ControlAttempt.objects.filter(variant=v).count() == 9
-        assert {n: v.content[n] for n in SIX if n != "literature_gap"} == {n: source.content[n] for n in SIX if n != "literature_gap"}
+        assert {n: v.content[n] for n in SIX if n != "literature_gap"} == {
+            n: source.content[n] for n in SIX if n != "literature_gap"
+        }
     original = source.content["literature_gap"]
     assert subtle.generator == "reserve-subtle-grounding"
     # Milder than clear: the original gap stays, one sentence misstating it follows.
@@ -224,8 +278,14 @@ def test_four_failed_rounds_fall_back_to_the_reserve_template(imported, fake_llm
     # The subtle and the sham variant of one source and target are one case of the statistics.
     assert control_case_key(subtle) == control_case_key(sham) == f"{source.pk}:grounding"
     assert sham.control_id == expected_id(source, "sham", "grounding")
-    assert "subtle grounding: 0 made by model, 1 made by reserve, 0 already there; 4 round(s) used; attempts: 5 accepted, 4 rejected" in out
-    assert "sham grounding: 0 made by model, 1 made by reserve, 0 already there; 4 round(s) used; attempts: 5 accepted, 4 degraded" in out
+    assert (
+        "subtle grounding: 0 made by model, 1 made by reserve, 0 already there; 4 round(s) used; attempts: 5 accepted, 4 rejected"
+        in out
+    )
+    assert (
+        "sham grounding: 0 made by model, 1 made by reserve, 0 already there; 4 round(s) used; attempts: 5 accepted, 4 degraded"
+        in out
+    )
     assert "subtle falsifiability: 1 made by model" in out and "created 6 control(s) (3 sham, 3 subtle)" in out
 
 
@@ -313,5 +373,8 @@ def test_a_prompt_that_would_name_a_participant_is_never_sent(imported, fake_llm
     out = generate(fake_llm, "sham")
     assert fake_llm.log() == [] and not ControlVariant.objects.exists()
     assert sorted(ControlAttempt.objects.values_list("round", "step", "outcome")) == [(1, "generate", "error")] * 3
-    assert all(r.startswith("blindness gate: the prompt contains a participant's name") for r in ControlAttempt.objects.values_list("reason", flat=True))
+    assert all(
+        r.startswith("blindness gate: the prompt contains a participant's name")
+        for r in ControlAttempt.objects.values_list("reason", flat=True)
+    )
     assert out.count("not made:") == 3 and "0 made by reserve" in out

@@ -39,7 +39,10 @@ def test_it_imports_every_kind_and_stores_each_field(imported, tmp_path: Path) -
     for row in rows:
         v = ControlVariant.objects.select_related("context", "source__participant").get(control_id=row["control_id"])
         assert (v.kind, v.target, v.context.external_id, v.source.participant.name) == (
-            row["kind"], row["target"], row["context_id"], row["source_model"]
+            row["kind"],
+            row["target"],
+            row["context_id"],
+            row["source_model"],
         )
         assert v.content == row.get("proposal") and v.prose == row.get("prose", "")
         assert v.origin == "imported" and v.status == "approved"
@@ -64,7 +67,7 @@ def test_a_stored_control_id_with_other_content_is_refused_and_nothing_is_writte
     new = h.line(source, "rendering", control_id="c2")
     with pytest.raises(ControlImportError) as caught:
         controls_import(benchmark=imported, path=h.write(tmp_path / "b.jsonl", [new, other]))
-    assert str(caught.value.problems[0]).startswith("b.jsonl, line 2: proposal: control \"c1\" is already in")
+    assert str(caught.value.problems[0]).startswith('b.jsonl, line 2: proposal: control "c1" is already in')
     assert not ControlVariant.objects.filter(control_id="c2").exists()
 
 
@@ -88,8 +91,14 @@ def test_unknown_kind_target_context_and_model_name_the_valid_values(imported, t
         'c.jsonl, line 1: kind: unknown kind "blurry"; the kinds are "clear", "subtle", "sham", "rendering", "falsifier_off", "naive"'
         in message
     )
-    assert 'line 2: target: unknown target "hypothesis"; the targets are "grounding", "decisive_metric", "falsifiability" (or null)' in message
-    assert 'line 3: context_id: unknown context "ctx_nowhere" in lit2test v1; its contexts with text include "smallari_fifth40_001' in message
+    assert (
+        'line 2: target: unknown target "hypothesis"; the targets are "grounding", "decisive_metric", "falsifiability" (or null)'
+        in message
+    )
+    assert (
+        'line 3: context_id: unknown context "ctx_nowhere" in lit2test v1; its contexts with text include "smallari_fifth40_001'
+        in message
+    )
     assert (
         'line 4: source_model: unknown model "GPT 9"; the models of lit2test v1 are "Claude-Sonnet-4.6", "DeepSeek-V3.2", "GLM-5", "GPT 5.2"'
         in message
@@ -104,7 +113,10 @@ def test_a_model_without_a_proposal_on_that_context_is_named(imported, tmp_path:
     if source.participant.name == "GLM-5":
         pytest.skip("the chosen source is GLM-5's")
     message = failure(imported, h.write(tmp_path / "c.jsonl", [h.line(source, "rendering", source_model="GLM-5")]))
-    assert f'line 1: source_model: "GLM-5" has no proposal for context "{source.context.external_id}"; the models with one are' in message
+    assert (
+        f'line 1: source_model: "GLM-5" has no proposal for context "{source.context.external_id}"; the models with one are'
+        in message
+    )
 
 
 @pytest.mark.parametrize(
@@ -120,7 +132,10 @@ def test_a_model_without_a_proposal_on_that_context_is_named(imported, tmp_path:
         (lambda r: r.update(propsal={}), "propsal: is not a field of a control line"),
         (lambda r: r.update(status="maybe"), 'status: must be one of "draft", "approved", "rejected"; got "maybe"'),
         # Against the clean source: a clear corruption changes its target field and nothing else.
-        (lambda r: r["proposal"].update(hypothesis="Edited."), "proposal.hypothesis: differs from the source proposal; a clear variant changes only literature_gap"),
+        (
+            lambda r: r["proposal"].update(hypothesis="Edited."),
+            "proposal.hypothesis: differs from the source proposal; a clear variant changes only literature_gap",
+        ),
         (lambda r: r["proposal"].update(literature_gap=None), "proposal.literature_gap: missing"),
     ],
 )
@@ -143,9 +158,15 @@ def test_the_target_field_must_change_and_falsifier_off_must_be_empty(imported, 
     rendering_with_fields = h.line(source, "rendering", proposal=source.content)
     untargeted = h.line(source, "naive", target="grounding")
     message = failure(imported, h.write(tmp_path / "c.jsonl", [unchanged, filled, touched, rendering_with_fields, untargeted]))
-    assert "line 1: proposal.decisive_metric: is the source proposal's text unchanged; a sham variant must change its target field" in message
+    assert (
+        "line 1: proposal.decisive_metric: is the source proposal's text unchanged; a sham variant must change its target field"
+        in message
+    )
     assert 'line 2: proposal.falsifying_result: must be empty ("") in a falsifier_off variant' in message
-    assert "line 3: proposal.minimal_test: differs from the source proposal; a falsifier_off variant changes only falsifying_result" in message
+    assert (
+        "line 3: proposal.minimal_test: differs from the source proposal; a falsifier_off variant changes only falsifying_result"
+        in message
+    )
     assert 'line 4: proposal: a rendering variant has "prose" instead of "proposal"' in message
     assert "line 5: target: must be null for a naive variant (only clear, subtle, sham have a target)" in message
 
@@ -154,7 +175,9 @@ def test_bad_json_and_unstorable_text_are_line_numbered(imported, tmp_path: Path
     source = h.sources(imported, 1)[0]
     nul = h.line(source, "rendering")
     nul["prose"] = "bad \x00 byte"
-    message = failure(imported, h.write(tmp_path / "c.jsonl", [h.line(source, "falsifier_off"), '{"control_id": ', "[1, 2]", nul]))
+    message = failure(
+        imported, h.write(tmp_path / "c.jsonl", [h.line(source, "falsifier_off"), '{"control_id": ', "[1, 2]", nul])
+    )
     assert "c.jsonl, line 2: invalid JSON" in message
     assert "c.jsonl, line 3: expected a JSON object, got array" in message
     assert "c.jsonl, line 4: prose: contains a NUL character" in message
@@ -182,8 +205,18 @@ def test_the_file_format_is_the_one_the_issue_names(imported, tmp_path: Path) ->
         }
     )
     text += "\n" + json.dumps(
-        {"control_id": "hand-2", "kind": "rendering", "context_id": source.context.external_id, "source_model": source.participant.name, "target": None, "prose": "Some prose."}
+        {
+            "control_id": "hand-2",
+            "kind": "rendering",
+            "context_id": source.context.external_id,
+            "source_model": source.participant.name,
+            "target": None,
+            "prose": "Some prose.",
+        }
     )
     (tmp_path / "hand.jsonl").write_text(text + "\n", encoding="utf-8")
     run(imported, tmp_path / "hand.jsonl")
-    assert sorted(ControlVariant.objects.values_list("control_id", "kind")) == [("hand-1", "falsifier_off"), ("hand-2", "rendering")]
+    assert sorted(ControlVariant.objects.values_list("control_id", "kind")) == [
+        ("hand-1", "falsifier_off"),
+        ("hand-2", "rendering"),
+    ]

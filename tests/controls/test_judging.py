@@ -71,7 +71,9 @@ def test_each_approved_variant_is_judged_against_its_source_in_both_orders(impor
 def test_the_judge_never_sees_a_model_name_or_a_control_id(imported, fake_llm, tmp_path) -> None:  # noqa: ANN001
     source = h.sources(imported, 1)[0]
     # The control ids name the source model (as generated ones do).
-    variants = load(imported, tmp_path, [h.line(source, "clear", "grounding"), h.line(source, "rendering"), h.line(source, "naive")])
+    variants = load(
+        imported, tmp_path, [h.line(source, "clear", "grounding"), h.line(source, "rendering"), h.line(source, "naive")]
+    )
     assert all(source.participant.name in v.control_id for v in variants)
     fake_llm.script(judge={"policy": "always_a"})
     run = start(imported, fake_llm)
@@ -119,12 +121,23 @@ def test_a_structured_controls_run_keeps_both_sides_scores(imported, fake_llm, t
     for j in judgments:
         assert j.winner == "clean"
         assert set(j.metadata["scores"]) == {"A", "B"}
-        assert set(j.metadata["scores"]["A"]) == {"grounding", "hypothesis_specificity", "minimality_feasibility", "decisive_metric", "falsifiability"}
+        assert set(j.metadata["scores"]["A"]) == {
+            "grounding",
+            "hypothesis_specificity",
+            "minimality_feasibility",
+            "decisive_metric",
+            "falsifiability",
+        }
 
 
 def test_what_a_controls_run_refuses(imported, fake_llm, tmp_path) -> None:  # noqa: ANN001
     def create(**overrides):  # noqa: ANN003, ANN202
-        fields = {"benchmark": imported, "judge_model": "Judge-Local", "base_url": fake_llm.base_url, "pairs": "controls"} | overrides
+        fields = {
+            "benchmark": imported,
+            "judge_model": "Judge-Local",
+            "base_url": fake_llm.base_url,
+            "pairs": "controls",
+        } | overrides
         return judge_run_create(request=JudgeRunRequest(**fields))
 
     with pytest.raises(RunError, match="no approved control variants"):
@@ -162,7 +175,9 @@ def test_the_leaderboard_never_offers_a_controls_run(imported, fake_llm, tmp_pat
     assert page.status_code == 200 and f'value="{run.pk}"' not in page.content.decode()
 
 
-def test_a_controls_run_page_lists_its_verdicts_and_points_to_the_controls_page(imported, fake_llm, tmp_path, client, researcher) -> None:  # noqa: ANN001
+def test_a_controls_run_page_lists_its_verdicts_and_points_to_the_controls_page(
+    imported, fake_llm, tmp_path, client, researcher
+) -> None:  # noqa: ANN001
     source = h.sources(imported, 1)[0]
     load(imported, tmp_path, [h.line(source, "naive"), h.line(source, "falsifier_off")])
     fake_llm.script(judge={"policy": "always_b"})
@@ -190,7 +205,9 @@ def test_run_judge_pairs_controls_judges_the_controls_and_says_how_many(imported
     load(imported, tmp_path, [h.line(source, "naive"), h.line(source, "falsifier_off"), h.line(source, "clear", "grounding")])
     fake_llm.script(judge={"policy": "always_a"})
     out = StringIO()
-    call_command("run_judge", "lit2test", "--model", "Judge-Local", "--base-url", fake_llm.base_url, "--pairs", "controls", stdout=out)
+    call_command(
+        "run_judge", "lit2test", "--model", "Judge-Local", "--base-url", fake_llm.base_url, "--pairs", "controls", stdout=out
+    )
     assert "6 ordered tasks" in out.getvalue()
     run = JudgeRun.objects.get(subjects="controls")
     assert run.status == "completed"  # Celery runs eagerly in these tests: the driver ran inside the command

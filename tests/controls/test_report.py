@@ -42,7 +42,11 @@ Key = tuple[int, str, str | None]  # (source index, kind, target)
 # --------------------------------------------------------------------------- set-up
 
 
-def load(benchmark: Benchmark, tmp_path: Path, kinds: tuple[str, ...] = ("clear", "subtle", "sham", "rendering", "falsifier_off", "naive")) -> dict[Key, ControlVariant]:
+def load(
+    benchmark: Benchmark,
+    tmp_path: Path,
+    kinds: tuple[str, ...] = ("clear", "subtle", "sham", "rendering", "falsifier_off", "naive"),
+) -> dict[Key, ControlVariant]:
     """Clear, subtle and sham variants on every target of two sources; rendering, falsifier_off and naive on three."""
     sources = h.sources(benchmark, 3)
     rows = [h.line(s, k, t) for s in sources[:2] for k in ("clear", "subtle", "sham") if k in kinds for t in TARGETS]
@@ -65,12 +69,17 @@ def script(fake: Any, benchmark: Benchmark, variants: dict[Key, ControlVariant],
     rules = []
     for (*key, order), winner in winners.items():
         variant = variants[tuple(key)]
-        rendered = render_control_task(benchmark=benchmark, variant=variant, order=order, template=template, context=variant.context)
+        rendered = render_control_task(
+            benchmark=benchmark, variant=variant, order=order, template=template, context=variant.context
+        )
         clean = clean_shown(benchmark, variant, order)
         other = "B" if clean == "A" else "A"
         answer: dict[str, Any] = {
-            "winner": {"clean": clean, "variant": other, "tie": "tie"}[winner], "confidence": "high",
-            "main_reason": "scripted", "weakness_a": "", "weakness_b": "",
+            "winner": {"clean": clean, "variant": other, "tie": "tie"}[winner],
+            "confidence": "high",
+            "main_reason": "scripted",
+            "weakness_a": "",
+            "weakness_b": "",
         }
         if scores:
             clean_scores, variant_scores = scores((*key, order))
@@ -83,7 +92,16 @@ def script(fake: Any, benchmark: Benchmark, variants: dict[Key, ControlVariant],
 def run_judge(benchmark: Benchmark, fake: Any, *args: str) -> JudgeRun:  # noqa: ANN401
     before = set(JudgeRun.objects.values_list("pk", flat=True))
     call_command(
-        "run_judge", str(benchmark.pk), "--model", JUDGE, "--base-url", fake.base_url, "--pairs", "controls", *args, stdout=StringIO()
+        "run_judge",
+        str(benchmark.pk),
+        "--model",
+        JUDGE,
+        "--base-url",
+        fake.base_url,
+        "--pairs",
+        "controls",
+        *args,
+        stdout=StringIO(),
     )
     [run] = JudgeRun.objects.exclude(pk__in=before)
     run.refresh_from_db()
@@ -194,7 +212,9 @@ def test_every_number_of_the_report_is_the_one_worked_out_by_hand(imported, fake
     # Clear: counts, target drops (clean − variant on the target) and non-target drifts (the other four dimensions).
     clear = doc["clear"]
     assert {t: (c["clean_wins"], c["ordered"], c["variant_wins"], c["ties"], c["cases"]) for t, c in clear.items()} == {
-        "grounding": (4, 4, 0, 0, 2), "decisive_metric": (3, 4, 1, 0, 2), "falsifiability": (4, 4, 0, 0, 2),
+        "grounding": (4, 4, 0, 0, 2),
+        "decisive_metric": (3, 4, 1, 0, 2),
+        "falsifiability": (4, 4, 0, 0, 2),
     }
     assert clear["grounding"]["target_drop"]["mean"] == pytest.approx((2 + 2 + 3 + 1) / 4)
     assert clear["grounding"]["nontarget_drift"]["mean"] == pytest.approx(1 / 16)  # one point, 4 judgments × 4 dimensions
@@ -211,7 +231,9 @@ def test_every_number_of_the_report_is_the_one_worked_out_by_hand(imported, fake
     # Subtle against sham: every sham a tie, so the gate passes and P(clean | sham) is 0.
     subtle = doc["subtle"]
     assert {t: (s["p_clean_subtle"], s["p_clean_sham"], s["adjusted"]["value"]) for t, s in subtle.items()} == {
-        "grounding": (0.75, 0.0, 0.75), "decisive_metric": (0.5, 0.0, 0.5), "falsifiability": (1.0, 0.0, 1.0),
+        "grounding": (0.75, 0.0, 0.75),
+        "decisive_metric": (0.5, 0.0, 0.5),
+        "falsifiability": (1.0, 0.0, 1.0),
     }
     for t in TARGETS:
         gate = subtle[t]["sham_gate"]
@@ -224,11 +246,21 @@ def test_every_number_of_the_report_is_the_one_worked_out_by_hand(imported, fake
     assert_ci(subtle["falsifiability"]["adjusted"], "value", 1.0, 1.0)
 
     assert doc["rendering"] == {
-        "pairs": 3, "same_verdict": 2, "flips": 1, "ties": 1, "schema_preferred": 1, "prose_preferred": 0, "incomplete": 0,
+        "pairs": 3,
+        "same_verdict": 2,
+        "flips": 1,
+        "ties": 1,
+        "schema_preferred": 1,
+        "prose_preferred": 0,
+        "incomplete": 0,
     }
     falsifier = doc["falsifier"]
     assert {k: falsifier[k] for k in ("pairs", "ordered", "filled_wins", "empty_wins", "ties")} == {
-        "pairs": 3, "ordered": 6, "filled_wins": 4, "empty_wins": 1, "ties": 1,
+        "pairs": 3,
+        "ordered": 6,
+        "filled_wins": 4,
+        "empty_wins": 1,
+        "ties": 1,
     }
     assert falsifier["preference"]["value"] == pytest.approx((4 - 1) / 6)
     assert_ci(falsifier["preference"], "value", 0.0, 1.0)  # per source: 1, 1/2, 0
@@ -251,14 +283,18 @@ def test_every_number_of_the_report_is_the_one_worked_out_by_hand(imported, fake
     # The same seed gives the same intervals; the API gives the same document; the text shows every section.
     assert report_json(imported, "--run", str(holistic.pk), "--structured-run", str(structured.pk), "--seed", "5") == doc
     api = rita.get(
-        f"/api/benchmarks/{imported.pk}/controls/", {"run": holistic.pk, "structured_run": structured.pk, "seed": 5, "replicates": REPLICATES}
+        f"/api/benchmarks/{imported.pk}/controls/",
+        {"run": holistic.pk, "structured_run": structured.pk, "seed": 5, "replicates": REPLICATES},
     )
     assert api.status_code == 200 and api.json() == doc
     assert client_for(annotator).get(f"/api/benchmarks/{imported.pk}/controls/").status_code == 403
     assert Client().get(f"/api/benchmarks/{imported.pk}/controls/").status_code in (401, 403)
 
     text = report(imported, "--structured-run", str(structured.pk), "--replicates", str(REPLICATES))
-    assert text.splitlines()[0] == f"run {holistic.pk}: the newest completed holistic controls run of {imported} (name another with --run)"
+    assert (
+        text.splitlines()[0]
+        == f"run {holistic.pk}: the newest completed holistic controls run of {imported} (name another with --run)"
+    )
     assert f"Verdicts: run {holistic.pk}: judge {JUDGE} (holistic, holistic, completed)" in text
     assert "decisive_metric  " in text and "3/4" in text and "2.00 [2.00, 2.00]" in text
     assert "PASS 0–4–0" in text and "FAIL" not in text
@@ -303,7 +339,9 @@ def test_the_sham_gate_fails_when_the_judge_moves_on_a_sham(imported, fake_llm, 
     assert "the sham gate fails on grounding" in report(imported, "--run", str(run.pk), "--replicates", "20")
 
     # Two decisive of four: a tolerance of 1/4 allows one (still fails), 1/2 allows two (passes).
-    assert not report_json(imported, "--run", str(run.pk), "--sham-tolerance", "0.25")["subtle"]["grounding"]["sham_gate"]["passed"]
+    assert not report_json(imported, "--run", str(run.pk), "--sham-tolerance", "0.25")["subtle"]["grounding"]["sham_gate"][
+        "passed"
+    ]
     passed = report_json(imported, "--run", str(run.pk), "--sham-tolerance", "0.5")["subtle"]["grounding"]["sham_gate"]
     assert passed == {"clean_wins": 1, "ties": 2, "sham_wins": 1, "ordered": 4, "tolerance": 0.5, "passed": True}
     assert "PASS 1–2–1" in report(imported, "--run", str(run.pk), "--replicates", "20", "--sham-tolerance", "0.5")
@@ -334,7 +372,9 @@ def test_what_the_report_and_its_api_refuse(imported, fake_llm, tmp_path, resear
     with pytest.raises(CommandError, match="not a share from 0 to 1"):
         report(imported, "--sham-tolerance", "1.5")
     other = Benchmark.objects.create(name="other", version="1", canonical_judge="J")
-    foreign = JudgeRun.objects.create(benchmark=other, subjects="controls", judge_model=JUDGE, label="x", provider="openai_compatible")
+    foreign = JudgeRun.objects.create(
+        benchmark=other, subjects="controls", judge_model=JUDGE, label="x", provider="openai_compatible"
+    )
     with pytest.raises(CommandError, match=f"has no run {foreign.pk} \\(it is a run of benchmark {other.pk}\\)"):
         report(imported, "--run", str(foreign.pk))
     with pytest.raises(ControlReportError, match=f"run {foreign.pk} is not a run of"):
@@ -344,15 +384,27 @@ def test_what_the_report_and_its_api_refuse(imported, fake_llm, tmp_path, resear
         call_command("controls_report", "other", "--run", str(foreign.pk), stdout=StringIO())
     assert report_json(imported)["runs"]["run"]["id"] == holistic.pk  # the default
 
-    assert rita.get(url, {"run": release_run.pk}).json() == {"detail": f"run {release_run.pk} is not a controls run of benchmark {imported.pk}"}
+    assert rita.get(url, {"run": release_run.pk}).json() == {
+        "detail": f"run {release_run.pk} is not a controls run of benchmark {imported.pk}"
+    }
     assert rita.get(url, {"run": foreign.pk}).status_code == 404
     assert rita.get(url, {"run": 999999}).status_code == 404
     assert rita.get(f"/api/benchmarks/{other.pk}/controls/", {"run": foreign.pk}).status_code == 404  # no verdicts yet
     assert rita.get("/api/benchmarks/999999/controls/").json() == {"detail": "no benchmark 999999"}
     response = rita.get(url, {"structured_run": holistic.pk, "replicates": 10})
     assert response.status_code == 404
-    assert response.json() == {"detail": f"run {holistic.pk} is a holistic run, not a structured controls run of benchmark {imported.pk}"}
-    for name, value in (("replicates", 0), ("replicates", 10**9), ("seed", -1), ("seed", ""), ("sham_tolerance", 2), ("sham_tolerance", "nan"), ("run", 0)):
+    assert response.json() == {
+        "detail": f"run {holistic.pk} is a holistic run, not a structured controls run of benchmark {imported.pk}"
+    }
+    for name, value in (
+        ("replicates", 0),
+        ("replicates", 10**9),
+        ("seed", -1),
+        ("seed", ""),
+        ("sham_tolerance", 2),
+        ("sham_tolerance", "nan"),
+        ("run", 0),
+    ):
         response = rita.get(url, {name: value})
         assert response.status_code == 400 and list(response.json()) == [name], (name, value, response.content)
     assert rita.get(url, {"replicates": 10}).json()["naive"]["real_wins"] == 6
@@ -368,8 +420,10 @@ def test_two_variants_of_one_kind_on_one_source_and_target_are_two_cases(importe
     by_id = {v.control_id: v for v in ControlVariant.objects.select_related("context")}
     first_clear, first_rendering = rows[0]["control_id"], rows[1]["control_id"]
     variants: dict[Key, ControlVariant] = {
-        (0, "clear", "grounding"): by_id[first_clear], (1, "clear", "grounding"): by_id["second-clear"],
-        (0, "rendering", None): by_id[first_rendering], (1, "rendering", None): by_id["second-rendering"],
+        (0, "clear", "grounding"): by_id[first_clear],
+        (1, "clear", "grounding"): by_id["second-clear"],
+        (0, "rendering", None): by_id[first_rendering],
+        (1, "rendering", None): by_id["second-rendering"],
     }
     winners = default_winners(variants)
     winners[(1, "clear", "grounding", "original")] = "tie"

@@ -28,8 +28,11 @@ from . import helpers as h
 pytestmark = pytest.mark.django_db
 
 DIMENSION_FIELD = {
-    "grounding": "literature_gap", "hypothesis_specificity": "hypothesis", "minimality_feasibility": "minimal_test",
-    "decisive_metric": "decisive_metric", "falsifiability": "falsifying_result",
+    "grounding": "literature_gap",
+    "hypothesis_specificity": "hypothesis",
+    "minimality_feasibility": "minimal_test",
+    "decisive_metric": "decisive_metric",
+    "falsifiability": "falsifying_result",
 }
 
 
@@ -156,7 +159,12 @@ def test_it_shows_the_numbers_of_the_report_document(demo, rita_client) -> None:
 
     for target, section in doc["clear"].items():
         cells = row(body, "clear-table", target)
-        assert cells[1:5] == [f"{section['clean_wins']} / {section['ordered']}", str(section["variant_wins"]), str(section["ties"]), str(section["cases"])]
+        assert cells[1:5] == [
+            f"{section['clean_wins']} / {section['ordered']}",
+            str(section["variant_wins"]),
+            str(section["ties"]),
+            str(section["cases"]),
+        ]
         drop, drift = section["target_drop"], section["nontarget_drift"]
         assert cells[6] == f"{formatting.number(drop['mean'], 2)} {formatting.interval(drop['ci'], 2)}"
         assert cells[7] == f"{formatting.number(drift['mean'], 2)} {formatting.interval(drift['ci'], 2)}"
@@ -164,7 +172,10 @@ def test_it_shows_the_numbers_of_the_report_document(demo, rita_client) -> None:
     assert {k: int(v) for k, v in rendering.items()} == {k: v for k, v in doc["rendering"].items() if k in rendering}
     falsifier = keyed(body, "falsifier-table")
     assert falsifier["filled_wins"] == str(doc["falsifier"]["filled_wins"])
-    assert falsifier["preference"] == f"{formatting.number(doc['falsifier']['preference']['value'], 3)} {formatting.interval(doc['falsifier']['preference']['ci'], 3)}"
+    assert (
+        falsifier["preference"]
+        == f"{formatting.number(doc['falsifier']['preference']['value'], 3)} {formatting.interval(doc['falsifier']['preference']['ci'], 3)}"
+    )
     naive = keyed(body, "naive-table")
     assert naive["real_wins"] == f"{doc['naive']['real_wins']} / {doc['naive']['ordered']}"
     agreement = doc["dimension_audit"]["agreement_counts"]
@@ -192,7 +203,9 @@ def test_its_figures_match_the_heuristic_worked_by_hand(demo, rita_client) -> No
         source_words = sum(words(variant.source.content[f]) for f in h.SIX)
         winner = by_hand_winner(source_words, words(variant.prose))
         prose_wins += winner == "variant"
-        assert set(ControlJudgment.objects.filter(run=run(HOLISTIC_LABEL), variant=variant).values_list("winner", flat=True)) == {winner}
+        assert set(ControlJudgment.objects.filter(run=run(HOLISTIC_LABEL), variant=variant).values_list("winner", flat=True)) == {
+            winner
+        }
     assert prose_wins == 2  # prose is longer than its six fields: the heuristic fails the rendering control
     assert keyed(body, "rendering-table")["prose_preferred"] == "2" and keyed(body, "rendering-table")["flips"] == "2"
 
@@ -245,7 +258,10 @@ def test_subtle_and_sham_verdicts_fill_the_subtle_table_and_plot_b(imported, rit
     than the fields they replace, so the clean proposal wins every subtle and every sham comparison: the sham gate
     fails (it moved the judge), and the adjusted preference is 1 − 1 = 0."""
     source = h.sources(imported, 1)[0]
-    controls_import(benchmark=imported, path=h.write(tmp_path / "c.jsonl", [h.line(source, k, t) for k in ("subtle", "sham") for t in h.TARGET_FIELD]))
+    controls_import(
+        benchmark=imported,
+        path=h.write(tmp_path / "c.jsonl", [h.line(source, k, t) for k in ("subtle", "sham") for t in h.TARGET_FIELD]),
+    )
     ControlVariant.objects.update(status=ControlVariant.Status.APPROVED)
     demo_controls_record(benchmark=imported, execute=False)
     body = rita_client.get(url(imported)).content.decode()
@@ -279,12 +295,27 @@ def test_interval_plot_places_points_whiskers_and_zero_on_one_axis() -> None:
 
     # Plot width 1000 − 200 − 30 = 770 units for the domain [−1, 1]: x(v) = 200 + (v + 1) / 2 × 770.
     plot = interval_plot(
-        [("a", "clear", 0.5, [0.0, 1.0]), ("b", "clear", None, None), ("c", "subtle", -1.0, None), ("d", "subtle", 2.0, [1.5, 3.0])],
-        domain=(-1.0, 1.0), width=1000, left=200,
+        [
+            ("a", "clear", 0.5, [0.0, 1.0]),
+            ("b", "clear", None, None),
+            ("c", "subtle", -1.0, None),
+            ("d", "subtle", 2.0, [1.5, 3.0]),
+        ],
+        domain=(-1.0, 1.0),
+        width=1000,
+        left=200,
     )
     assert plot is not None and plot.zero_x == 585.0
-    assert [(p.label, p.x, p.lo, p.hi) for p in plot.points] == [("a", 777.5, 585.0, 970.0), ("c", 200.0, 200.0, 200.0), ("d", 970.0, 970.0, 970.0)]
-    assert [p.text for p in plot.points] == ["0.50 [0.00, 1.00]", "\u22121.00 (no CI)", "2.00 [1.50, 3.00]"]  # the value is printed, the mark is clipped
+    assert [(p.label, p.x, p.lo, p.hi) for p in plot.points] == [
+        ("a", 777.5, 585.0, 970.0),
+        ("c", 200.0, 200.0, 200.0),
+        ("d", 970.0, 970.0, 970.0),
+    ]
+    assert [p.text for p in plot.points] == [
+        "0.50 [0.00, 1.00]",
+        "\u22121.00 (no CI)",
+        "2.00 [1.50, 3.00]",
+    ]  # the value is printed, the mark is clipped
     assert [(s, shape) for s, shape, _, _ in plot.legend] == [("clear", "circle"), ("subtle", "square")]
     assert [label for _, label in plot.ticks][0] == "\u22121.0" and [label for _, label in plot.ticks][-1] == "1.0"
     assert interval_plot([("a", "clear", None, None)]) is None

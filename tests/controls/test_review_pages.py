@@ -50,7 +50,9 @@ def form_data(variant: ControlVariant, action: str, **edits: str) -> dict[str, s
 # ------------------------------------------------------------------ who may open them
 
 
-def test_only_researchers_open_the_pages_others_get_what_other_dashboard_pages_give(made, researcher, annotator, outsider) -> None:  # noqa: ANN001
+def test_only_researchers_open_the_pages_others_get_what_other_dashboard_pages_give(
+    made, researcher, annotator, outsider
+) -> None:  # noqa: ANN001
     variant = ControlVariant.objects.first()
     urls = [reverse("controls:list", args=[made.pk]), reverse("controls:variant", args=[variant.pk])]
     for url in urls:
@@ -107,7 +109,9 @@ def test_the_list_shows_every_status_and_filters_by_kind_and_status(made, rita_c
     assert {r[1] for r in listed(rita_client.get(url, {"kind": "clear"}).content.decode())} == {"clear"}
     assert len(listed(rita_client.get(url, {"kind": "clear"}).content.decode())) == 6
     drafts = listed(rita_client.get(url, {"status": "draft"}).content.decode())
-    assert sorted(r[0] for r in drafts) == sorted(ControlVariant.objects.filter(target="grounding").values_list("control_id", flat=True))
+    assert sorted(r[0] for r in drafts) == sorted(
+        ControlVariant.objects.filter(target="grounding").values_list("control_id", flat=True)
+    )
     both = listed(rita_client.get(url, {"kind": "rendering", "status": "rejected"}).content.decode())
     assert both == [(rendering[0].control_id, "rendering", "rejected")]
     assert listed(rita_client.get(url, {"kind": "naive"}).content.decode()) == []
@@ -195,7 +199,9 @@ def test_an_edited_prose_rendering_is_saved(made, rita_client) -> None:  # noqa:
 
 
 @pytest.mark.parametrize(("target", "other"), [("falsifiability", "hypothesis"), ("grounding", "decisive_metric")])
-def test_an_edit_off_the_target_is_refused_beside_its_field_and_nothing_is_stored(made, rita_client, target: str, other: str) -> None:  # noqa: ANN001
+def test_an_edit_off_the_target_is_refused_beside_its_field_and_nothing_is_stored(
+    made, rita_client, target: str, other: str
+) -> None:  # noqa: ANN001
     variant = ControlVariant.objects.filter(kind="clear", target=target).first()
     ControlVariant.objects.filter(pk=variant.pk).update(status="draft")
     before = ControlVariant.objects.get(pk=variant.pk)
@@ -216,7 +222,9 @@ def test_an_edit_off_the_target_is_refused_beside_its_field_and_nothing_is_store
 def test_an_edit_that_restores_the_source_text_of_the_target_is_refused(made, rita_client) -> None:  # noqa: ANN001
     variant = ControlVariant.objects.filter(kind="clear", target="decisive_metric").first()
     url = reverse("controls:variant", args=[variant.pk])
-    html = rita_client.post(url, form_data(variant, "approve", decisive_metric=variant.source.content["decisive_metric"])).content.decode()
+    html = rita_client.post(
+        url, form_data(variant, "approve", decisive_metric=variant.source.content["decisive_metric"])
+    ).content.decode()
     assert "must change its target field" in field_errors(html, "decisive_metric")
     assert ControlVariant.objects.get(pk=variant.pk).content == variant.content
 

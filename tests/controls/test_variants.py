@@ -13,7 +13,9 @@ SIX = ("literature_gap", "hypothesis", "minimal_test", "decisive_metric", "suppo
 
 
 def real_proposals(release_dir: Path) -> list[dict[str, str]]:
-    rows = [json.loads(line) for line in (release_dir / "proposals.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [
+        json.loads(line) for line in (release_dir / "proposals.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
     return [{f: r[f] for f in SIX} for r in rows if all(isinstance(r.get(f), str) and r[f].strip() for f in SIX)]
 
 

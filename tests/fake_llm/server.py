@@ -168,7 +168,9 @@ def validate_script(raw: Any) -> dict[str, Any]:
     return script
 
 
-def reply_for(script: dict[str, Any], model: Any, messages: list[dict[str, Any]], counters: dict[int, int]) -> tuple[str, list[int]] | None:
+def reply_for(
+    script: dict[str, Any], model: Any, messages: list[dict[str, Any]], counters: dict[int, int]
+) -> tuple[str, list[int]] | None:
     """The canned answer of the first matching ``replies`` rule (advancing its counter), or None."""
     text = "\n".join(content_text(m.get("content")) for m in messages if isinstance(m, dict))
     for index, rule in enumerate(script["replies"]):
@@ -541,10 +543,11 @@ class Handler(BaseHTTPRequestHandler):
         entry["status"] = int(HTTPStatus.OK)
         self._send_json(200, payload)
 
-
     def _fault(self, script: dict[str, Any], entry: dict[str, Any], task: str, endpoint: str) -> Any:
         """Apply the scripted latency and the first matching failure rule: the rule, or FAILED once an error was sent."""
-        rule = next((r for r in script["failures"] if rule_matches(r, task, entry["attempt"], endpoint, entry.get("model"))), None)
+        rule = next(
+            (r for r in script["failures"] if rule_matches(r, task, entry["attempt"], endpoint, entry.get("model"))), None
+        )
         if script["latency"] > 0:
             time.sleep(script["latency"])
         if rule and rule.get("sleep"):
@@ -591,8 +594,14 @@ class Handler(BaseHTTPRequestHandler):
         limit = script["completions"]["max_model_len"]
         if len(ids) > limit:
             entry["status"] = 400
-            self._send_json(400, error_body(400, f"This model's maximum context length is {limit} tokens. "
-                                                 f"However, you requested {len(ids)} tokens in the prompt."))
+            self._send_json(
+                400,
+                error_body(
+                    400,
+                    f"This model's maximum context length is {limit} tokens. "
+                    f"However, you requested {len(ids)} tokens in the prompt.",
+                ),
+            )
             return None
         return request, entry, rule
 
@@ -604,8 +613,9 @@ class Handler(BaseHTTPRequestHandler):
             except ValueError:
                 request = None
             request = request if isinstance(request, dict) else {}
-            _, entry = self.server.state.register(request.get("model"), None, None, endpoint="tokenize",
-                                                  prompt=request.get("prompt"))
+            _, entry = self.server.state.register(
+                request.get("model"), None, None, endpoint="tokenize", prompt=request.get("prompt")
+            )
             entry["status"] = 404
             self._send_json(404, {"detail": "Not Found"})  # what a server without the route answers
             return
@@ -615,7 +625,10 @@ class Handler(BaseHTTPRequestHandler):
         request, entry, _ = read
         ids = toy_lm.tokenize(request["prompt"], add_bos=request.get("add_special_tokens", True) is not False)
         payload: dict[str, Any] = {
-            "count": len(ids), "max_model_len": script["completions"]["max_model_len"], "tokens": ids, "token_strs": None,
+            "count": len(ids),
+            "max_model_len": script["completions"]["max_model_len"],
+            "tokens": ids,
+            "token_strs": None,
         }
         if request.get("return_token_strs"):
             payload["token_strs"] = [toy_lm.token_str(token) for token in ids]
@@ -680,10 +693,16 @@ class Handler(BaseHTTPRequestHandler):
                 assert row is not None
                 order = sorted(range(toy_lm.V), key=lambda t: (-row[t], t))
                 keep = [ids[position]] + [t for t in order[: int(n_prompt)] if t != ids[position]]
-                prompt_logprobs.append({
-                    str(t): {"logprob": row[t], "rank": 1 + sum(1 for z in row if z > row[t]), "decoded_token": toy_lm.token_str(t)}
-                    for t in keep
-                })
+                prompt_logprobs.append(
+                    {
+                        str(t): {
+                            "logprob": row[t],
+                            "rank": 1 + sum(1 for z in row if z > row[t]),
+                            "decoded_token": toy_lm.token_str(t),
+                        }
+                        for t in keep
+                    }
+                )
             choice["prompt_logprobs"] = prompt_logprobs
         if rule and "malformed" in rule:
             entry["fault"] = "malformed"

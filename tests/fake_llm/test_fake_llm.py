@@ -264,8 +264,18 @@ def test_completions_echo_the_prompt_with_log_probabilities_and_offsets(fake_llm
     )
     choice = response.choices[0]
     # <s>, "H", "i", " ", "é" (a merge), " ", then the emoji's four UTF-8 bytes: offsets count whole characters.
-    ids = [0, ord("H") + 1, ord("i") + 1, ord(" ") + 1, 257 + toy_lm.MERGES.index("é"), ord(" ") + 1,
-           0xF0 + 1, 0x9F + 1, 0x99 + 1, 0x82 + 1]
+    ids = [
+        0,
+        ord("H") + 1,
+        ord("i") + 1,
+        ord(" ") + 1,
+        257 + toy_lm.MERGES.index("é"),
+        ord(" ") + 1,
+        0xF0 + 1,
+        0x9F + 1,
+        0x99 + 1,
+        0x82 + 1,
+    ]
     assert toy_lm.tokenize(prompt) == ids
     assert choice.text == prompt and response.usage.prompt_tokens == len(ids) and response.usage.completion_tokens == 0
     logprobs = choice.logprobs
@@ -282,8 +292,11 @@ def test_completions_echo_the_prompt_with_log_probabilities_and_offsets(fake_llm
     assert prompt_logprobs[0] is None and len(prompt_logprobs) == len(ids)
     entry = prompt_logprobs[4][str(ids[4])]
     row = log_softmax_row(ids[3])
-    assert entry == {"logprob": pytest.approx(row[ids[4]], abs=1e-12), "rank": 1 + sum(z > row[ids[4]] for z in row),
-                     "decoded_token": "é"}
+    assert entry == {
+        "logprob": pytest.approx(row[ids[4]], abs=1e-12),
+        "rank": 1 + sum(z > row[ids[4]] for z in row),
+        "decoded_token": "é",
+    }
     assert all(str(ids[p]) in prompt_logprobs[p] and 1 <= len(prompt_logprobs[p]) <= 2 for p in range(1, len(ids)))
 
 
@@ -303,11 +316,18 @@ def test_tokenize_answers_like_vllm_or_404_when_switched_off(fake_llm: FakeLLM) 
     with httpx.Client(trust_env=False, timeout=5) as http:
         url = f"{fake_llm.root_url}/tokenize"
         answer = http.post(url, json={"model": "toy", "prompt": "Hypothesis: x", "return_token_strs": True}).json()
-        assert answer == {"count": 6, "max_model_len": 4096,
-                          "tokens": [0, merge["Hypothe"], merge["sis"], ord(":") + 1, ord(" ") + 1, ord("x") + 1],
-                          "token_strs": ["<s>", "Hypothe", "sis", ":", " ", "x"]}
+        assert answer == {
+            "count": 6,
+            "max_model_len": 4096,
+            "tokens": [0, merge["Hypothe"], merge["sis"], ord(":") + 1, ord(" ") + 1, ord("x") + 1],
+            "token_strs": ["<s>", "Hypothe", "sis", ":", " ", "x"],
+        }
         # The boundary merges of toy_lm: ": (" and "sis: We" cross "Hypothesis:".
-        assert http.post(url, json={"prompt": "Hypothesis: (a"}).json()["tokens"][2:] == [merge["sis"], merge[": ("], ord("a") + 1]
+        assert http.post(url, json={"prompt": "Hypothesis: (a"}).json()["tokens"][2:] == [
+            merge["sis"],
+            merge[": ("],
+            ord("a") + 1,
+        ]
         assert http.post(url, json={"prompt": "Hypothesis: We"}).json()["tokens"][2:] == [merge["sis: We"]]
         assert http.post(url, json={"prompt": "x", "add_special_tokens": False}).json()["tokens"] == [ord("x") + 1]
         fake_llm.script(completions={"tokenize": False})
@@ -328,15 +348,24 @@ def test_failure_rules_apply_to_completions_and_name_their_endpoints(fake_llm: F
     ask(fake_llm, "hello")
     log = fake_llm.log()
     assert [(e["endpoint"], e["attempt"], e["status"]) for e in log[:5]] == [
-        ("completions", 1, 500), ("completions", 2, 200), ("tokenize", 1, 200), ("tokenize", 2, 429), ("tokenize", 3, 200)]
+        ("completions", 1, 500),
+        ("completions", 2, 200),
+        ("tokenize", 1, 200),
+        ("tokenize", 2, 429),
+        ("tokenize", 3, 200),
+    ]
     assert [(e["endpoint"], e["status"]) for e in log[5:]] == [("chat", 500), ("chat", 200)]
     assert "prompt" not in log[-1] and log[0]["prompt"] == "ab" and log[0]["messages"] is None
 
 
 def test_completions_faults_and_limits(fake_llm: FakeLLM) -> None:
-    fake_llm.script(failures=[{"endpoints": ["completions"], "attempts": [1], "malformed": "nope"},
-                              {"endpoints": ["completions"], "attempts": [2], "missing_key": "logprobs"}],
-                    completions={"max_model_len": 3})
+    fake_llm.script(
+        failures=[
+            {"endpoints": ["completions"], "attempts": [1], "malformed": "nope"},
+            {"endpoints": ["completions"], "attempts": [2], "missing_key": "logprobs"},
+        ],
+        completions={"max_model_len": 3},
+    )
     with httpx.Client(trust_env=False, timeout=5) as http:
         url = f"{fake_llm.base_url}/completions"
         body = {"model": "toy", "prompt": "ab", "echo": True, "logprobs": 1, "max_tokens": 0}
@@ -347,7 +376,9 @@ def test_completions_faults_and_limits(fake_llm: FakeLLM) -> None:
         not_text = http.post(url, json={**body, "prompt": [1, 2]})
         assert http.post(f"{fake_llm.root_url}/_script", json={"completions": {"logprobs_mode": "logits"}}).status_code == 400
         assert http.post(f"{fake_llm.root_url}/_script", json={"completions": {"seed": 1}}).status_code == 400
-        assert http.post(f"{fake_llm.root_url}/_script", json={"failures": [{"status": 500, "endpoints": ["x"]}]}).status_code == 400
+        assert (
+            http.post(f"{fake_llm.root_url}/_script", json={"failures": [{"status": 500, "endpoints": ["x"]}]}).status_code == 400
+        )
     assert (first["text"], first["logprobs"]) == ("nope", None)
     assert "logprobs" not in second and third["logprobs"]["tokens"] == ["<s>", "a", "b"]
     assert too_long.status_code == 400 and "maximum context length is 3 tokens" in too_long.json()["error"]["message"]

@@ -38,9 +38,21 @@ class Redis:
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", str(self.dir)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                "redis-server",
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self.dir),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
@@ -72,7 +84,8 @@ class Stack:
         self.pg = Postgres(databases=("lit2test",))
         self.redis = Redis()
         self.env = {
-            k: v for k, v in os.environ.items()
+            k: v
+            for k, v in os.environ.items()
             if not k.startswith(("LIT2TEST_", "DJANGO_", "CELERY_", "DATABASE_URL", "CACHE_URL", "PYTEST", "X_API_KEY"))
         } | {
             "DJANGO_SETTINGS_MODULE": "lit2test_web.settings",
@@ -88,9 +101,16 @@ class Stack:
         self.manage("migrate", "--no-input", "-v0")
         self.manage("import_lit2test", str(release_dir))
 
-    def manage(self, *args: str, env: dict[str, str] | None = None, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:
+    def manage(
+        self, *args: str, env: dict[str, str] | None = None, check: bool = True, timeout: float = 300
+    ) -> subprocess.CompletedProcess:
         result = subprocess.run(
-            [sys.executable, "manage.py", *args], cwd=ROOT, env=self.env | (env or {}), capture_output=True, text=True, timeout=timeout
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=self.env | (env or {}),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
         if check and result.returncode != 0:
             raise AssertionError(f"manage.py {' '.join(args)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
@@ -114,7 +134,9 @@ class Stack:
         return self.pg.value("SELECT status FROM arena_judgerun WHERE id = %s", run_id)
 
     def accepted(self, run_id: int) -> list[tuple[int, str]]:
-        return self.pg.query("SELECT pair_id, \"order\" FROM arena_orderedjudgment WHERE run_id = %s AND status = 'accepted'", run_id)
+        return self.pg.query(
+            "SELECT pair_id, \"order\" FROM arena_orderedjudgment WHERE run_id = %s AND status = 'accepted'", run_id
+        )
 
     def judgments(self, run_id: int) -> int:
         return self.pg.value("SELECT count(*) FROM arena_orderedjudgment WHERE run_id = %s", run_id)

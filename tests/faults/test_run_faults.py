@@ -63,13 +63,27 @@ def _calls_counted(stack: Stack, fake: FakeLLM, run_id: int) -> None:
     assert seen <= counted <= seen + 4, (seen, counted)
 
 
-def test_a_run_whose_worker_lacks_the_api_key_fails_with_the_reason_and_wait_exits_non_zero(fresh_stack: Stack, fake_llm: FakeLLM) -> None:
+def test_a_run_whose_worker_lacks_the_api_key_fails_with_the_reason_and_wait_exits_non_zero(
+    fresh_stack: Stack, fake_llm: FakeLLM
+) -> None:
     worker = fresh_stack.worker()  # its environment has no X_API_KEY
     secret = "sk-only-the-launcher-has-this"
 
     result = fresh_stack.manage(
-        "run_judge", "lit2test", "--model", "Judge-Local", "--base-url", fake_llm.base_url, "--api-key-env", "X_API_KEY",
-        "--pairs", "sample:3", "--wait", env={"X_API_KEY": secret}, check=False, timeout=120,
+        "run_judge",
+        "lit2test",
+        "--model",
+        "Judge-Local",
+        "--base-url",
+        fake_llm.base_url,
+        "--api-key-env",
+        "X_API_KEY",
+        "--pairs",
+        "sample:3",
+        "--wait",
+        env={"X_API_KEY": secret},
+        check=False,
+        timeout=120,
     )
 
     assert result.returncode != 0, result.stdout
@@ -82,7 +96,9 @@ def test_a_run_whose_worker_lacks_the_api_key_fails_with_the_reason_and_wait_exi
     assert secret not in result.stdout + result.stderr + worker.log()
 
 
-def test_a_run_whose_worker_was_sigkilled_is_finished_by_another_worker_with_no_manual_step(fresh_stack: Stack, fake_llm: FakeLLM) -> None:
+def test_a_run_whose_worker_was_sigkilled_is_finished_by_another_worker_with_no_manual_step(
+    fresh_stack: Stack, fake_llm: FakeLLM
+) -> None:
     stack = fresh_stack
     first, run_id = _under_way(stack, fake_llm, pairs=30, stored=10, latency=0.4)
 

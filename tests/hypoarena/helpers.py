@@ -13,7 +13,12 @@ def pair(n: int) -> dict[str, str]:
 
 def cases() -> list[dict[str, Any]]:
     return [
-        {"case_id": "c1", "domain": "ops", "context": "The service slowed down on Monday.", "reference_conclusion": "A cache expired."},
+        {
+            "case_id": "c1",
+            "domain": "ops",
+            "context": "The service slowed down on Monday.",
+            "reference_conclusion": "A cache expired.",
+        },
         {"case_id": "c2", "domain": "ops", "singleton": False, "context": "Disk usage doubled overnight."},
         {"case_id": "s1", "domain": "safety", "singleton": True, "context": "An alarm did not sound during the shift change."},
     ]
@@ -31,7 +36,15 @@ def submissions() -> list[dict[str, Any]]:
 
 
 def verdict(case_id: str, a: str, b: str, order: str, level: str, **extra: Any) -> dict[str, Any]:  # noqa: ANN401
-    return {"case_id": case_id, "model_a": a, "model_b": b, "order": order, "verdict": level, "judge": "judge-x", "run_label": "r1"} | extra
+    return {
+        "case_id": case_id,
+        "model_a": a,
+        "model_b": b,
+        "order": order,
+        "verdict": level,
+        "judge": "judge-x",
+        "run_label": "r1",
+    } | extra
 
 
 def verdicts() -> list[dict[str, Any]]:
@@ -46,8 +59,26 @@ def verdicts() -> list[dict[str, Any]]:
 
 def rubric() -> list[dict[str, Any]]:
     return [
-        {"case_id": "c1", "model": "Alpha", "judge": "judge-x", "run_label": "rub", "pairs": [{"g": 5, "l": 4, "j": 4}, {"g": 3, "l": 3, "j": 2}], "b": 4, "d": 3, "u": 5},
-        {"case_id": "s1", "model": "Ref", "judge": "judge-x", "run_label": "rub", "pairs": [{"g": 2, "l": 3, "j": 4}], "b": 3, "d": None, "u": 2},
+        {
+            "case_id": "c1",
+            "model": "Alpha",
+            "judge": "judge-x",
+            "run_label": "rub",
+            "pairs": [{"g": 5, "l": 4, "j": 4}, {"g": 3, "l": 3, "j": 2}],
+            "b": 4,
+            "d": 3,
+            "u": 5,
+        },
+        {
+            "case_id": "s1",
+            "model": "Ref",
+            "judge": "judge-x",
+            "run_label": "rub",
+            "pairs": [{"g": 2, "l": 3, "j": 4}],
+            "b": 3,
+            "d": None,
+            "u": 2,
+        },
     ]
 
 

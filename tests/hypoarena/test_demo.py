@@ -21,11 +21,14 @@ def stored_counts(benchmark: Benchmark) -> demo.DemoCounts:
     per_run = {r.label: ArenaVerdict.objects.filter(run=r, status="accepted").count() for r in runs.filter(run_type="arena")}
     assert len(set(per_run.values())) == 1, per_run
     return demo.DemoCounts(
-        domains=Domain.objects.filter(benchmark=benchmark).count(), cases=Case.objects.filter(benchmark=benchmark).count(),
+        domains=Domain.objects.filter(benchmark=benchmark).count(),
+        cases=Case.objects.filter(benchmark=benchmark).count(),
         models=Participant.objects.filter(benchmark=benchmark).count(),
         submissions=Submission.objects.filter(case__benchmark=benchmark).count(),
-        matches=Match.objects.filter(case__benchmark=benchmark).count(), verdicts_per_run=next(iter(per_run.values())),
-        runs=runs.count(), rubric_scores=RubricScore.objects.filter(run__benchmark=benchmark).count(),
+        matches=Match.objects.filter(case__benchmark=benchmark).count(),
+        verdicts_per_run=next(iter(per_run.values())),
+        runs=runs.count(),
+        rubric_scores=RubricScore.objects.filter(run__benchmark=benchmark).count(),
     )
 
 
@@ -35,11 +38,16 @@ def test_the_demo_stores_what_the_generator_says_and_a_second_run_changes_nothin
     benchmark = Benchmark.objects.get(name=demo.DEMO_NAME)
     assert benchmark.protocol == "hypoarena"
     # 3 domains x 2 cases; 8 models; 28 matches a case; both orders; two arena runs and one rubric run.
-    expected = demo.DemoCounts(domains=3, cases=6, models=8, submissions=48, matches=168, verdicts_per_run=336, runs=3, rubric_scores=48)
+    expected = demo.DemoCounts(
+        domains=3, cases=6, models=8, submissions=48, matches=168, verdicts_per_run=336, runs=3, rubric_scores=48
+    )
     assert demo.demo_counts(2) == expected
     assert stored_counts(benchmark) == expected
     call_command("demo_hypoarena", "--cases", "2", stdout=out)
-    assert out.getvalue().splitlines()[-1] == f"nothing new: cases.jsonl, submissions.jsonl, verdicts.jsonl, rubric.jsonl already imported into {benchmark}"
+    assert (
+        out.getvalue().splitlines()[-1]
+        == f"nothing new: cases.jsonl, submissions.jsonl, verdicts.jsonl, rubric.jsonl already imported into {benchmark}"
+    )
     assert stored_counts(benchmark) == expected
     assert set(Submission.objects.filter(is_reference=True).values_list("participant__name", flat=True)) == {"Reference"}
     singleton = Domain.objects.get(singleton=True)
@@ -47,8 +55,11 @@ def test_the_demo_stores_what_the_generator_says_and_a_second_run_changes_nothin
     assert {len(s.pairs) for s in Submission.objects.filter(case__domain=singleton)} == {1}
     assert {len(s.pairs) for s in Submission.objects.exclude(case__domain=singleton)} == {3}
     assert set(RubricScore.objects.filter(submission__case__domain=singleton).values_list("distinctness", flat=True)) == {None}
-    assert {r.provider for r in JudgeRun.objects.all()} == {"recorded"} and {(r.run_type, r.subjects) for r in JudgeRun.objects.all()} == {
-        ("arena", "hypoarena"), ("rubric", "hypoarena_rubric"),
+    assert {r.provider for r in JudgeRun.objects.all()} == {"recorded"} and {
+        (r.run_type, r.subjects) for r in JudgeRun.objects.all()
+    } == {
+        ("arena", "hypoarena"),
+        ("rubric", "hypoarena_rubric"),
     }
 
 

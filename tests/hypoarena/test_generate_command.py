@@ -25,8 +25,6 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("
 CONTEXT = {"c1": "service slowed down on Monday", "c2": "Disk usage doubled overnight", "s1": "alarm did not sound"}
 
 
-
-
 @pytest.fixture
 def benchmark(tmp_path: Path) -> Benchmark:
     refs = [row for row in h.submissions() if row["model"] == "Ref"]
@@ -38,7 +36,9 @@ def benchmark(tmp_path: Path) -> Benchmark:
 
 
 def pairs(model: str, case: str, k: int) -> list[dict[str, str]]:
-    return [{"hypothesis": f"{model} hypothesis {i} for {case}.", "evidence": f"{model} evidence {i} from {case}."} for i in range(k)]
+    return [
+        {"hypothesis": f"{model} hypothesis {i} for {case}.", "evidence": f"{model} evidence {i} from {case}."} for i in range(k)
+    ]
 
 
 def run_command(*args: str) -> str:
@@ -63,7 +63,11 @@ def test_the_command_elicits_k_pair_submissions_and_pairs_them(benchmark: Benchm
     assert "6 submissions to elicit" in out  # Alpha and Beta × 3 cases; the Reference is never generated
     assert f"HypoArena generation run {run.pk} completed: 6 submissions stored, 0 invalid after every attempt, 0 failed" in out
     assert run.parameters["k"] == 2 and run.parameters["model_names"] == {"Alpha": "alpha-7b"}
-    for s in Submission.objects.filter(case__benchmark=benchmark).exclude(participant__name="Ref").select_related("case", "participant"):
+    for s in (
+        Submission.objects.filter(case__benchmark=benchmark)
+        .exclude(participant__name="Ref")
+        .select_related("case", "participant")
+    ):
         case = s.case.external_id
         assert s.pairs == pairs(s.participant.name, case, 1 if case == "s1" else 2)
     assert Submission.objects.filter(case__benchmark=benchmark).count() == 9
@@ -80,10 +84,15 @@ def test_the_command_elicits_k_pair_submissions_and_pairs_them(benchmark: Benchm
 
 def test_participants_and_cases_narrow_the_run(benchmark: Benchmark, fake_llm: Any) -> None:  # noqa: ANN401
     fake_llm.script(replies=[{"contains": "", "answers": [{"pairs": pairs("Beta", "x", 1)}]}])
-    out = run_command(str(benchmark.pk), "--base-url", fake_llm.base_url, "--participants", "Beta", "--cases", "domain:ops", "--k", "1")
+    out = run_command(
+        str(benchmark.pk), "--base-url", fake_llm.base_url, "--participants", "Beta", "--cases", "domain:ops", "--k", "1"
+    )
     assert "2 submissions to elicit" in out
     run = GenerationRun.objects.get(benchmark=benchmark)
-    assert set(GenerationTask.objects.filter(run=run).values_list("participant__name", "case__external_id")) == {("Beta", "c1"), ("Beta", "c2")}
+    assert set(GenerationTask.objects.filter(run=run).values_list("participant__name", "case__external_id")) == {
+        ("Beta", "c1"),
+        ("Beta", "c2"),
+    }
     assert len(fake_llm.log()) == 2
 
 
@@ -111,7 +120,9 @@ def test_what_the_command_refuses(benchmark: Benchmark, fake_llm: Any, extra: li
 
 def test_it_refuses_a_benchmark_that_is_not_hypoarena(benchmark: Benchmark, fake_llm: Any) -> None:  # noqa: ANN401
     lit2test = Benchmark.objects.create(name="l2t", version="1")
-    with pytest.raises(CommandError, match=r"l2t.* is a Lit2Test benchmark, not a HypoArena one; elicit its proposals with run_generation"):
+    with pytest.raises(
+        CommandError, match=r"l2t.* is a Lit2Test benchmark, not a HypoArena one; elicit its proposals with run_generation"
+    ):
         run_command(str(lit2test.pk), "--base-url", fake_llm.base_url)
     with pytest.raises(CommandError, match="no-such-bench"):
         run_command("no-such-bench", "--base-url", fake_llm.base_url)

@@ -46,7 +46,9 @@ def test_the_command_and_the_api_give_the_same_document_with_hand_checked_figure
     assert wr == pytest.approx({"Alpha": (0.875 + 0.5) / 2, "Beta": (0.125 + 1.0) / 2, "Ref": (0.5 + 0.0) / 2})
     assert (pooled["matches"], pooled["two_order_matches"], pooled["one_order_matches"], pooled["consistency"]) == (3, 1, 2, 1.0)
     assert document["rubric"]["run"]["label"] == "rub"
-    assert document["rubric"]["domains"]["safety"]["models"]["Ref"]["mean_s"] == pytest.approx((2 + 3 + 4) / 3)  # S = q_1 when singleton
+    assert document["rubric"]["domains"]["safety"]["models"]["Ref"]["mean_s"] == pytest.approx(
+        (2 + 3 + 4) / 3
+    )  # S = q_1 when singleton
 
 
 def test_the_table_marks_the_reference_and_names_the_run(benchmark) -> None:  # noqa: ANN001
@@ -57,14 +59,20 @@ def test_the_table_marks_the_reference_and_names_the_run(benchmark) -> None:  # 
 
 def test_errors_name_the_protocol_and_the_runs(researcher, annotator, benchmark) -> None:  # noqa: ANN001
     lit = Benchmark.objects.create(name="lit")
-    with pytest.raises(CommandError, match=f"lit v1 is a Lit2Test benchmark; for its leaderboard run: python manage.py leaderboard {lit.pk}"):
+    with pytest.raises(
+        CommandError, match=f"lit v1 is a Lit2Test benchmark; for its leaderboard run: python manage.py leaderboard {lit.pk}"
+    ):
         command("lit")
     rubric = JudgeRun.objects.get(label="rub")
-    with pytest.raises(CommandError, match=rf"run {rubric.pk} is not an arena run of arena-x v1; its arena runs are: \d+ \(judge-x, r1\)"):
+    with pytest.raises(
+        CommandError, match=rf"run {rubric.pk} is not an arena run of arena-x v1; its arena runs are: \d+ \(judge-x, r1\)"
+    ):
         command("arena-x", "--run", str(rubric.pk))
     client = client_for(researcher)
     url = reverse("hypoarena:api-leaderboard", args=[lit.pk])
-    assert client.get(url).json() == {"detail": f"lit v1 is a Lit2Test benchmark, not a HypoArena one; its leaderboard is at /api/benchmarks/{lit.pk}/leaderboard/"}
+    assert client.get(url).json() == {
+        "detail": f"lit v1 is a Lit2Test benchmark, not a HypoArena one; its leaderboard is at /api/benchmarks/{lit.pk}/leaderboard/"
+    }
     url = reverse("hypoarena:api-leaderboard", args=[benchmark.pk])
     assert client.get(url, {"run": rubric.pk}).status_code == 404
     assert client.get(url, {"replicates": 10**9}).status_code == 400

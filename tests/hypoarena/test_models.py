@@ -54,4 +54,6 @@ def test_rubric_set_scores_stay_on_the_scale(stored: JudgeRun) -> None:
     rubric = JudgeRun.objects.get(label="rub")
     submission = Submission.objects.get(case__external_id="c2", participant__name="Beta")
     with pytest.raises(IntegrityError), transaction.atomic():
-        RubricScore.objects.create(run=rubric, submission=submission, grounding=[3], insight=[3], justification=[3], breadth=6, utility=3)
+        RubricScore.objects.create(
+            run=rubric, submission=submission, grounding=[3], insight=[3], justification=[3], breadth=6, utility=3
+        )

@@ -121,8 +121,16 @@ VERDICTS: dict[str, dict[tuple[str, str, str], tuple[str, str]]] = {
 }
 #: Mean debiased shares by hand (each model plays 4 matches; the three sum to 1.5).
 WR = {
-    "j1": {"Alpha": (0.75 + 0.75 + 0.375 + 0.875) / 4, "Beta": (0.25 + 0.625 + 0.625 + 0.25) / 4, "Gamma": (0.25 + 0.375 + 0.125 + 0.75) / 4},
-    "j2": {"Alpha": (0.625 + 0.75 + 0.75 + 0.5) / 4, "Beta": (0.375 + 0.25 + 0.25 + 0.375) / 4, "Gamma": (0.25 + 0.75 + 0.5 + 0.625) / 4},
+    "j1": {
+        "Alpha": (0.75 + 0.75 + 0.375 + 0.875) / 4,
+        "Beta": (0.25 + 0.625 + 0.625 + 0.25) / 4,
+        "Gamma": (0.25 + 0.375 + 0.125 + 0.75) / 4,
+    },
+    "j2": {
+        "Alpha": (0.625 + 0.75 + 0.75 + 0.5) / 4,
+        "Beta": (0.375 + 0.25 + 0.25 + 0.375) / 4,
+        "Gamma": (0.25 + 0.75 + 0.5 + 0.625) / 4,
+    },
 }
 CONSISTENT = {"j1": 3, "j2": 4}  # of 6 two-order matches
 # Every pair meets once a case, so the Davidson scores (wins + ties/2) order the ratings: the WR order.
@@ -143,13 +151,23 @@ def tiny_files(tmp: Path, judges: tuple[str, ...] = ("j1", "j2"), rubric: bool =
             verdict_lines.append(h.verdict(case, first, second, "original", original, judge=f"judge-{judge}", run_label=judge))
             verdict_lines.append(h.verdict(case, second, first, "reverse", backward, judge=f"judge-{judge}", run_label=judge))
     rubric_lines = [
-        {"case_id": "c1", "model": m, "judge": "judge-r", "run_label": "rub", "pairs": [{"g": g, "l": ll, "j": j}], "b": b, "d": None, "u": u}
+        {
+            "case_id": "c1",
+            "model": m,
+            "judge": "judge-r",
+            "run_label": "rub",
+            "pairs": [{"g": g, "l": ll, "j": j}],
+            "b": b,
+            "d": None,
+            "u": u,
+        }
         for m, ((g, ll, j), b, u) in RUBRIC.items()
     ]
     cases = [{"case_id": c, "domain": "ops", "context": f"Context {c}."} for c in ("c1", "c2")]
     submissions = [
         {"case_id": c, "model": m, "pairs": [h.pair(1)]} | ({"reference": True} if m == "Gamma" else {})
-        for c in ("c1", "c2") for m in MODELS
+        for c in ("c1", "c2")
+        for m in MODELS
     ]
     folder = h.folder(tmp, cases=cases, submissions=submissions, verdicts=verdict_lines, rubric=rubric_lines if rubric else [])
     return import_files([folder])
@@ -220,7 +238,9 @@ def test_with_one_arena_run_the_agreement_page_asks_for_a_second_and_the_leaderb
 def test_a_run_without_accepted_verdicts_names_itself(researcher, tmp_path: Path) -> None:  # noqa: ANN001
     lines = [h.verdict("c1", "Alpha", "Beta", "original", None, status="invalid", raw="?", run_label="broken")]
     files = tiny_files(tmp_path, judges=("j1",), rubric=False)
-    files["verdicts"] = h.write(tmp_path / "more" / "verdicts.jsonl", [*Path(files["verdicts"]).read_text().splitlines(), *map(json.dumps, lines)])
+    files["verdicts"] = h.write(
+        tmp_path / "more" / "verdicts.jsonl", [*Path(files["verdicts"]).read_text().splitlines(), *map(json.dumps, lines)]
+    )
     benchmark = hypoarena_import(name="broken", files=files).benchmark
     broken = runs_of(benchmark)["broken"]
     html = client_for(researcher).get(leaderboard_url(benchmark), {"run": broken.pk}).content.decode()
@@ -258,7 +278,11 @@ def test_the_leaderboard_of_the_tiny_benchmark_shows_the_hand_computed_figures(r
             cells = rows[model]
             assert cells[0].split(" [")[0] == str(rank)
             assert cells[5].startswith(f"{WR[judge][model]:.3f} [")  # Rank, Model, ops, Avg, Pooled, WR
-        foot = {cells[0]: cells[1:] for _attrs, cells in tables(html)["hypoarena-table"] if cells and cells[0].startswith("Consistency")}
+        foot = {
+            cells[0]: cells[1:]
+            for _attrs, cells in tables(html)["hypoarena-table"]
+            if cells and cells[0].startswith("Consistency")
+        }
         (consistency,) = foot.values()
         assert consistency[0] == f"{100 * CONSISTENT[judge] / 6:.1f}% of 6"
         assert html.count('class="reference-row"') == 1  # the Reference's row is marked, with its badge
@@ -297,7 +321,20 @@ def test_the_agreement_of_the_tiny_benchmark_matches_the_hand_computed_figures(r
 def test_the_agreement_command_and_api_give_one_document_with_the_hand_computed_figures(researcher, tiny) -> None:  # noqa: ANN001
     runs = runs_of(tiny)
     out = StringIO()
-    call_command("hypoarena_agreement", "tiny", "--run-a", str(runs["j2"].pk), "--run-b", str(runs["j1"].pk), "--replicates", "5", "--seed", "2", "--json", stdout=out)
+    call_command(
+        "hypoarena_agreement",
+        "tiny",
+        "--run-a",
+        str(runs["j2"].pk),
+        "--run-b",
+        str(runs["j1"].pk),
+        "--replicates",
+        "5",
+        "--seed",
+        "2",
+        "--json",
+        stdout=out,
+    )
     document = json.loads(out.getvalue())
     url = reverse("hypoarena:api-agreement", args=[tiny.pk])
     api = client_for(researcher).get(url, {"run_a": runs["j2"].pk, "run_b": runs["j1"].pk, "replicates": 5, "seed": 2})
@@ -341,8 +378,10 @@ def test_the_agreement_command_and_api_errors_say_what_to_do(researcher, annotat
     assert client.get(url, {"run_a": runs["rub"].pk}).status_code == 404
     assert client.get(url, {"replicates": 0}).status_code == 400
     assert client.get(reverse("hypoarena:api-agreement", args=[one.pk])).status_code == 404
-    assert client.get(reverse("hypoarena:api-agreement", args=[lit.pk])).json()["detail"].startswith(
-        "lit v1 is a Lit2Test benchmark, not a HypoArena one; two of its runs' agreement is at /api/runs/"
+    assert (
+        client.get(reverse("hypoarena:api-agreement", args=[lit.pk]))
+        .json()["detail"]
+        .startswith("lit v1 is a Lit2Test benchmark, not a HypoArena one; two of its runs' agreement is at /api/runs/")
     )
     assert client_for(annotator).get(url).status_code == 403
     # Given one run only, the other is the first arena run that is not it.
@@ -375,8 +414,14 @@ def test_the_demo_leaderboard_page_prints_the_report_document(researcher, demo) 
             p = pooled[model]
             assert cells[0] == f"{p['rank']} [{p['rank_ci'][0]}, {p['rank_ci'][1]}]"
             assert cells[1] == model + (" Reference" if model == "Reference" else "")
-            assert cells[2:5] == [rating(board["domains"][d]["models"][model]["rating"], board["domains"][d]["models"][model]["ci"]) for d in domains]
-            assert cells[5] == f"{rating(p['avg_domain_rating'], p['avg_domain_ci'])} rank {p['avg_domain_rank']} [{p['avg_domain_rank_ci'][0]}, {p['avg_domain_rank_ci'][1]}]"
+            assert cells[2:5] == [
+                rating(board["domains"][d]["models"][model]["rating"], board["domains"][d]["models"][model]["ci"])
+                for d in domains
+            ]
+            assert (
+                cells[5]
+                == f"{rating(p['avg_domain_rating'], p['avg_domain_ci'])} rank {p['avg_domain_rank']} [{p['avg_domain_rank_ci'][0]}, {p['avg_domain_rank_ci'][1]}]"
+            )
             assert cells[6] == rating(p["rating"], p["ci"])
             assert cells[7] == f"{p['wr']:.3f} [{p['wr_ci'][0]:.3f}, {p['wr_ci'][1]:.3f}]"
             r = doc["rubric"]["pooled"]["models"][model]
@@ -420,7 +465,9 @@ def test_the_demo_agreement_page_prints_the_document_whose_ratings_are_each_runs
     for model, cells in table.items():
         for i, domain in enumerate(doc["ratings"]):
             e = doc["ratings"][domain][model]
-            assert cells[1 + 3 * i].startswith(whole(e["rating_a"]) + " (") and cells[2 + 3 * i].startswith(whole(e["rating_b"]) + " (")
+            assert cells[1 + 3 * i].startswith(whole(e["rating_a"]) + " (") and cells[2 + 3 * i].startswith(
+                whole(e["rating_b"]) + " ("
+            )
     # Pairwise agreement counted here from the stored rows: forward verdicts of both runs on the same match.
     outcome = {"A>>B": "A", "A>B": "A", "A=B": "tie", "B>A": "B", "B>>A": "B"}
     forward = {
@@ -471,7 +518,9 @@ def test_the_dashboard_and_the_benchmark_page_link_both_pages(researcher, tiny) 
 def test_an_htmx_poll_gets_the_fragment_and_a_run_row_links_its_leaderboard(researcher, tiny) -> None:  # noqa: ANN001
     client = client_for(researcher)
     runs = runs_of(tiny)
-    fragment = client.get(leaderboard_url(tiny), {"run": runs["j2"].pk, "replicates": R}, headers={"HX-Request": "true"}).content.decode()
+    fragment = client.get(
+        leaderboard_url(tiny), {"run": runs["j2"].pk, "replicates": R}, headers={"HX-Request": "true"}
+    ).content.decode()
     assert fragment.lstrip().startswith(f'<div id="board" data-run="{runs["j2"].pk}"') and "<html" not in fragment
     fragment = client.get(agreement_url(tiny), {"replicates": R}, headers={"HX-Request": "true"}).content.decode()
     assert fragment.lstrip().startswith('<div id="agreement"') and "<html" not in fragment

@@ -23,7 +23,9 @@ def arena_benchmark(tmp_path: Path) -> Benchmark:
     return hypoarena_import(name="arena-x", files=import_files([h.folder(tmp_path)])).benchmark
 
 
-def test_the_lit2test_leaderboard_and_export_answer_404_naming_the_protocol_and_linking_its_page(researcher, arena_benchmark) -> None:  # noqa: ANN001
+def test_the_lit2test_leaderboard_and_export_answer_404_naming_the_protocol_and_linking_its_page(
+    researcher, arena_benchmark
+) -> None:  # noqa: ANN001
     client = client_for(researcher)
     home = reverse("hypoarena:benchmark", args=[arena_benchmark.pk])
     for name in ("arena:leaderboard", "arena:benchmark-export"):

@@ -49,14 +49,15 @@ SECRET = "SECRET CONCLUSION"
 K = 2
 
 
-
-
 def hyp(model: str, case: str, i: int) -> str:
     return f"The {CODE[model]} pathway explains case {case}, variant {i}."
 
 
 def pairs_of(model: str, case: str, k: int) -> list[dict[str, str]]:
-    out = [{"hypothesis": hyp(model, case, i), "evidence": f"The logs of {case} show the {CODE[model]} pattern {i}."} for i in range(k)]
+    out = [
+        {"hypothesis": hyp(model, case, i), "evidence": f"The logs of {case} show the {CODE[model]} pattern {i}."}
+        for i in range(k)
+    ]
     if model == "Vega" and case == "c1":
         out[0]["evidence"] += " Unlike what Orion reported."  # a name inside a submission: redacted before any judge sees it
     return out
@@ -65,13 +66,20 @@ def pairs_of(model: str, case: str, k: int) -> list[dict[str, str]]:
 def make_benchmark(tmp_path: Path, *, with_submissions: bool = True) -> Benchmark:
     """Domain ops (multi-pair: c1, c2) and domain safety (singleton: s1); three models; c1 holds a reference conclusion."""
     cases = [
-        {"case_id": "c1", "domain": "ops", "context": "The checkout service slowed down on Monday morning.", "reference_conclusion": f"{SECRET}: a cache expired."},
+        {
+            "case_id": "c1",
+            "domain": "ops",
+            "context": "The checkout service slowed down on Monday morning.",
+            "reference_conclusion": f"{SECRET}: a cache expired.",
+        },
         {"case_id": "c2", "domain": "ops", "context": "Disk usage on the build farm doubled overnight."},
         {"case_id": "s1", "domain": "safety", "singleton": True, "context": "An alarm stayed silent during the shift change."},
     ]
     files = {"cases": h.write(tmp_path / "cases.jsonl", cases)}
     if with_submissions:
-        subs = [{"case_id": c, "model": m, "pairs": pairs_of(m, c, 1 if c == "s1" else K)} for c in ("c1", "c2", "s1") for m in MODELS]
+        subs = [
+            {"case_id": c, "model": m, "pairs": pairs_of(m, c, 1 if c == "s1" else K)} for c in ("c1", "c2", "s1") for m in MODELS
+        ]
         files["submissions"] = h.write(tmp_path / "submissions.jsonl", subs)
     hypoarena_import(name="arena-runs", files=files)
     benchmark = Benchmark.objects.get(name="arena-runs")
@@ -85,28 +93,42 @@ def first_line(label: str, model: str, case: str) -> str:
 
 
 def arena_rule(judge: str, case: str, a: str, b: str, *answers: Any) -> dict[str, Any]:  # noqa: ANN401
-    answers = tuple({"verdict": x, "reason": f"{judge} scripted"} if x in ("A>>B", "A>B", "A=B", "B>A", "B>>A") else x for x in answers)
+    answers = tuple(
+        {"verdict": x, "reason": f"{judge} scripted"} if x in ("A>>B", "A>B", "A=B", "B>A", "B>>A") else x for x in answers
+    )
     return {"model": judge, "contains": [first_line("A", a, case), first_line("B", b, case)], "answers": list(answers)}
 
 
 # The scripted verdicts per (case, model shown as A, model shown as B), from that order's A/B labels.
 JUDGE_1 = {
-    ("c1", "Orion", "Vega"): "A>>B", ("c1", "Vega", "Orion"): "B>A",    # Orion 1 and .75: .875, consistent
-    ("c1", "Orion", "Lyra"): "A>B", ("c1", "Lyra", "Orion"): "A=B",     # Orion .75 and .5: .625, a tie against a win
-    ("c1", "Vega", "Lyra"): "A>B", ("c1", "Lyra", "Vega"): "A>B",       # Vega .75 and .25: .5, a conflict
-    ("c2", "Orion", "Vega"): "B>A", ("c2", "Vega", "Orion"): "A>B",     # Orion .25 twice: .25, consistent
-    ("c2", "Orion", "Lyra"): "A>>B", ("c2", "Lyra", "Orion"): "B>>A",   # Orion 1 twice: 1, consistent
-    ("c2", "Vega", "Lyra"): "A>B", ("c2", "Lyra", "Vega"): "B>A",       # Vega .75 twice; the reverse order ends invalid
+    ("c1", "Orion", "Vega"): "A>>B",
+    ("c1", "Vega", "Orion"): "B>A",  # Orion 1 and .75: .875, consistent
+    ("c1", "Orion", "Lyra"): "A>B",
+    ("c1", "Lyra", "Orion"): "A=B",  # Orion .75 and .5: .625, a tie against a win
+    ("c1", "Vega", "Lyra"): "A>B",
+    ("c1", "Lyra", "Vega"): "A>B",  # Vega .75 and .25: .5, a conflict
+    ("c2", "Orion", "Vega"): "B>A",
+    ("c2", "Vega", "Orion"): "A>B",  # Orion .25 twice: .25, consistent
+    ("c2", "Orion", "Lyra"): "A>>B",
+    ("c2", "Lyra", "Orion"): "B>>A",  # Orion 1 twice: 1, consistent
+    ("c2", "Vega", "Lyra"): "A>B",
+    ("c2", "Lyra", "Vega"): "B>A",  # Vega .75 twice; the reverse order ends invalid
 }
 # Judge 2 gives the same outcome (A wins, B wins, tie) as judge 1 in both orders of c1 Orion–Vega, c1 Vega–Lyra,
 # c2 Orion–Lyra and c2 Vega–Lyra, and another outcome in both orders of c1 Orion–Lyra and c2 Orion–Vega.
 JUDGE_2 = {
-    ("c1", "Orion", "Vega"): "A>B", ("c1", "Vega", "Orion"): "B>>A",
-    ("c1", "Orion", "Lyra"): "B>A", ("c1", "Lyra", "Orion"): "A>B",
-    ("c1", "Vega", "Lyra"): "A>>B", ("c1", "Lyra", "Vega"): "A>B",
-    ("c2", "Orion", "Vega"): "A=B", ("c2", "Vega", "Orion"): "A=B",
-    ("c2", "Orion", "Lyra"): "A>B", ("c2", "Lyra", "Orion"): "B>A",
-    ("c2", "Vega", "Lyra"): "A>B", ("c2", "Lyra", "Vega"): "B>>A",
+    ("c1", "Orion", "Vega"): "A>B",
+    ("c1", "Vega", "Orion"): "B>>A",
+    ("c1", "Orion", "Lyra"): "B>A",
+    ("c1", "Lyra", "Orion"): "A>B",
+    ("c1", "Vega", "Lyra"): "A>>B",
+    ("c1", "Lyra", "Vega"): "A>B",
+    ("c2", "Orion", "Vega"): "A=B",
+    ("c2", "Vega", "Orion"): "A=B",
+    ("c2", "Orion", "Lyra"): "A>B",
+    ("c2", "Lyra", "Orion"): "B>A",
+    ("c2", "Vega", "Lyra"): "A>B",
+    ("c2", "Lyra", "Vega"): "B>>A",
 }
 # Every call's first three attempts fail: a timeout (the server sleeps past the run's timeout), a 429, a 500.
 FAULTS = [
@@ -118,19 +140,26 @@ FAULTS = [
 # Rubric answers per model: the same in both ops cases (K = 2); s1 is a singleton case (K = 1, d null).
 RUBRIC_OPS = {
     "Orion": {"pairs": [{"g": 5, "l": 4, "j": 3}, {"g": 3, "l": 3, "j": 3}], "b": 4, "d": 3, "u": 5},  # q 4, 3; Q_set 4: S 3.75
-    "Vega": {"pairs": [{"g": 2, "l": 2, "j": 2}, {"g": 4, "l": 4, "j": 4}], "b": 3, "d": 3, "u": 3},   # q 2, 4; Q_set 3: S 3
-    "Lyra": {"pairs": [{"g": 1, "l": 2, "j": 3}, {"g": 1, "l": 1, "j": 1}], "b": 2, "d": 1, "u": 3},   # q 2, 1; Q_set 2: S 1.75
+    "Vega": {"pairs": [{"g": 2, "l": 2, "j": 2}, {"g": 4, "l": 4, "j": 4}], "b": 3, "d": 3, "u": 3},  # q 2, 4; Q_set 3: S 3
+    "Lyra": {"pairs": [{"g": 1, "l": 2, "j": 3}, {"g": 1, "l": 1, "j": 1}], "b": 2, "d": 1, "u": 3},  # q 2, 1; Q_set 2: S 1.75
 }
 RUBRIC_S1 = {
     "Orion": {"pairs": [{"g": 5, "l": 5, "j": 5}], "b": 5, "d": None, "u": 5},  # S = q_1 = 5
-    "Vega": {"pairs": [{"g": 3, "l": 3, "j": 3}], "b": 3, "d": None, "u": 3},   # 3
-    "Lyra": {"pairs": [{"g": 1, "l": 2, "j": 3}], "b": 2, "d": None, "u": 2},   # 2
+    "Vega": {"pairs": [{"g": 3, "l": 3, "j": 3}], "b": 3, "d": None, "u": 3},  # 3
+    "Lyra": {"pairs": [{"g": 1, "l": 2, "j": 3}], "b": 2, "d": None, "u": 2},  # 2
 }
 
 
 def start(benchmark: Benchmark, fake: Any, **overrides: Any) -> JudgeRun:  # noqa: ANN401
-    fields = {"benchmark": benchmark, "judge_model": J1, "base_url": fake.base_url, "task_kind": "hypoarena", "run_type": "arena",
-              "concurrency": 12, "timeout": 0.4} | overrides
+    fields = {
+        "benchmark": benchmark,
+        "judge_model": J1,
+        "base_url": fake.base_url,
+        "task_kind": "hypoarena",
+        "run_type": "arena",
+        "concurrency": 12,
+        "timeout": 0.4,
+    } | overrides
     run, skipped = judge_run_create(request=JudgeRunRequest(**fields))
     assert skipped == 0
     JudgeRun.objects.filter(pk=run.pk).update(status="running")
@@ -201,7 +230,9 @@ def test_a_full_hypoarena_cycle_against_the_scripted_endpoint(tmp_path: Path, fa
     run1 = start(benchmark, fake_llm, pairs="domain:ops")
     assert ArenaJudgeTask.objects.filter(run=run1).count() == 12  # 6 matches of ops × 2 orders; s1's are not judged
     assert judge_run_execute(run_id=run1.pk) == "completed"
-    verdicts = list(ArenaVerdict.objects.filter(run=run1).select_related("match__first__participant", "match__second__participant"))
+    verdicts = list(
+        ArenaVerdict.objects.filter(run=run1).select_related("match__first__participant", "match__second__participant")
+    )
     assert len(verdicts) == 12 and sum(v.status == "accepted" for v in verdicts) == 11
     for v in verdicts:
         a, b = (v.match.first, v.match.second) if v.order == "original" else (v.match.second, v.match.first)
@@ -235,10 +266,27 @@ def test_a_full_hypoarena_cycle_against_the_scripted_endpoint(tmp_path: Path, fa
         for c in ("c1", "c2", "s1"):
             good = (RUBRIC_S1 if c == "s1" else RUBRIC_OPS)[m] | {"reason": "scripted"}
             bad = {("Lyra", "c1"): good | {"pairs": good["pairs"][:1]}, ("Orion", "s1"): good | {"d": 4}}.get((m, c))
-            rules.append({"model": J1, "contains": f"=== SUBMISSION ===\nPair 1\nHypothesis: {hyp(m, c, 0)}", "answers": [bad, good] if bad else [good]})
+            rules.append(
+                {
+                    "model": J1,
+                    "contains": f"=== SUBMISSION ===\nPair 1\nHypothesis: {hyp(m, c, 0)}",
+                    "answers": [bad, good] if bad else [good],
+                }
+            )
     fake_llm.script(replies=rules)
     out = io.StringIO()
-    call_command("run_judge", str(benchmark.pk), "--model", J1, "--base-url", fake_llm.base_url, "--run-type", "rubric", "--wait", stdout=out)
+    call_command(
+        "run_judge",
+        str(benchmark.pk),
+        "--model",
+        J1,
+        "--base-url",
+        fake_llm.base_url,
+        "--run-type",
+        "rubric",
+        "--wait",
+        stdout=out,
+    )
     rubric_run = JudgeRun.objects.get(benchmark=benchmark, run_type="rubric")
     assert (rubric_run.subjects, rubric_run.status) == ("hypoarena_rubric", "completed")
     assert "9 tasks" in out.getvalue() and "9 accepted, 0 invalid" in out.getvalue()
@@ -254,7 +302,9 @@ def test_a_full_hypoarena_cycle_against_the_scripted_endpoint(tmp_path: Path, fa
     # 4. The leaderboard of the arena run. Debiased shares (see JUDGE_1): Orion .875 .625 .25 1, Vega .125 .5 .75 .75,
     #    Lyra .375 .5 0 .25: WR .6875, .53125, .28125. Five matches have both orders: 3 consistent, 1 conflict.
     #    Every pair of models meets twice, so BTD orders the models as their WR does.
-    doc = run_json("hypoarena_leaderboard", str(benchmark.pk), "--run", str(run1.pk), "--replicates", "20", "--seed", "3", "--json")
+    doc = run_json(
+        "hypoarena_leaderboard", str(benchmark.pk), "--run", str(run1.pk), "--replicates", "20", "--seed", "3", "--json"
+    )
     ops = doc["leaderboard"]["domains"]["ops"]
     assert {m: e["wr"] for m, e in ops["models"].items()} == pytest.approx({"Orion": 0.6875, "Vega": 0.53125, "Lyra": 0.28125})
     assert {m: e["rank"] for m, e in ops["models"].items()} == {"Orion": 1, "Vega": 2, "Lyra": 3}
@@ -265,9 +315,15 @@ def test_a_full_hypoarena_cycle_against_the_scripted_endpoint(tmp_path: Path, fa
     # Rubric S by hand (see RUBRIC_OPS and RUBRIC_S1), beside the arena ranks.
     rubric = doc["rubric"]
     assert rubric["run"]["id"] == rubric_run.pk
-    assert {m: e["mean_s"] for m, e in rubric["domains"]["ops"]["models"].items()} == pytest.approx({"Orion": 3.75, "Vega": 3.0, "Lyra": 1.75})
-    assert {m: e["mean_s"] for m, e in rubric["domains"]["safety"]["models"].items()} == pytest.approx({"Orion": 5.0, "Vega": 3.0, "Lyra": 2.0})
-    assert {m: e["mean_s"] for m, e in rubric["pooled"]["models"].items()} == pytest.approx({"Orion": 12.5 / 3, "Vega": 3.0, "Lyra": 5.5 / 3})
+    assert {m: e["mean_s"] for m, e in rubric["domains"]["ops"]["models"].items()} == pytest.approx(
+        {"Orion": 3.75, "Vega": 3.0, "Lyra": 1.75}
+    )
+    assert {m: e["mean_s"] for m, e in rubric["domains"]["safety"]["models"].items()} == pytest.approx(
+        {"Orion": 5.0, "Vega": 3.0, "Lyra": 2.0}
+    )
+    assert {m: e["mean_s"] for m, e in rubric["pooled"]["models"].items()} == pytest.approx(
+        {"Orion": 12.5 / 3, "Vega": 3.0, "Lyra": 5.5 / 3}
+    )
     assert {m: e["delta"] for m, e in rubric["domains"]["ops"]["models"].items()} == {"Orion": 0.0, "Vega": 0.0, "Lyra": 0.0}
 
     # 5. A second judge on the same matches (the same faults), and the agreement of the two.
@@ -295,10 +351,19 @@ def test_a_full_hypoarena_cycle_against_the_scripted_endpoint(tmp_path: Path, fa
 # --------------------------------------------------------------------------- generation
 
 
-def test_a_generation_answer_that_stays_malformed_is_recorded_invalid_and_makes_no_submission(tmp_path: Path, fake_llm: Any) -> None:  # noqa: ANN401
+def test_a_generation_answer_that_stays_malformed_is_recorded_invalid_and_makes_no_submission(
+    tmp_path: Path, fake_llm: Any
+) -> None:  # noqa: ANN401
     benchmark = make_benchmark(tmp_path, with_submissions=False)
     rules = [{"model": m, "contains": "", "answers": [{"pairs": pairs_of(m, "cx", K)}]} for m in ("Orion", "Vega")]
-    rules.insert(0, {"model": "Lyra", "contains": "checkout service", "answers": ["no JSON here", {"pairs": []}, {"pairs": [{"hypothesis": "h"}] * 2}]})
+    rules.insert(
+        0,
+        {
+            "model": "Lyra",
+            "contains": "checkout service",
+            "answers": ["no JSON here", {"pairs": []}, {"pairs": [{"hypothesis": "h"}] * 2}],
+        },
+    )
     rules.insert(1, {"model": "Lyra", "contains": "", "answers": [{"pairs": pairs_of("Lyra", "cx", K)}]})
     fake_llm.script(replies=rules)
     run = generation_run_create(benchmark=benchmark, base_url=fake_llm.base_url, k=K, cases="domain:ops")
@@ -340,13 +405,21 @@ def test_hypoarena_and_lit2test_kinds_refuse_each_others_benchmarks(tmp_path: Pa
         with pytest.raises(RunError, match="HypoArena benchmark: it has no Lit2Test"):
             judge_run_create(request=JudgeRunRequest(benchmark=benchmark, pairs=pairs, **base))
     with pytest.raises(RunError, match="is a participant"):
-        judge_run_create(request=JudgeRunRequest(benchmark=benchmark, task_kind="hypoarena", run_type="arena", **(base | {"judge_model": "vega"})))
+        judge_run_create(
+            request=JudgeRunRequest(
+                benchmark=benchmark, task_kind="hypoarena", run_type="arena", **(base | {"judge_model": "vega"})
+            )
+        )
     with pytest.raises(RunError, match="one of arena, not 'holistic'"):
         judge_run_create(request=JudgeRunRequest(benchmark=benchmark, task_kind="hypoarena", **base))
     with pytest.raises(RunError, match="no matches in domain 'bio'; the domains are ops, safety"):
-        judge_run_create(request=JudgeRunRequest(benchmark=benchmark, task_kind="hypoarena", run_type="arena", pairs="domain:bio", **base))
+        judge_run_create(
+            request=JudgeRunRequest(benchmark=benchmark, task_kind="hypoarena", run_type="arena", pairs="domain:bio", **base)
+        )
     with pytest.raises(RunError, match="never canonical"):
-        judge_run_create(request=JudgeRunRequest(benchmark=benchmark, task_kind="hypoarena", run_type="arena", canonical=True, **base))
+        judge_run_create(
+            request=JudgeRunRequest(benchmark=benchmark, task_kind="hypoarena", run_type="arena", canonical=True, **base)
+        )
     # Two identical submissions cannot pass the orientation gate: nothing is launched.
     Submission.objects.filter(participant__name="Vega", case__external_id="s1").update(pairs=pairs_of("Orion", "s1", 1))
     with pytest.raises(RunError, match="orientation gate: the reverse task of match .* \\(case s1\\)"):
@@ -363,9 +436,25 @@ def test_run_judge_picks_the_hypoarena_kind_from_the_benchmark(tmp_path: Path, f
     benchmark = make_benchmark(tmp_path)
     fake_llm.script(replies=[{"contains": "=== SUBMISSION B ===", "answers": [{"verdict": "A=B", "reason": "even"}]}])
     out = io.StringIO()
-    call_command("run_judge", str(benchmark.pk), "--model", J1, "--base-url", fake_llm.base_url, "--pairs", "sample:2", "--wait", stdout=out)
+    call_command(
+        "run_judge",
+        str(benchmark.pk),
+        "--model",
+        J1,
+        "--base-url",
+        fake_llm.base_url,
+        "--pairs",
+        "sample:2",
+        "--wait",
+        stdout=out,
+    )
     run = JudgeRun.objects.get(benchmark=benchmark)
-    assert (run.subjects, run.run_type, run.prompt_version, run.status) == ("hypoarena", "arena", "hypoarena-arena-v1", "completed")
+    assert (run.subjects, run.run_type, run.prompt_version, run.status) == (
+        "hypoarena",
+        "arena",
+        "hypoarena-arena-v1",
+        "completed",
+    )
     assert "4 ordered tasks" in out.getvalue() and ArenaVerdict.objects.filter(run=run, status="accepted").count() == 4
     with pytest.raises(CommandError, match="a hypoarena run is one of arena, not 'structured'"):
         call_command("run_judge", str(benchmark.pk), "--model", J1, "--base-url", fake_llm.base_url, "--run-type", "structured")
@@ -411,17 +500,45 @@ def test_a_replay_gives_the_stored_verdicts_and_scores_back_without_a_call(tmp_p
 
     assert verdicts(replay) == verdicts(first) and len(verdicts(first)) == 12
     # A rubric run replays an imported rubric run (its scores, in the judge's answer format).
-    hypoarena_import(name="arena-runs", files={"rubric": h.write(tmp_path / "rubric.jsonl", [
-        {"case_id": "c1", "model": m, "judge": J2, "run_label": "imported", "pairs": [{"g": 4, "l": 3, "j": 2}] * K, "b": 4, "d": 2, "u": 3}
-        for m in MODELS
-    ])})
+    hypoarena_import(
+        name="arena-runs",
+        files={
+            "rubric": h.write(
+                tmp_path / "rubric.jsonl",
+                [
+                    {
+                        "case_id": "c1",
+                        "model": m,
+                        "judge": J2,
+                        "run_label": "imported",
+                        "pairs": [{"g": 4, "l": 3, "j": 2}] * K,
+                        "b": 4,
+                        "d": 2,
+                        "u": 3,
+                    }
+                    for m in MODELS
+                ],
+            )
+        },
+    )
     imported = JudgeRun.objects.get(label="imported")
     assert imported.subjects == "hypoarena_rubric"
-    rubric = start(benchmark, fake_llm, provider="recorded", replay_of=imported, base_url="", label="rubric-replay",
-                   task_kind="hypoarena_rubric", run_type="rubric", pairs="domain:ops")
+    rubric = start(
+        benchmark,
+        fake_llm,
+        provider="recorded",
+        replay_of=imported,
+        base_url="",
+        label="rubric-replay",
+        task_kind="hypoarena_rubric",
+        run_type="rubric",
+        pairs="domain:ops",
+    )
     assert judge_run_execute(run_id=rubric.pk) == "failed"  # c2's submissions have no imported score to replay
     scores = RubricScore.objects.filter(run=rubric)
-    assert scores.count() == 3 and {(tuple(s.grounding), tuple(s.justification), s.breadth, s.distinctness) for s in scores} == {((4, 4), (2, 2), 4, 2)}
+    assert scores.count() == 3 and {(tuple(s.grounding), tuple(s.justification), s.breadth, s.distinctness) for s in scores} == {
+        ((4, 4), (2, 2), 4, 2)
+    }
 
 
 # --------------------------------------------------------------------------- parsers
@@ -429,8 +546,16 @@ def test_a_replay_gives_the_stored_verdicts_and_scores_back_without_a_call(tmp_p
 
 @pytest.mark.parametrize(
     "text",
-    ['{"verdict": "A≫B", "reason": "x"}', '{"verdict": "a>b", "reason": "x"}', '{"verdict": "A > B", "reason": "x"}',
-     '{"verdict": "A>B"}', '{"verdict": "A>B", "reason": ""}', '{"verdict": "tie", "reason": "x"}', "A>B", '["A>B"]'],
+    [
+        '{"verdict": "A≫B", "reason": "x"}',
+        '{"verdict": "a>b", "reason": "x"}',
+        '{"verdict": "A > B", "reason": "x"}',
+        '{"verdict": "A>B"}',
+        '{"verdict": "A>B", "reason": ""}',
+        '{"verdict": "tie", "reason": "x"}',
+        "A>B",
+        '["A>B"]',
+    ],
 )
 def test_the_arena_parser_refuses_anything_but_the_five_levels(text: str) -> None:
     with pytest.raises(ParseError):
@@ -450,8 +575,12 @@ def test_the_rubric_parser_holds_k_and_the_scale() -> None:
     assert parse_rubric_answer(json.dumps(one), k=1).d is None
     assert parse_rubric_answer(json.dumps({k: v for k, v in one.items() if k != "d"}), k=1).d is None
     for bad, k, message in (
-        (two, 3, "one entry per pair"), (one | {"d": 2}, 1, "must be null"), (two | {"d": None}, 2, "'d' must be a whole number"),
-        (two | {"b": 6}, 2, "'b' must be a whole number 1-5"), (two | {"u": True}, 2, "'u'"), (two | {"b": 2.5}, 2, "'b'"),
+        (two, 3, "one entry per pair"),
+        (one | {"d": 2}, 1, "must be null"),
+        (two | {"d": None}, 2, "'d' must be a whole number"),
+        (two | {"b": 6}, 2, "'b' must be a whole number 1-5"),
+        (two | {"u": True}, 2, "'u'"),
+        (two | {"b": 2.5}, 2, "'b'"),
         ({"pairs": [{"g": 1, "l": 2}, {"g": 1, "l": 1, "j": 1}], "b": 1, "d": 1, "u": 1}, 2, "pairs\\[1\\].j"),
         (two | {"reason": 3}, 2, "'reason' must be a string"),
     ):

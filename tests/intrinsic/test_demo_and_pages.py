@@ -25,15 +25,21 @@ pytestmark = pytest.mark.django_db
 
 
 def counts(name: str = demo.DEMO_NAME) -> tuple[int, ...]:
-    return (Paper.objects.filter(benchmark__name=name).count(), Candidate.objects.filter(paper__benchmark__name=name).count(),
-            Scorer.objects.filter(benchmark__name=name).count(), CandidateScore.objects.filter(scorer__benchmark__name=name).count(),
-            ListwiseRanking.objects.filter(scorer__benchmark__name=name).count())
+    return (
+        Paper.objects.filter(benchmark__name=name).count(),
+        Candidate.objects.filter(paper__benchmark__name=name).count(),
+        Scorer.objects.filter(benchmark__name=name).count(),
+        CandidateScore.objects.filter(scorer__benchmark__name=name).count(),
+        ListwiseRanking.objects.filter(scorer__benchmark__name=name).count(),
+    )
 
 
 def gold_ranks(scorer: Scorer) -> list[int]:
     """The gold's rank per paper, computed here by the pessimistic rule (a tie counts against the gold)."""
     by_paper: dict[int, list[tuple[float, bool]]] = defaultdict(list)
-    for mean, paper, gold in CandidateScore.objects.filter(scorer=scorer).values_list("mean", "candidate__paper_id", "candidate__gold"):
+    for mean, paper, gold in CandidateScore.objects.filter(scorer=scorer).values_list(
+        "mean", "candidate__paper_id", "candidate__gold"
+    ):
         by_paper[paper].append((mean, gold))
     ranks = []
     for rows in by_paper.values():
@@ -58,7 +64,11 @@ def test_the_demo_stores_what_its_constants_say_labelled_synthetic_and_a_second_
     }
 
     benchmark = Benchmark.objects.get(name=demo.DEMO_NAME)
-    assert benchmark.protocol == "intrinsic" and "Synthetic" in benchmark.description and "no language model" in benchmark.description
+    assert (
+        benchmark.protocol == "intrinsic"
+        and "Synthetic" in benchmark.description
+        and "no language model" in benchmark.description
+    )
     assert all(s.endpoint.startswith("synthetic:") for s in Scorer.objects.all())
     assert set(Paper.objects.values_list("discipline", flat=True)) == set(demo.DISCIPLINES) and len(demo.DISCIPLINES) == 12
     assert all(b.startswith("Synthetic demo paper.") for b in Paper.objects.values_list("background", flat=True))
@@ -79,7 +89,9 @@ def test_the_demo_s_drawn_gold_advantages_show_in_the_gold_ranks() -> None:
     # The coarse scorer's energies are rounded to 0.1: some golds tie a distractor, and the tie counts against them.
     coarse = Scorer.objects.get(name=demo.scorer_name(*demo.COARSE))
     by_paper: dict[int, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
-    for mean, paper, gold in CandidateScore.objects.filter(scorer=coarse).values_list("mean", "candidate__paper_id", "candidate__gold"):
+    for mean, paper, gold in CandidateScore.objects.filter(scorer=coarse).values_list(
+        "mean", "candidate__paper_id", "candidate__gold"
+    ):
         by_paper[paper][gold].append(mean)
     tied = sum(golds[0] in distractors for distractors, golds in by_paper.values())
     assert tied >= 5
@@ -129,7 +141,10 @@ def test_the_page_lists_papers_with_their_gold_and_the_scorers_with_their_covera
     # m1-nll covers p1 and p2, m1-energy p1; the judge ranked p1 and gave one invalid answer (p2).
     assert '<tr><td>m1-nll</td><td>M1</td><td>NLL (−log softmax)</td>\n      <td class="num">2</td>' in scorers
     assert '<tr><td>m1-energy</td><td>M1</td><td>raw-logit energy (−logit)</td>\n      <td class="num">1</td>' in scorers
-    assert '<td>judge</td><td>J</td><td>listwise judge (top 5)</td>\n      <td class="num">1</td>\n      <td class="num">1</td>' in scorers
+    assert (
+        '<td>judge</td><td>J</td><td>listwise judge (top 5)</td>\n      <td class="num">1</td>\n      <td class="num">1</td>'
+        in scorers
+    )
 
 
 def test_the_page_takes_the_same_queries_for_two_papers_and_for_the_demo(researcher, small) -> None:  # noqa: ANN001

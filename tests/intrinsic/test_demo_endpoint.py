@@ -21,8 +21,6 @@ from .test_runs import PAPERS, make_benchmark
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_in_process")]
 
 
-
-
 @pytest.fixture
 def endpoint() -> Iterator[str]:
     server = serve("127.0.0.1", 0)
@@ -52,8 +50,20 @@ def nll_by_hand(background: str, question: str, candidate: str) -> list[float]:
 
 def test_a_scoring_run_against_the_demo_endpoint_stores_the_toy_nll_and_energy_is_refused(tmp_path, endpoint) -> None:  # noqa: ANN001
     benchmark = make_benchmark(tmp_path)
-    call_command("intrinsic_score", str(benchmark.pk), "--model", "demo-toy-lm", "--criterion", "nll", "--logprobs-mode", "raw_logprobs",
-                 "--base-url", endpoint, "--wait", stdout=io.StringIO())
+    call_command(
+        "intrinsic_score",
+        str(benchmark.pk),
+        "--model",
+        "demo-toy-lm",
+        "--criterion",
+        "nll",
+        "--logprobs-mode",
+        "raw_logprobs",
+        "--base-url",
+        endpoint,
+        "--wait",
+        stdout=io.StringIO(),
+    )
     run = IntrinsicScoringRun.objects.latest("id")
     assert run.status == "completed"
     stored = {s.candidate.text: s for s in CandidateScore.objects.filter(run=run).select_related("candidate")}
@@ -64,5 +74,17 @@ def test_a_scoring_run_against_the_demo_endpoint_stores_the_toy_nll_and_energy_i
             assert stored[text].tokens == len(mine)
             assert stored[text].mean == pytest.approx(sum(mine) / len(mine), abs=1e-5)
     with pytest.raises(CommandError, match="energy|raw_logits|raw logits"):
-        call_command("intrinsic_score", str(benchmark.pk), "--model", "demo-toy-lm", "--criterion", "energy", "--logprobs-mode", "raw_logits",
-                     "--base-url", endpoint, "--wait", stdout=io.StringIO())
+        call_command(
+            "intrinsic_score",
+            str(benchmark.pk),
+            "--model",
+            "demo-toy-lm",
+            "--criterion",
+            "energy",
+            "--logprobs-mode",
+            "raw_logits",
+            "--base-url",
+            endpoint,
+            "--wait",
+            stdout=io.StringIO(),
+        )

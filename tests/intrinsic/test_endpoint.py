@@ -34,8 +34,9 @@ def scorer(llm: FakeLLM, criterion: str = "nll", mode: str | None = None, **kwar
     return CompletionsScorer(base_url=llm.base_url, model="toy", criterion=criterion, logprobs_mode=mode, **kwargs)
 
 
-def score(llm: FakeLLM, candidate: str, criterion: str = "nll", *, background: str = BACKGROUND,
-          question: str = QUESTION, **kwargs: Any) -> Any:
+def score(
+    llm: FakeLLM, candidate: str, criterion: str = "nll", *, background: str = BACKGROUND, question: str = QUESTION, **kwargs: Any
+) -> Any:
     async def go() -> Any:
         s = scorer(llm, criterion, **kwargs)
         try:
@@ -153,9 +154,38 @@ def test_unicode_candidates_score_every_byte_token(fake_llm: FakeLLM) -> None:
     result = score(fake_llm, candidate)
     tokens, values = expected(candidate, "nll")
     # "é", "ü", "中文" are merges; "ï" is two byte tokens and the emoji four (no merge covers them).
-    assert tokens == [" ", "T", "e", "m", "p", "é", "r", "a", "t", "u", "r", "e", " ", "ü", "b", "er", " ", "中文", " ",
-                      "n", "a", "bytes:\\xc3", "bytes:\\xaf", "v", "e", " ",
-                      "bytes:\\xf0", "bytes:\\x9f", "bytes:\\x99", "bytes:\\x82"]
+    assert tokens == [
+        " ",
+        "T",
+        "e",
+        "m",
+        "p",
+        "é",
+        "r",
+        "a",
+        "t",
+        "u",
+        "r",
+        "e",
+        " ",
+        "ü",
+        "b",
+        "er",
+        " ",
+        "中文",
+        " ",
+        "n",
+        "a",
+        "bytes:\\xc3",
+        "bytes:\\xaf",
+        "v",
+        "e",
+        " ",
+        "bytes:\\xf0",
+        "bytes:\\x9f",
+        "bytes:\\x99",
+        "bytes:\\x82",
+    ]
     assert_score(result, tokens, values)
     assert result.span_method == "tokenize"
 
@@ -238,11 +268,14 @@ def test_candidate_ranks_of_a_small_paper_follow_the_toy_model(fake_llm: FakeLLM
 # --------------------------------------------------------------------------- criterion and mode
 
 
-@pytest.mark.parametrize(("criterion", "mode", "flag"), [
-    ("energy", "raw_logprobs", "--logprobs-mode raw_logits"),
-    ("nll", "raw_logits", "--logprobs-mode raw_logprobs"),
-    ("energy", "processed_logits", "--logprobs-mode raw_logits"),
-])
+@pytest.mark.parametrize(
+    ("criterion", "mode", "flag"),
+    [
+        ("energy", "raw_logprobs", "--logprobs-mode raw_logits"),
+        ("nll", "raw_logits", "--logprobs-mode raw_logprobs"),
+        ("energy", "processed_logits", "--logprobs-mode raw_logits"),
+    ],
+)
 def test_a_criterion_the_configured_mode_cannot_give_is_refused_before_any_request(
     fake_llm: FakeLLM, criterion: str, mode: str, flag: str
 ) -> None:
@@ -299,11 +332,13 @@ def batch(llm: FakeLLM, candidates: list[str], criterion: str = "nll", **kwargs:
 def test_transient_faults_of_completions_and_tokenize_are_retried(fake_llm: FakeLLM, quick_backoff: None) -> None:
     candidates = ["Light speeds growth.", "Dark slows growth.", "Nothing changes."]
     clean = [o.completion.values for o in batch(fake_llm, candidates)]
-    fake_llm.script(failures=[
-        {"endpoints": ["completions"], "attempts": [1], "status": 429, "retry_after": 0.01},
-        {"endpoints": ["completions"], "attempts": [2], "status": 503},
-        {"endpoints": ["tokenize"], "attempts": [1], "status": 500},
-    ])
+    fake_llm.script(
+        failures=[
+            {"endpoints": ["completions"], "attempts": [1], "status": 429, "retry_after": 0.01},
+            {"endpoints": ["completions"], "attempts": [2], "status": 503},
+            {"endpoints": ["tokenize"], "attempts": [1], "status": 500},
+        ]
+    )
     outcomes = batch(fake_llm, candidates)
     assert [o.error for o in outcomes] == [None] * 3
     assert [o.completion.values for o in outcomes] == clean

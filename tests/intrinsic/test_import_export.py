@@ -25,13 +25,22 @@ def papers() -> list[dict[str, Any]]:
     """p1: six candidates, gold c4; p2: three candidates, gold b1."""
     return [
         {
-            "paper_id": "p1", "discipline": "ecology", "background": "Meadows warm.", "question": "Does warming shift flowering?",
+            "paper_id": "p1",
+            "discipline": "ecology",
+            "background": "Meadows warm.",
+            "question": "Does warming shift flowering?",
             "candidates": [{"id": f"c{k}", "text": f"Hypothesis {k} about flowering.", "gold": k == 4} for k in range(1, 7)],
         },
         {
-            "paper_id": "p2", "discipline": "physics", "background": "Qubits decohere.", "question": "What limits coherence?",
-            "candidates": [{"id": "b1", "text": "Two-level defects limit coherence.", "gold": True}, {"id": "b2", "text": "Flux noise limits it.", "gold": False},
-                           {"id": "b3", "text": "Photon shot noise limits it.", "gold": False}],
+            "paper_id": "p2",
+            "discipline": "physics",
+            "background": "Qubits decohere.",
+            "question": "What limits coherence?",
+            "candidates": [
+                {"id": "b1", "text": "Two-level defects limit coherence.", "gold": True},
+                {"id": "b2", "text": "Flux noise limits it.", "gold": False},
+                {"id": "b3", "text": "Photon shot noise limits it.", "gold": False},
+            ],
         },
     ]
 
@@ -41,11 +50,32 @@ def scores() -> list[dict[str, Any]]:
     rows = []
     for paper in papers():
         for k, c in enumerate(paper["candidates"]):
-            rows.append({"paper_id": paper["paper_id"], "candidate_id": c["id"], "scorer": "m1-nll", "model": "M1", "criterion": "nll",
-                         "mean": 1.5 + k / 4, "sum": (1.5 + k / 4) * 4, "tokens": 4})
+            rows.append(
+                {
+                    "paper_id": paper["paper_id"],
+                    "candidate_id": c["id"],
+                    "scorer": "m1-nll",
+                    "model": "M1",
+                    "criterion": "nll",
+                    "mean": 1.5 + k / 4,
+                    "sum": (1.5 + k / 4) * 4,
+                    "tokens": 4,
+                }
+            )
     for k, c in enumerate(papers()[0]["candidates"]):
-        rows.append({"paper_id": "p1", "candidate_id": c["id"], "scorer": "m1-energy", "model": "M1", "criterion": "energy",
-                     "mean": -10.0 - k, "sum": (-10.0 - k) * 8, "tokens": 8, "endpoint": "vLLM test"})
+        rows.append(
+            {
+                "paper_id": "p1",
+                "candidate_id": c["id"],
+                "scorer": "m1-energy",
+                "model": "M1",
+                "criterion": "energy",
+                "mean": -10.0 - k,
+                "sum": (-10.0 - k) * 8,
+                "tokens": 8,
+                "endpoint": "vLLM test",
+            }
+        )
     return rows
 
 
@@ -57,10 +87,18 @@ def listwise() -> list[dict[str, Any]]:
 
 
 def write(folder: Path, name: str, rows: list[Any]) -> None:
-    (folder / f"{name}.jsonl").write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    (folder / f"{name}.jsonl").write_text(
+        "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8"
+    )
 
 
-def folder(path: Path, *, papers_: list[Any] | None = None, scores_: list[Any] | None | bool = None, listwise_: list[Any] | None | bool = None) -> Path:
+def folder(
+    path: Path,
+    *,
+    papers_: list[Any] | None = None,
+    scores_: list[Any] | None | bool = None,
+    listwise_: list[Any] | None | bool = None,
+) -> Path:
     """The three files (the hand-made ones unless given); ``False`` leaves a file out."""
     path.mkdir(parents=True, exist_ok=True)
     write(path, "papers", papers() if papers_ is None else papers_)
@@ -77,7 +115,13 @@ def problems_of(path: Path, name: str = "intr") -> list[str]:
 
 
 def nothing_stored() -> bool:
-    return not (Benchmark.objects.exists() or Paper.objects.exists() or Scorer.objects.exists() or CandidateScore.objects.exists() or ListwiseRanking.objects.exists())
+    return not (
+        Benchmark.objects.exists()
+        or Paper.objects.exists()
+        or Scorer.objects.exists()
+        or CandidateScore.objects.exists()
+        or ListwiseRanking.objects.exists()
+    )
 
 
 # --------------------------------------------------------------------------- malformed papers
@@ -87,7 +131,15 @@ def test_two_golds_no_gold_and_too_few_candidates_are_refused_with_their_line(tm
     rows = papers()
     rows[0]["candidates"][0]["gold"] = True  # c1 and c4
     rows[1]["candidates"][0]["gold"] = False  # none
-    rows.append({"paper_id": "p3", "discipline": "x", "background": "b", "question": "q", "candidates": [{"id": "a", "text": "t", "gold": True}]})
+    rows.append(
+        {
+            "paper_id": "p3",
+            "discipline": "x",
+            "background": "b",
+            "question": "q",
+            "candidates": [{"id": "a", "text": "t", "gold": True}],
+        }
+    )
     assert problems_of(folder(tmp_path, papers_=rows, scores_=False, listwise_=[])) == [
         'papers.jsonl, line 1: candidates: 2 candidates are gold ("c1", "c4"); exactly one, the paper\'s own hypothesis, has "gold": true: set the others to false',
         'papers.jsonl, line 2: candidates: no candidate has "gold": true; mark the paper\'s own hypothesis "gold": true (exactly one per paper)',
@@ -177,7 +229,7 @@ def test_listwise_rankings_list_the_paper_s_best_five_distinct_candidates(tmp_pa
     ]
     assert problems_of(folder(tmp_path, listwise_=rows)) == [
         'listwise.jsonl, line 3: top[2]: "c4" is already listed at top[0]; a ranking lists each candidate once',
-        "listwise.jsonl, line 7: top: must be empty or left out in an invalid ranking (the judge's answer was refused; say why in \"reason\")",
+        'listwise.jsonl, line 7: top: must be empty or left out in an invalid ranking (the judge\'s answer was refused; say why in "reason")',
         "listwise.jsonl, line 8: reason: missing",
         'listwise.jsonl, line 9: criterion: scorer "m1-nll" is model "M1", criterion "nll" on scores.jsonl line 1; this line says "M1", "listwise": a scorer is one model read by one criterion',
         'listwise.jsonl, line 4: top: names "zz", not candidates of paper "p1"; its candidates are "c1", "c2", "c3", "c4", "c5", "c6"',
@@ -196,15 +248,23 @@ def test_a_good_import_stores_what_the_files_say_and_a_second_changes_nothing(tm
     benchmark = Benchmark.objects.get(name="intr")
     assert benchmark.protocol == "intrinsic"
     assert list(Candidate.objects.filter(paper__external_id="p1").values_list("external_id", "position", "gold")) == [
-        ("c1", 0, False), ("c2", 1, False), ("c3", 2, False), ("c4", 3, True), ("c5", 4, False), ("c6", 5, False)
+        ("c1", 0, False),
+        ("c2", 1, False),
+        ("c3", 2, False),
+        ("c4", 3, True),
+        ("c5", 4, False),
+        ("c6", 5, False),
     ]
     assert {(s.name, s.model, s.criterion, s.endpoint) for s in Scorer.objects.all()} == {
-        ("m1-nll", "M1", "nll", ""), ("m1-energy", "M1", "energy", "vLLM test"), ("judge", "J", "listwise", "")
+        ("m1-nll", "M1", "nll", ""),
+        ("m1-energy", "M1", "energy", "vLLM test"),
+        ("judge", "J", "listwise", ""),
     }
     score = CandidateScore.objects.get(scorer__name="m1-energy", candidate__external_id="c3")
     assert (score.mean, score.total, score.tokens, score.source) == (-12.0, -96.0, 8, "import")
     assert list(ListwiseRanking.objects.order_by("paper__external_id").values_list("top", "status", "reason")) == [
-        (["c4", "c1", "c2", "c3", "c5"], "accepted", ""), ([], "invalid", "unknown label after 2 retries")
+        (["c4", "c1", "c2", "c3", "c5"], "accepted", ""),
+        ([], "invalid", "unknown label after 2 retries"),
     ]
     second = intrinsic_import(name="intr", files=import_files(folder(tmp_path)))
     assert not any(second.created.values()) and second.line().startswith("nothing new")
@@ -225,7 +285,11 @@ def test_a_stored_paper_or_score_cannot_change_and_new_scores_may_be_added_later
     ]
     (folder(tmp_path / "c") / "papers.jsonl").unlink()  # the papers are stored: scores alone may follow
     summary = intrinsic_import(name="intr", files=import_files(tmp_path / "c"))
-    assert dict(+summary.created) == {"scorers": 1, "scores": 9, "rankings": 1}  # p2's nll scores, m1-energy, p2's invalid ranking
+    assert dict(+summary.created) == {
+        "scorers": 1,
+        "scores": 9,
+        "rankings": 1,
+    }  # p2's nll scores, m1-energy, p2's invalid ranking
 
 
 def test_the_database_holds_one_gold_per_paper_and_unique_ids_by_itself(tmp_path: Path) -> None:
@@ -237,7 +301,13 @@ def test_the_database_holds_one_gold_per_paper_and_unique_ids_by_itself(tmp_path
         lambda: Candidate.objects.create(paper=paper, external_id="c9", text="", position=9),
         lambda: Paper.objects.create(benchmark=paper.benchmark, external_id="p1", discipline="d", background="b", question="q"),
         lambda: Scorer.objects.create(benchmark=paper.benchmark, name="judge", model="J", criterion="listwise"),
-        lambda: CandidateScore.objects.create(scorer=Scorer.objects.get(name="m1-nll"), candidate=Candidate.objects.get(paper=paper, external_id="c1"), mean=1, total=1, tokens=1),
+        lambda: CandidateScore.objects.create(
+            scorer=Scorer.objects.get(name="m1-nll"),
+            candidate=Candidate.objects.get(paper=paper, external_id="c1"),
+            mean=1,
+            total=1,
+            tokens=1,
+        ),
         lambda: ListwiseRanking.objects.create(scorer=Scorer.objects.get(name="judge"), paper=paper, status="invalid", reason=""),
     ):
         with pytest.raises(IntegrityError), transaction.atomic():
@@ -250,7 +320,10 @@ def test_the_database_holds_one_gold_per_paper_and_unique_ids_by_itself(tmp_path
 def test_the_export_holds_the_imported_lines_and_imports_back_byte_for_byte(tmp_path: Path) -> None:
     call_command("import_intrinsic", "intr", str(folder(tmp_path / "in")))
     call_command("export_intrinsic", "intr", str(tmp_path / "out"))
-    exported = {k: [json.loads(x) for x in (tmp_path / "out" / f"{k}.jsonl").read_text(encoding="utf-8").splitlines()] for k in ("papers", "scores", "listwise")}
+    exported = {
+        k: [json.loads(x) for x in (tmp_path / "out" / f"{k}.jsonl").read_text(encoding="utf-8").splitlines()]
+        for k in ("papers", "scores", "listwise")
+    }
     # The hand-written lines come back as written (ordered by discipline and paper, then scorer name).
     assert exported["papers"] == papers()
     assert sorted(map(json.dumps, exported["scores"])) == sorted(map(json.dumps, scores()))

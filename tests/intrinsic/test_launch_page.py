@@ -26,8 +26,16 @@ def bench(tmp_path: Path) -> Benchmark:
 
 
 def values(**extra: str) -> dict[str, str]:
-    return {"model": "toy", "criterion": "nll", "logprobs_mode": "raw_logprobs", "base_url": "http://127.0.0.1:9/v1", "api_key_env": "",
-            "papers": "all", "concurrency": "4", "timeout": "30"} | extra
+    return {
+        "model": "toy",
+        "criterion": "nll",
+        "logprobs_mode": "raw_logprobs",
+        "base_url": "http://127.0.0.1:9/v1",
+        "api_key_env": "",
+        "papers": "all",
+        "concurrency": "4",
+        "timeout": "30",
+    } | extra
 
 
 def test_researchers_only(bench: Benchmark, annotator, client) -> None:  # noqa: ANN001

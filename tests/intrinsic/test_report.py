@@ -43,26 +43,47 @@ pytestmark = pytest.mark.django_db
 DISCIPLINE = {"p1": "biology", "p2": "biology", "p3": "chemistry"}
 GOLD = {"p1": "c1", "p2": "c3", "p3": "c2"}
 MEANS = {
-    ("A", "p1"): [1, 2, 3, 4, 5, 6], ("A", "p2"): [1, 2.5, 2, 3, 4, 5], ("A", "p3"): [1, 2, 2, 4, 5, 6],
-    ("B", "p1"): [0.5, 1, 2, 3, 4, 5], ("B", "p2"): [1, 2, 2.5, 3, 4, 5], ("B", "p3"): [1, 2, 3, 4, 5, 6],
+    ("A", "p1"): [1, 2, 3, 4, 5, 6],
+    ("A", "p2"): [1, 2.5, 2, 3, 4, 5],
+    ("A", "p3"): [1, 2, 2, 4, 5, 6],
+    ("B", "p1"): [0.5, 1, 2, 3, 4, 5],
+    ("B", "p2"): [1, 2, 2.5, 3, 4, 5],
+    ("B", "p3"): [1, 2, 3, 4, 5, 6],
 }
 TOPS = {"p1": ["c2", "c1", "c3", "c4", "c5"], "p2": ["c1", "c2", "c4", "c5", "c6"]}
 
 
 def tiny_folder(path: Path, *, scores: bool = True) -> Path:
     papers = [
-        {"paper_id": p, "discipline": d, "background": f"Background of {p}.", "question": f"What explains {p}?",
-         "candidates": [{"id": f"c{k}", "text": f"Hypothesis {k} of {p}.", "gold": f"c{k}" == GOLD[p]} for k in range(1, 7)]}
+        {
+            "paper_id": p,
+            "discipline": d,
+            "background": f"Background of {p}.",
+            "question": f"What explains {p}?",
+            "candidates": [{"id": f"c{k}", "text": f"Hypothesis {k} of {p}.", "gold": f"c{k}" == GOLD[p]} for k in range(1, 7)],
+        }
         for p, d in DISCIPLINE.items()
     ]
     rows = []
     for (model, paper), means in MEANS.items():
         for k, mean in enumerate(means, start=1):
             tokens = (10 if k == 1 else 1) if (model, paper) == ("A", "p1") else 4
-            rows.append({"paper_id": paper, "candidate_id": f"c{k}", "scorer": f"{model}-nll", "model": model, "criterion": "nll",
-                         "mean": mean, "sum": mean * tokens, "tokens": tokens})
+            rows.append(
+                {
+                    "paper_id": paper,
+                    "candidate_id": f"c{k}",
+                    "scorer": f"{model}-nll",
+                    "model": model,
+                    "criterion": "nll",
+                    "mean": mean,
+                    "sum": mean * tokens,
+                    "tokens": tokens,
+                }
+            )
     rankings = [{"paper_id": p, "scorer": "J-listwise", "model": "J", "top": top} for p, top in TOPS.items()]
-    rankings.append({"paper_id": "p3", "scorer": "J-listwise", "model": "J", "status": "invalid", "reason": "unknown label after 2 retries"})
+    rankings.append(
+        {"paper_id": "p3", "scorer": "J-listwise", "model": "J", "status": "invalid", "reason": "unknown label after 2 retries"}
+    )
     return folder(path, papers_=papers, scores_=rows if scores else False, listwise_=rankings if scores else False)
 
 
@@ -94,8 +115,18 @@ def test_the_command_json_holds_the_hand_computed_figures(tiny: Benchmark) -> No
     doc = command_json(str(tiny.pk), "--replicates", "400", "--seed", "3")
     assert doc["benchmark"]["id"] == tiny.pk and doc["disciplines"] == ["biology", "chemistry", "all"]
     assert [(s["name"], s["model"], s["criterion"], s["kind"]) for s in doc["scorers"]] == [
-        ("A-nll", "A", "nll", "scoring"), ("B-nll", "B", "nll", "scoring"), ("J-listwise", "J", "listwise", "listwise")]
-    assert doc["read"] == {"papers": 3, "candidates_per_paper": 6, "scores": 35, "rankings": 3, "invalid_rankings": 1, "scorers_left_out": []}
+        ("A-nll", "A", "nll", "scoring"),
+        ("B-nll", "B", "nll", "scoring"),
+        ("J-listwise", "J", "listwise", "listwise"),
+    ]
+    assert doc["read"] == {
+        "papers": 3,
+        "candidates_per_paper": 6,
+        "scores": 35,
+        "rankings": 3,
+        "invalid_rankings": 1,
+        "scorers_left_out": [],
+    }
     assert doc["baselines"] == ["J-listwise"] and doc["method"]["replicates"] == 400 and doc["method"]["seed"] == 3
     assert "pessimistic" in doc["method"]["tie_rule"] and "terminal rank" in doc["method"]["listwise_rule"]
 
@@ -122,15 +153,25 @@ def test_the_command_json_holds_the_hand_computed_figures(tiny: Benchmark) -> No
 
     # Agreement (NLL: A and B) over the papers both ranked (p1, p2): both put the gold first on p1 only.
     (agree,) = [x for x in doc["agreement"] if x["discipline"] == "all"]
-    assert (agree["criterion"], agree["models"], agree["n_papers"], agree["n_excluded"], agree["n_all_first"]) == ("nll", ["A", "B"], 2, 1, 1)
+    assert (agree["criterion"], agree["models"], agree["n_papers"], agree["n_excluded"], agree["n_all_first"]) == (
+        "nll",
+        ["A", "B"],
+        2,
+        1,
+        1,
+    )
     assert agree["share"] == pytest.approx(1 / 2)
 
     # Paired differences, pooled, over the papers both ranked: every pair, a − b in scorer order.
     pairs = {(p["a"], p["b"]): p for p in doc["pairs"]}
-    assert set(pairs) == {("A-nll", "B-nll"), ("A-nll", "J-listwise"), ("B-nll", "J-listwise")} and {p["discipline"] for p in doc["pairs"]} == {"all"}
+    assert set(pairs) == {("A-nll", "B-nll"), ("A-nll", "J-listwise"), ("B-nll", "J-listwise")} and {
+        p["discipline"] for p in doc["pairs"]
+    } == {"all"}
     ab = pairs[("A-nll", "B-nll")]  # p1, p2: A ranks 1, 2; B ranks 1, 3
     assert ab["n_papers"] == 2
-    assert ab["differences"]["hit_at_1"]["value"] == pytest.approx(0) and ab["differences"]["hit_at_2"]["value"] == pytest.approx(1 / 2)
+    assert ab["differences"]["hit_at_1"]["value"] == pytest.approx(0) and ab["differences"]["hit_at_2"]["value"] == pytest.approx(
+        1 / 2
+    )
     assert ab["differences"]["mrr"]["value"] == pytest.approx((1 + 1 / 2) / 2 - (1 + 1 / 3) / 2)
     assert ab["differences"]["beats"]["value"] == pytest.approx((1 + 0.8) / 2 - (1 + 0.6) / 2)
     aj = pairs[("A-nll", "J-listwise")]  # p1, p2: A ranks 1, 2; J ranks 2, 6
@@ -140,7 +181,9 @@ def test_the_command_json_holds_the_hand_computed_figures(tiny: Benchmark) -> No
     # The length check ranks by the sum: A's p1 gold spans 10 tokens (sum 10), the others 1 (sums 2..6): last there.
     length = {r["scorer"]: r for r in doc["length_check"]}
     assert set(length) == {"A-nll", "B-nll"} and length["A-nll"]["rank_distribution"] == [0, 1, 1, 0, 0, 1]
-    assert length["A-nll"]["metrics"]["hit_at_1"]["value"] == 0.0 and length["B-nll"]["metrics"]["hit_at_1"]["value"] == pytest.approx(1 / 2)
+    assert length["A-nll"]["metrics"]["hit_at_1"]["value"] == 0.0 and length["B-nll"]["metrics"]["hit_at_1"][
+        "value"
+    ] == pytest.approx(1 / 2)
 
 
 def test_an_interval_is_the_documented_paper_bootstrap_over_papers_in_external_id_order(tiny: Benchmark) -> None:
@@ -166,7 +209,9 @@ def test_the_command_prints_a_table_and_refuses_what_it_cannot_report(tiny: Benc
     out = StringIO()
     call_command("intrinsic_report", "intr-tiny", "--replicates", "50", stdout=out)
     text = out.getvalue()
-    assert "3 papers × 6 candidates" in text and "1 invalid" in text and "33.3 [" in text and "J-listwise: mrr not reported" in text
+    assert (
+        "3 papers × 6 candidates" in text and "1 invalid" in text and "33.3 [" in text and "J-listwise: mrr not reported" in text
+    )
     with pytest.raises(CommandError, match="no benchmark"):
         call_command("intrinsic_report", "missing-benchmark", stdout=StringIO())
     lit = Benchmark.objects.create(name="lit")
@@ -185,7 +230,9 @@ def test_the_command_prints_a_table_and_refuses_what_it_cannot_report(tiny: Benc
 def test_one_scorer_per_model_and_criterion_is_reported_and_the_others_are_named(tiny: Benchmark) -> None:
     rerun = Scorer.objects.create(benchmark=tiny, name="A-nll-rerun", model="A", criterion="nll")
     first = CandidateScore.objects.filter(scorer__name="A-nll", candidate__paper__external_id="p1")
-    CandidateScore.objects.bulk_create([CandidateScore(scorer=rerun, candidate=s.candidate, mean=s.mean, total=s.total, tokens=s.tokens) for s in first])
+    CandidateScore.objects.bulk_create(
+        [CandidateScore(scorer=rerun, candidate=s.candidate, mean=s.mean, total=s.total, tokens=s.tokens) for s in first]
+    )
     Scorer.objects.create(benchmark=tiny, name="C-energy", model="C", criterion="energy")
     doc = benchmark_intrinsic_report(benchmark=tiny, replicates=20)
     assert [s["name"] for s in doc["scorers"]] == ["A-nll", "B-nll", "J-listwise"]  # A-nll ranked 3 papers, the rerun 1
@@ -195,7 +242,9 @@ def test_one_scorer_per_model_and_criterion_is_reported_and_the_others_are_named
     ]
 
 
-def test_the_api_returns_the_command_document_to_researchers_only(tiny: Benchmark, researcher, annotator, settings, tmp_path: Path) -> None:  # noqa: ANN001
+def test_the_api_returns_the_command_document_to_researchers_only(
+    tiny: Benchmark, researcher, annotator, settings, tmp_path: Path
+) -> None:  # noqa: ANN001
     url = reverse("intrinsic:api-report", args=[tiny.pk])
     client = client_for(researcher)
     response = client.get(url, {"replicates": 300, "seed": 7})
@@ -221,7 +270,9 @@ def test_the_cached_document_follows_the_stored_rows(tiny: Benchmark) -> None:
     assert result(before, "A-nll")["n_excluded"] == 0
     CandidateScore.objects.filter(scorer__name="A-nll", candidate__paper__external_id="p2", candidate__external_id="c5").delete()
     after = intrinsic_report_cached(benchmark=tiny, replicates=50, seed=0)
-    assert result(after, "A-nll")["n_excluded"] == 1 and after == benchmark_intrinsic_report(benchmark=tiny, replicates=50, seed=0)
+    assert result(after, "A-nll")["n_excluded"] == 1 and after == benchmark_intrinsic_report(
+        benchmark=tiny, replicates=50, seed=0
+    )
     CandidateScore.objects.filter(scorer__benchmark=tiny).delete()
     assert [s["name"] for s in intrinsic_report_cached(benchmark=tiny, replicates=50, seed=0)["scorers"]] == ["J-listwise"]
     ListwiseRanking.objects.filter(scorer__benchmark=tiny).delete()
@@ -238,7 +289,9 @@ def cell(html: str, table: str, row_attr: str, col_attr: str | None = None) -> s
     return part[part.index(col_attr) :].split("</td>")[0]
 
 
-def test_the_report_page_is_researcher_only_and_shows_the_document(tiny: Benchmark, researcher, annotator, outsider, client) -> None:  # noqa: ANN001
+def test_the_report_page_is_researcher_only_and_shows_the_document(
+    tiny: Benchmark, researcher, annotator, outsider, client
+) -> None:  # noqa: ANN001
     url = reverse("intrinsic:report", args=[tiny.pk])
     response = client.get(url)
     assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
@@ -260,7 +313,9 @@ def test_the_report_page_is_researcher_only_and_shows_the_document(tiny: Benchma
     # Distributions, agreement, the differences against the baseline and from the best: B (Hit@1 1/2 of the papers it
     # ranked, A 1/3); B − A comes from the document's A − B pair, negated: ΔHit@2 = 1/2 − 1 on p1, p2.
     assert cell(html, "distribution-table", 'data-scorer="J-listwise"').count('<td class="num">') == 6
-    assert '<td class="num">1</td><td class="num">1</td><td class="num">1</td><td class="num">0</td>' in cell(html, "distribution-table", 'data-scorer="A-nll"')
+    assert '<td class="num">1</td><td class="num">1</td><td class="num">1</td><td class="num">0</td>' in cell(
+        html, "distribution-table", 'data-scorer="A-nll"'
+    )
     assert "1 of 2" in cell(html, "agreement-table", 'data-criterion="NLL"')
     assert "+50.0" in cell(html, "vs-baseline", 'data-pair="A-nll|J-listwise"')
     assert "−50.0" in cell(html, "vs-best", 'data-pair="B-nll|A-nll"') and 'data-pair="B-nll|J-listwise"' in html
@@ -277,7 +332,9 @@ def test_the_page_says_what_to_do_when_there_is_nothing_to_report(researcher, tm
     assert 'id="report-problem"' in html and "import scores.jsonl or listwise.jsonl with import_intrinsic" in html
 
 
-def test_the_demo_report_ranks_the_demo_s_strongest_scorer_first_reading_in_as_many_queries_as_the_tiny_one(researcher, tiny) -> None:  # noqa: ANN001
+def test_the_demo_report_ranks_the_demo_s_strongest_scorer_first_reading_in_as_many_queries_as_the_tiny_one(
+    researcher, tiny
+) -> None:  # noqa: ANN001
     demo.demo_build()
     benchmark = Benchmark.objects.get(name=demo.DEMO_NAME)
 
@@ -295,4 +352,6 @@ def test_the_demo_report_ranks_the_demo_s_strongest_scorer_first_reading_in_as_m
     coarse = demo.scorer_name(*demo.COARSE)
     assert next(r for r in doc["results"] if r["scorer"] == coarse and r["discipline"] == "all")["papers_with_ties"] > 0
     html = client_for(researcher).get(reverse("intrinsic:report", args=[benchmark.pk]), {"replicates": 100}).content.decode()
-    assert '<span class="badge" title="Highest pooled Hit@1, chosen after the fact">best</span>' in cell(html, "intrinsic-table", f'data-scorer="{strongest}"')
+    assert '<span class="badge" title="Highest pooled Hit@1, chosen after the fact">best</span>' in cell(
+        html, "intrinsic-table", f'data-scorer="{strongest}"'
+    )

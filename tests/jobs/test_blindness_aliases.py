@@ -67,7 +67,9 @@ def test_a_generated_answer_that_names_itself_is_stored_redacted_and_judged_blin
     # the first answer and the second the other (they differ only in a neutral sentence, so that A and B differ).
     fake_llm.script(
         mode="generate",
-        failures=[{"attempts": [n], "malformed": json.dumps(answer, ensure_ascii=False)} for n, answer in enumerate(ANSWERS, start=1)],
+        failures=[
+            {"attempts": [n], "malformed": json.dumps(answer, ensure_ascii=False)} for n, answer in enumerate(ANSWERS, start=1)
+        ],
     )
     run = generation_run_create(benchmark=bench, base_url=fake_llm.base_url, concurrency=1)
     generation_run_launch(run=run)
@@ -86,7 +88,9 @@ def test_a_generated_answer_that_names_itself_is_stored_redacted_and_judged_blin
             ("hypothesis", "DeepSeek V3 point 2", ["DeepSeek-V3.2"]),
             ("decisive_metric", "Deep‑Seek", ["DeepSeek-V3.2"]),
         ]
-        assert [r["self"] for r in p.redactions] == ([True, True, True, False, False] if name.startswith("Claude") else [False, False, False, True, True])
+        assert [r["self"] for r in p.redactions] == (
+            [True, True, True, False, False] if name.startswith("Claude") else [False, False, False, True, True]
+        )
     assert GenerationRun.objects.get(pk=run.pk).benchmark.pairs.count() == 1
 
     fake_llm.script(judge={"policy": "prefer_field", "field": "hypothesis"})
@@ -144,9 +148,16 @@ def test_the_gate_refuses_a_prompt_that_still_names_an_alias(imported: Benchmark
 
     pair = imported.pairs.first()
     hits = benchmark_matcher(benchmark_id=imported.pk).hits
-    clean = RenderedTask(system="s", user="u", block_a="=== PROPOSAL A ===\n[hypothesis]\nA plan.", block_b="=== PROPOSAL B ===\n[hypothesis]\nB plan.")
+    clean = RenderedTask(
+        system="s",
+        user="u",
+        block_a="=== PROPOSAL A ===\n[hypothesis]\nA plan.",
+        block_b="=== PROPOSAL B ===\n[hypothesis]\nB plan.",
+    )
     assert blindness_problem(clean, pair.internal_key, [], hits) is None
-    leaking = RenderedTask(system="s", user="u", block_a=clean.block_a, block_b="=== PROPOSAL B ===\n[hypothesis]\nAs Zhipu AI's GLM, I plan.")
+    leaking = RenderedTask(
+        system="s", user="u", block_a=clean.block_a, block_b="=== PROPOSAL B ===\n[hypothesis]\nAs Zhipu AI's GLM, I plan."
+    )
     assert blindness_problem(leaking, pair.internal_key, [], hits) == (
         "blindness gate: proposal B still names 'zhipu' (an alias of GLM-5) after redaction; re-scan the benchmark's blindness page, then resume"
     )

@@ -30,7 +30,6 @@ from .helpers import JUDGE, accepted, chat_requests, per_task, wait_until
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.services]
 
 
-
 def _require_services() -> None:
     problems = []
     if connection.vendor != "postgresql":

@@ -98,7 +98,15 @@ def test_the_api_key_is_never_stored_or_printed(imported, fake_llm, monkeypatch:
     fake_llm.script(failures=[{"attempts": [1], "malformed": "not json"}])
 
     out, err = run_judge(
-        "--model", JUDGE, "--base-url", fake_llm.base_url, "--pairs", "sample:3", "--api-key-env", "LIT2TEST_TEST_API_KEY", "--wait"
+        "--model",
+        JUDGE,
+        "--base-url",
+        fake_llm.base_url,
+        "--pairs",
+        "sample:3",
+        "--api-key-env",
+        "LIT2TEST_TEST_API_KEY",
+        "--wait",
     )
 
     [run] = _new_runs()
@@ -139,7 +147,16 @@ def test_the_wait_progress_line_puts_each_count_before_its_name(imported, fake_l
     out = StringIO()
     with pytest.raises(CommandError, match="ended failed"):
         call_command(
-            "run_judge", "lit2test", "--model", "Judge-Other", "--base-url", fake_llm.base_url, "--pairs", "sample:2", "--wait", stdout=out
+            "run_judge",
+            "lit2test",
+            "--model",
+            "Judge-Other",
+            "--base-url",
+            fake_llm.base_url,
+            "--pairs",
+            "sample:2",
+            "--wait",
+            stdout=out,
         )
     assert f"[{'#' * 30}] 4/4 · 0 done, 4 failed, 0 remaining · failed" in out.getvalue().splitlines()
 
@@ -160,8 +177,16 @@ def test_run_generation_waits_with_the_same_unambiguous_progress_line(fake_llm, 
 
 def test_prices_are_stored_and_give_the_run_a_cost(imported, fake_llm) -> None:  # noqa: ANN001
     run_judge(
-        "--model", JUDGE, "--base-url", fake_llm.base_url, "--pairs", "sample:2",
-        "--price-per-1k-prompt", "0.5", "--price-per-1k-completion", "2",
+        "--model",
+        JUDGE,
+        "--base-url",
+        fake_llm.base_url,
+        "--pairs",
+        "sample:2",
+        "--price-per-1k-prompt",
+        "0.5",
+        "--price-per-1k-completion",
+        "2",
     )
     [run] = _new_runs()
     assert (run.parameters["price_per_1k_prompt"], run.parameters["price_per_1k_completion"]) == (0.5, 2.0)
@@ -173,7 +198,9 @@ def test_prices_are_stored_and_give_the_run_a_cost(imported, fake_llm) -> None: 
 
 @pytest.mark.parametrize("price", ["-1", "nan", "inf", "ten"])
 @pytest.mark.parametrize("option", ["price_per_1k_prompt", "price_per_1k_completion"])
-def test_a_price_the_run_form_refuses_is_refused_by_the_command_in_the_same_words(imported, fake_llm, option: str, price: str) -> None:  # noqa: ANN001
+def test_a_price_the_run_form_refuses_is_refused_by_the_command_in_the_same_words(
+    imported, fake_llm, option: str, price: str
+) -> None:  # noqa: ANN001
     form = JudgeRunForm(data={option: price})
     [form_message] = form.errors[option]
     with pytest.raises(CommandError) as caught:

@@ -38,9 +38,18 @@ def arena(tmp_path: Path) -> Benchmark:
 
 def values(benchmark: Benchmark, run_type: str) -> dict[str, object]:
     return {
-        "benchmark": str(benchmark.pk), "judge_model": "judge-x", "base_url": "http://127.0.0.1:9/v1", "api_key_env": "",
-        "run_type": run_type, "prompt_version": "", "pairs": "all", "orders": ["original", "reverse"], "concurrency": "2",
-        "temperature": "0", "max_tokens": "256", "timeout": "5",
+        "benchmark": str(benchmark.pk),
+        "judge_model": "judge-x",
+        "base_url": "http://127.0.0.1:9/v1",
+        "api_key_env": "",
+        "run_type": run_type,
+        "prompt_version": "",
+        "pairs": "all",
+        "orders": ["original", "reverse"],
+        "concurrency": "2",
+        "temperature": "0",
+        "max_tokens": "256",
+        "timeout": "5",
     }
 
 

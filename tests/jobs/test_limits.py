@@ -81,8 +81,12 @@ def test_the_bound_holds_across_drivers_of_one_process_and_slots_are_kept_across
 
 
 def test_a_driver_holds_only_its_share_of_the_slots() -> None:
-    limiter = EndpointLimiter(endpoint=f"http://share-{uuid.uuid4().hex}.test/v1", concurrency=4, rate_per_second=None,
-                              backend=_LocalBackend(_LocalState()))
+    limiter = EndpointLimiter(
+        endpoint=f"http://share-{uuid.uuid4().hex}.test/v1",
+        concurrency=4,
+        rate_per_second=None,
+        backend=_LocalBackend(_LocalState()),
+    )
     limiter.drivers(2)
 
     intervals = run_blocking(lambda: _hold(limiter, calls=16, workers=4, seconds=0.02))
@@ -95,8 +99,9 @@ def test_rate_permits_are_shared_and_granted_per_second() -> None:
     endpoint = f"http://rate-{uuid.uuid4().hex}.test/v1"
 
     async def scenario() -> tuple[float, int]:
-        limiters = [EndpointLimiter(endpoint=endpoint, concurrency=50, rate_per_second=20, backend=_LocalBackend(state))
-                    for _ in range(2)]
+        limiters = [
+            EndpointLimiter(endpoint=endpoint, concurrency=50, rate_per_second=20, backend=_LocalBackend(state)) for _ in range(2)
+        ]
         started = time.time()
         await asyncio.gather(*(_hold(limiter, calls=25, workers=25, seconds=0.0) for limiter in limiters))
         used = sum(calls for _second, calls in state.rates.values())
@@ -141,7 +146,9 @@ def test_the_bound_holds_across_two_worker_processes_through_redis() -> None:
     endpoint = f"http://processes-{uuid.uuid4().hex}.test/v1"
     env = dict(os.environ, DJANGO_SETTINGS_MODULE="lit2test_web.settings", DEBUG="1", PYTHONPATH=str(ROOT))
     children = [
-        subprocess.Popen([sys.executable, "-c", _CHILD, endpoint], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", _CHILD, endpoint], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         for _ in range(2)
     ]
     outputs = [child.communicate(timeout=60) for child in children]

@@ -29,7 +29,12 @@ def release_paper_ids(release_dir: Path) -> dict[str, list[tuple[str, str]]]:
 
 
 def pair_with_proposals(benchmark) -> tuple[CanonicalPair, dict[int, Proposal]]:  # noqa: ANN001
-    pair = CanonicalPair.objects.filter(benchmark=benchmark, context__has_text=True).select_related("context").order_by("internal_key").first()
+    pair = (
+        CanonicalPair.objects.filter(benchmark=benchmark, context__has_text=True)
+        .select_related("context")
+        .order_by("internal_key")
+        .first()
+    )
     return pair, {p.participant_id: p for p in Proposal.objects.filter(context=pair.context)}
 
 

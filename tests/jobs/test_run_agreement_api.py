@@ -49,14 +49,28 @@ def test_a_valid_request_answers_the_agreement_on_the_pairs_both_judged(two_judg
     assert doc["requested"] == {"first": canonical.pk, "second": second.pk}
     assert (doc["joined"], doc["only_primary"], doc["only_secondary"]) == (3, 0, 0)
     assert {k: doc["primary"][k] for k in ("stable", "sensitive", "incomplete")} == {"stable": 2, "sensitive": 1, "incomplete": 0}
-    assert {k: doc["secondary"][k] for k in ("stable", "sensitive", "incomplete")} == {"stable": 2, "sensitive": 1, "incomplete": 0}
+    assert {k: doc["secondary"][k] for k in ("stable", "sensitive", "incomplete")} == {
+        "stable": 2,
+        "sensitive": 1,
+        "incomplete": 0,
+    }
     # The canonical judge's 2 stable cases give 4 ordered verdicts of Judge-X; 3 name the same winner.
     ordered = doc["ordered_agreement"]
-    assert {k: ordered[k] for k in ("cases", "verdicts", "agree", "fraction")} == {"cases": 2, "verdicts": 4, "agree": 3, "fraction": 0.75}
+    assert {k: ordered[k] for k in ("cases", "verdicts", "agree", "fraction")} == {
+        "cases": 2,
+        "verdicts": 4,
+        "agree": 3,
+        "fraction": 0.75,
+    }
     # Folded: Alpha-Beta agrees (Alpha); the other two are stable for one judge and sensitive for the other.
     assert {k: v for k, v in doc["case_folded"].items() if k not in ("name", "ci")} == {
-        "cases": 3, "agree": 1, "fraction": pytest.approx(1 / 3), "same_stable_winner": 1,
-        "both_sensitive": 0, "opposite_stable_winner": 0, "stable_vs_sensitive": 2,
+        "cases": 3,
+        "agree": 1,
+        "fraction": pytest.approx(1 / 3),
+        "same_stable_winner": 1,
+        "both_sensitive": 0,
+        "opposite_stable_winner": 0,
+        "stable_vs_sensitive": 2,
     }
     assert doc["by_order"] == {
         "original": {"verdicts": 3, "agree": 1, "fraction": pytest.approx(1 / 3)},

@@ -58,13 +58,26 @@ def test_the_api_anchors_on_the_canonical_judge_whichever_run_comes_first(two_ju
     one = rita_client.get(reverse(url, args=[canonical.pk]), {"with": second.pk}).json()
     other = rita_client.get(reverse(url, args=[second.pk]), {"with": canonical.pk}).json()
     for doc in (one, other):
-        assert (doc["primary"]["id"], doc["primary"]["reason"], doc["secondary"]["id"]) == (canonical.pk, "canonical judge", second.pk)
+        assert (doc["primary"]["id"], doc["primary"]["reason"], doc["secondary"]["id"]) == (
+            canonical.pk,
+            "canonical judge",
+            second.pk,
+        )
         ordered = doc["ordered_agreement"]
-        assert (ordered["name"], ordered["cases"], ordered["agree"], ordered["verdicts"], ordered["fraction"]) == (NAME, 2, 3, 4, 0.75)
+        assert (ordered["name"], ordered["cases"], ordered["agree"], ordered["verdicts"], ordered["fraction"]) == (
+            NAME,
+            2,
+            3,
+            4,
+            0.75,
+        )
         # Bootstrap of the two stable cases (2/2 and 1/2): 1 with probability 1/4, 3/4 with 1/2, 1/2 with 1/4.
         assert ordered["ci"] == [0.5, 1.0]
     assert one["ordered_agreement"] == other["ordered_agreement"]
-    assert (one["requested"], other["requested"]) == ({"first": canonical.pk, "second": second.pk}, {"first": second.pk, "second": canonical.pk})
+    assert (one["requested"], other["requested"]) == (
+        {"first": canonical.pk, "second": second.pk},
+        {"first": second.pk, "second": canonical.pk},
+    )
 
 
 def test_the_disagreeing_pairs_come_with_both_runs_judgments(two_judges, rita_client) -> None:  # noqa: ANN001
@@ -88,9 +101,15 @@ def test_a_judgment_link_opens_the_run_page_that_shows_it(release_dir: Path, tmp
     shutil.copytree(release_dir, folder)
     c = "smallari_fifth40_001_machine_unlearning_remove_while_existing__v02_fifth40"
     # The canonical judge folds DeepSeek-V3.2 vs GLM-5 here as stable for GLM-5; Judge-X picks DeepSeek twice.
-    b.write(folder, {"judgments.jsonl": [
-        b.judgment(c, "DeepSeek-V3.2", "GLM-5", "original", "A"), b.judgment(c, "GLM-5", "DeepSeek-V3.2", "reverse", "B"),
-    ]})
+    b.write(
+        folder,
+        {
+            "judgments.jsonl": [
+                b.judgment(c, "DeepSeek-V3.2", "GLM-5", "original", "A"),
+                b.judgment(c, "GLM-5", "DeepSeek-V3.2", "reverse", "B"),
+            ]
+        },
+    )
     release_import(directory=folder)
     canonical, second = JudgeRun.objects.get(is_canonical=True), JudgeRun.objects.get(judge_model="Judge-X")
     response = rita_client.get(reverse("jobs:run-compare", args=[second.pk, canonical.pk]))
@@ -103,7 +122,9 @@ def test_a_judgment_link_opens_the_run_page_that_shows_it(release_dir: Path, tmp
 
 
 @pytest.mark.parametrize("canonical_first", [True, False])
-def test_the_compare_page_shows_the_one_definition_with_its_ci_pairs_and_links(two_judges, rita_client, canonical_first: bool) -> None:  # noqa: ANN001
+def test_the_compare_page_shows_the_one_definition_with_its_ci_pairs_and_links(
+    two_judges, rita_client, canonical_first: bool
+) -> None:  # noqa: ANN001
     canonical, second = two_judges
     first, other = (canonical, second) if canonical_first else (second, canonical)
     response = rita_client.get(reverse("jobs:run-compare", args=[first.pk, other.pk]))
@@ -115,7 +136,8 @@ def test_the_compare_page_shows_the_one_definition_with_its_ci_pairs_and_links(t
     # The one disagreeing pair, with links to each run's judgments of it.
     assert "1 pair where the second judge does not follow the primary judge’s stable winner" in page
     pair = next(
-        j.pair for j in OrderedJudgment.objects.filter(run=second).select_related("pair__participant_a", "pair__participant_b")
+        j.pair
+        for j in OrderedJudgment.objects.filter(run=second).select_related("pair__participant_a", "pair__participant_b")
         if {j.pair.participant_a.name, j.pair.participant_b.name} == {"Beta-2", "Gamma-3"}
     )
     for run in (canonical, second):

@@ -23,8 +23,12 @@ from .helpers import create_running
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_the_run_page_shows_prompts_and_answers_in_few_queries(imported, researcher, fake_llm, django_assert_max_num_queries) -> None:  # noqa: ANN001
-    run, _ = judge_run_create(request=JudgeRunRequest(benchmark=imported, judge_model="J", base_url=fake_llm.base_url, pairs="sample:13"))
+def test_the_run_page_shows_prompts_and_answers_in_few_queries(
+    imported, researcher, fake_llm, django_assert_max_num_queries
+) -> None:  # noqa: ANN001
+    run, _ = judge_run_create(
+        request=JudgeRunRequest(benchmark=imported, judge_model="J", base_url=fake_llm.base_url, pairs="sample:13")
+    )
     JudgeRun.objects.filter(pk=run.pk).update(status="running")
     assert judge_run_execute(run_id=run.pk) == "completed"
     client = Client()
@@ -62,7 +66,9 @@ def test_counts_add_up_even_when_a_verdict_is_stored_before_its_task_is_read_as_
     assert judge_run_execute(run_id=run_ok.pk) == "completed"  # 8 accepted
     # The state a reader meets halfway through a store: a task's verdict is in, its task still reads claimed.
     task = JudgeTask.objects.filter(run=run_ok).first()
-    JudgeTask.objects.filter(pk=task.pk).update(status="claimed", claimed_by="someone", lease_until=timezone.now() + timedelta(minutes=1))
+    JudgeTask.objects.filter(pk=task.pk).update(
+        status="claimed", claimed_by="someone", lease_until=timezone.now() + timedelta(minutes=1)
+    )
     JudgeRun.objects.filter(pk=run_ok.pk).update(status="running")
     progress = run_progress(run=JudgeRun.objects.get(pk=run_ok.pk))
     assert (progress.done, progress.accepted, progress.invalid, progress.remaining) == (7, 7, 0, 1)
@@ -75,7 +81,9 @@ def test_counts_add_up_even_when_a_verdict_is_stored_before_its_task_is_read_as_
 
 def test_a_paused_run_shows_no_eta_and_a_running_one_does(imported, fake_llm, researcher) -> None:  # noqa: ANN001
     run = _completed(imported, fake_llm, pairs="sample:3")
-    JudgeTask.objects.filter(pk__in=list(JudgeTask.objects.filter(run=run).values_list("pk", flat=True)[:2])).update(status="pending")
+    JudgeTask.objects.filter(pk__in=list(JudgeTask.objects.filter(run=run).values_list("pk", flat=True)[:2])).update(
+        status="pending"
+    )
     OrderedJudgment.objects.filter(run=run).update(created_at=timezone.now() - timedelta(seconds=40))
     client = client_for(researcher)
 
@@ -99,7 +107,9 @@ def test_after_a_cancel_the_progress_keeps_polling_while_calls_are_in_flight(imp
     # A driver is working and holds one task whose call is under way; the researcher cancels.
     RunDriver.objects.create(kind="judge", run_id=run.pk, token="busy", worker="w", seen_at=timezone.now())
     task = JudgeTask.objects.filter(run=run).first()
-    JudgeTask.objects.filter(pk=task.pk).update(status="claimed", claimed_by="busy", lease_until=timezone.now() + timedelta(minutes=1))
+    JudgeTask.objects.filter(pk=task.pk).update(
+        status="claimed", claimed_by="busy", lease_until=timezone.now() + timedelta(minutes=1)
+    )
     response = client.post(reverse("jobs:run-control", args=[run.pk, "cancel"]), {"confirm": "yes"})
     assert response.status_code == 302 and JudgeRun.objects.get(pk=run.pk).status == "cancelled"
     fragment = client.get(progress_url, **HTMX).content.decode()
@@ -205,11 +215,24 @@ def test_the_imported_release_run_is_labelled_imported_verdicts_not_a_replay(imp
     assert "Replay" not in page and "no model is called" not in page and "tokens 0 in" not in page
     assert "imported verdict: no call by this app" in page
     progress = client.get(reverse("jobs:api-run-progress", args=[run.pk])).json()
-    assert (progress["imported"], progress["replay"], progress["done"], progress["accepted"], progress["settled"]) == (True, False, 2400, 2400, True)
+    assert (progress["imported"], progress["replay"], progress["done"], progress["accepted"], progress["settled"]) == (
+        True,
+        False,
+        2400,
+        2400,
+        True,
+    )
 
     # A replay of it is a replay.
-    replay, _ = judge_run_create(request=JudgeRunRequest(benchmark=imported, judge_model="Gemini-3.1-Pro-Preview",
-                                                         provider=JudgeRun.Provider.RECORDED, replay_of=run, pairs="sample:2"))
+    replay, _ = judge_run_create(
+        request=JudgeRunRequest(
+            benchmark=imported,
+            judge_model="Gemini-3.1-Pro-Preview",
+            provider=JudgeRun.Provider.RECORDED,
+            replay_of=run,
+            pairs="sample:2",
+        )
+    )
     page = client.get(reverse("jobs:run", args=[replay.pk])).content.decode()
     assert f"Replay of run #{run.pk}" in page and "Imported verdicts" not in page
     listing = client.get(reverse("jobs:runs")).content.decode()

@@ -40,12 +40,17 @@ def _events(run_id: int, kind: str = "judge") -> list[str]:
 
 
 def test_a_run_whose_worker_lacks_the_api_key_ends_failed_with_the_reason_on_its_page(
-    imported, fake_llm, researcher, monkeypatch  # noqa: ANN001
+    imported,
+    fake_llm,
+    researcher,
+    monkeypatch,  # noqa: ANN001
 ) -> None:
     monkeypatch.setenv("X_API_KEY", "sk-launcher-only")  # the launching process has it ...
-    run, _ = judge_run_create(request=JudgeRunRequest(
-        benchmark=imported, judge_model=JUDGE, base_url=fake_llm.base_url, api_key_env="X_API_KEY", pairs="sample:2"
-    ))
+    run, _ = judge_run_create(
+        request=JudgeRunRequest(
+            benchmark=imported, judge_model=JUDGE, base_url=fake_llm.base_url, api_key_env="X_API_KEY", pairs="sample:2"
+        )
+    )
     JudgeRun.objects.filter(pk=run.pk).update(status="running")
     monkeypatch.delenv("X_API_KEY")  # ... the worker does not
 
@@ -85,7 +90,9 @@ def test_the_watchdog_relaunches_a_running_run_whose_driver_died_and_the_work_is
     run, _ = create_running(imported, fake_llm, pairs="sample:3")
     first, second, *_ = JudgeTask.objects.filter(run=run).order_by("id")
     # A driver that was killed: its row stopped being renewed a minute ago, its claims carry a long lease.
-    RunDriver.objects.create(kind="judge", run_id=run.pk, token="killed", worker="w", seen_at=timezone.now() - timedelta(minutes=1))
+    RunDriver.objects.create(
+        kind="judge", run_id=run.pk, token="killed", worker="w", seen_at=timezone.now() - timedelta(minutes=1)
+    )
     RunEvent.objects.create(kind="judge", run_id=run.pk, code="launched", message="launched")
     RunEvent.objects.filter(run_id=run.pk).update(created_at=timezone.now() - timedelta(minutes=2))
     JudgeTask.objects.filter(pk__in=[first.pk, second.pk]).update(
@@ -94,8 +101,10 @@ def test_the_watchdog_relaunches_a_running_run_whose_driver_died_and_the_work_is
 
     did = runs_watchdog()
 
-    assert did == [f"judge run {run.pk}: relaunched (no driver heard from since "
-                   f"{RunDriver.objects.get(token='killed').seen_at:%H:%M:%S} UTC)"]
+    assert did == [
+        f"judge run {run.pk}: relaunched (no driver heard from since "
+        f"{RunDriver.objects.get(token='killed').seen_at:%H:%M:%S} UTC)"
+    ]
     run.refresh_from_db()
     assert run.status == "completed"
     calls = per_task(fake_llm.log())
@@ -191,7 +200,9 @@ def test_the_slots_of_a_process_that_stopped_renewing_them_expire_and_live_ones_
     assert taken and not stolen
 
 
-@override_settings(CACHES={"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:9/0"}})
+@override_settings(
+    CACHES={"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:9/0"}}
+)
 def test_a_run_completes_while_the_shared_cache_is_unreachable(imported, fake_llm) -> None:  # noqa: ANN001
     # Port 9 (discard) has no Redis: every limiter call fails, as during a Redis restart.
     run, _ = create_running(imported, fake_llm, pairs="sample:3", concurrency=2)
@@ -219,6 +230,7 @@ def test_the_driver_retries_database_errors_and_reports_the_outage() -> None:
             if failures[name] <= 2:
                 raise OperationalError("server closed the connection unexpectedly")
             return fn(*args)
+
         return call
 
     def claim(n: int, held: frozenset[int]) -> list[int]:
@@ -230,10 +242,17 @@ def test_the_driver_retries_database_errors_and_reports_the_outage() -> None:
         return spec * 10
 
     hooks = DriverHooks(
-        claim=flaky("claim", claim), work=work, store=flaky("store", lambda batch: stored.extend(s for s, _ in batch)),
-        release=lambda specs: None, still_running=flaky("still_running", lambda: True), heartbeat=lambda held: None,
-        count_calls=flaky("count", lambda counts: None), others_open=lambda held: False, task_id=lambda spec: spec,
-        on_error=lambda exc: None, on_outage=lambda seconds, error: outages.append((seconds, error)),
+        claim=flaky("claim", claim),
+        work=work,
+        store=flaky("store", lambda batch: stored.extend(s for s, _ in batch)),
+        release=lambda specs: None,
+        still_running=flaky("still_running", lambda: True),
+        heartbeat=lambda held: None,
+        count_calls=flaky("count", lambda counts: None),
+        others_open=lambda held: False,
+        task_id=lambda spec: spec,
+        on_error=lambda exc: None,
+        on_outage=lambda seconds, error: outages.append((seconds, error)),
     )
 
     run_blocking(Driver(hooks=hooks, concurrency=2, db_patience=30).run)
@@ -249,8 +268,16 @@ def test_the_driver_stops_when_the_database_stays_away_longer_than_its_patience(
         raise OperationalError("could not connect to server: Connection refused")
 
     hooks = DriverHooks(
-        claim=down, work=None, store=down, release=down, still_running=down, heartbeat=down,  # type: ignore[arg-type]
-        count_calls=down, others_open=down, task_id=lambda spec: spec, on_error=lambda exc: None,
+        claim=down,
+        work=None,
+        store=down,
+        release=down,
+        still_running=down,
+        heartbeat=down,  # type: ignore[arg-type]
+        count_calls=down,
+        others_open=down,
+        task_id=lambda spec: spec,
+        on_error=lambda exc: None,
     )
     with pytest.raises(DatabaseUnavailable, match="unreachable for .* Connection refused"):
         run_blocking(Driver(hooks=hooks, concurrency=1, db_patience=1.0).run)

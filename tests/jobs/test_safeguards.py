@@ -17,7 +17,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("variable", ["SECRET_KEY", "DATABASE_URL", "HOME"])
 def test_a_run_cannot_send_the_servers_own_secrets_as_its_key(imported, fake_llm, variable: str) -> None:  # noqa: ANN001
     with pytest.raises(RunError, match="is not an API-key variable"):
-        judge_run_create(request=JudgeRunRequest(benchmark=imported, judge_model="J", base_url=fake_llm.base_url, api_key_env=variable))
+        judge_run_create(
+            request=JudgeRunRequest(benchmark=imported, judge_model="J", base_url=fake_llm.base_url, api_key_env=variable)
+        )
     assert not JudgeRun.objects.filter(judge_model="J").exists()
 
 

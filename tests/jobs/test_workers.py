@@ -99,12 +99,16 @@ def test_a_late_answer_after_the_lease_ran_out_is_discarded_counted_and_the_work
     first = Background(lambda: judge_run_execute(run_id=run.pk))
     first.start()
     wait_until(lambda: len(chat_requests(fake_llm.log())) == 4, timeout=10, what="the first driver's calls")
-    while_driver_runs(lambda: RunDriver.objects.create(
-        kind="judge", run_id=run.pk, token="other-driver", worker="elsewhere", seen_at=timezone.now()
-    ))
-    while_driver_runs(lambda: JudgeTask.objects.filter(run=run).update(
-        claimed_by="other-driver", lease_until=timezone.now() + timedelta(hours=1)
-    ))
+    while_driver_runs(
+        lambda: RunDriver.objects.create(
+            kind="judge", run_id=run.pk, token="other-driver", worker="elsewhere", seen_at=timezone.now()
+        )
+    )
+    while_driver_runs(
+        lambda: JudgeTask.objects.filter(run=run).update(
+            claimed_by="other-driver", lease_until=timezone.now() + timedelta(hours=1)
+        )
+    )
 
     wait_until(lambda: JudgeTask.objects.filter(run=run, discarded=1).count() == 4, timeout=10, what="four discarded answers")
     assert OrderedJudgment.objects.filter(run=run).count() == 0  # every late answer was discarded
@@ -147,7 +151,9 @@ def test_claims_of_dead_drivers_are_taken_over_at_once_and_live_ones_are_waited_
     # An unregistered claimer whose lease ran out, a registered one that stopped heartbeating (its lease is still
     # long: the driver's silence is what counts), and a live one.
     JudgeTask.objects.filter(pk=expired.pk).update(status="claimed", claimed_by="gone", lease_until=now - timedelta(seconds=1))
-    JudgeTask.objects.filter(pk=silent.pk).update(status="claimed", claimed_by="silent-worker", lease_until=now + timedelta(hours=1))
+    JudgeTask.objects.filter(pk=silent.pk).update(
+        status="claimed", claimed_by="silent-worker", lease_until=now + timedelta(hours=1)
+    )
     JudgeTask.objects.filter(pk=alive.pk).update(status="claimed", claimed_by="busy-worker", lease_until=now + timedelta(hours=1))
 
     driver = Background(lambda: judge_run_execute(run_id=run.pk))
@@ -176,7 +182,9 @@ def test_a_resume_takes_back_the_claims_of_a_dead_driver_at_once(imported, fake_
     now = timezone.now()
     RunDriver.objects.create(kind="judge", run_id=run.pk, token="killed", worker="w", seen_at=now - timedelta(minutes=1))
     JudgeTask.objects.filter(pk__in=[t.pk for t in tasks[:2]]).update(
-        status="claimed", claimed_by="killed", lease_until=now + timedelta(minutes=14)  # an old 900 s lease
+        status="claimed",
+        claimed_by="killed",
+        lease_until=now + timedelta(minutes=14),  # an old 900 s lease
     )
     JudgeRun.objects.filter(pk=run.pk).update(status="paused")
 

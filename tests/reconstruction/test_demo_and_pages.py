@@ -17,7 +17,13 @@ pytestmark = pytest.mark.django_db
 
 
 def counts() -> tuple[int, ...]:
-    return (SeedPaper.objects.count(), Reference.objects.count(), BibliographyFreeze.objects.count(), Hypothesis.objects.count(), MatchLabel.objects.count())
+    return (
+        SeedPaper.objects.count(),
+        Reference.objects.count(),
+        BibliographyFreeze.objects.count(),
+        Hypothesis.objects.count(),
+        MatchLabel.objects.count(),
+    )
 
 
 def test_the_demo_stores_what_its_constants_say_and_a_second_run_changes_nothing() -> None:
@@ -37,11 +43,15 @@ def test_the_demo_stores_what_its_constants_say_and_a_second_run_changes_nothing
     assert set(Reference.objects.filter(original_id__endswith="doi-in-text").values_list("eligible", flat=True)) == {True}
     assert all("doi" in r.flags for r in Reference.objects.filter(original_id__endswith="doi-in-text"))
     recused = MatchLabel.objects.filter(recused=True, hypothesis__origin__isnull=True)
-    assert recused.count() == frozen * 5 and set(recused.values_list("judge", "hypothesis__participant__name")) == {("Birch-J", "Birch-M")}
+    assert recused.count() == frozen * 5 and set(recused.values_list("judge", "hypothesis__participant__name")) == {
+        ("Birch-J", "Birch-M")
+    }
     # A champion inherits its origin's labels, so Birch-J recuses exactly on the champions that are Birch-M's hypotheses.
     champions = Hypothesis.objects.filter(participant__name=demo.DEMO_SELECTION)
     birch = [c for c in champions.select_related("origin__participant") if c.origin.participant.name == "Birch-M"]
-    assert set(MatchLabel.objects.filter(recused=True, hypothesis__in=champions).values_list("hypothesis_id", flat=True)) == {c.pk for c in birch}
+    assert set(MatchLabel.objects.filter(recused=True, hypothesis__in=champions).values_list("hypothesis_id", flat=True)) == {
+        c.pk for c in birch
+    }
     assert all(c.family == c.origin.family for c in champions.select_related("origin"))
 
 
@@ -53,7 +63,10 @@ def demo_benchmark() -> Benchmark:
 
 def test_anonymous_users_go_to_login_and_annotators_get_403(demo_benchmark, annotator, client) -> None:  # noqa: ANN001
     seed = SeedPaper.objects.filter(benchmark=demo_benchmark).first()
-    for url in (reverse("reconstruction:benchmark", args=[demo_benchmark.pk]), reverse("reconstruction:seed", args=[demo_benchmark.pk, seed.pk])):
+    for url in (
+        reverse("reconstruction:benchmark", args=[demo_benchmark.pk]),
+        reverse("reconstruction:seed", args=[demo_benchmark.pk, seed.pk]),
+    ):
         response = client.get(url)
         assert response.status_code == 302 and response["Location"].startswith(reverse("login")), url
         assert client_for(annotator).get(url).status_code == 403, url
@@ -83,7 +96,9 @@ def test_the_seed_page_shows_the_frozen_text_its_hash_and_why_each_reference_was
     assert 'id="not-frozen"' in html and "2 eligible reference(s)" in html
 
 
-def test_the_bracket_page_shows_each_slot_round_by_round_with_votes_standings_and_champion(researcher, annotator, client, demo_benchmark) -> None:  # noqa: ANN001
+def test_the_bracket_page_shows_each_slot_round_by_round_with_votes_standings_and_champion(
+    researcher, annotator, client, demo_benchmark
+) -> None:  # noqa: ANN001
     from reconstruction.models import SwissMatch, SwissSelection, SwissTournament, SwissVote
 
     demo.demo_swiss()
@@ -104,9 +119,16 @@ def test_the_bracket_page_shows_each_slot_round_by_round_with_votes_standings_an
     for v in shown.select_related("match__a__participant", "match__b__participant"):
         side = {"a": v.match.a.participant.name, "b": v.match.b.participant.name, "tie": "tie"}[v.winner]
         assert f"{v.judge}, {v.order} order: {side}" in html
-    assert html.count("<em>bye</em>") == SwissMatch.objects.filter(tournament__seed_paper=seed, tournament__selection=selection, b__isnull=True).count() == 10
+    assert (
+        html.count("<em>bye</em>")
+        == SwissMatch.objects.filter(tournament__seed_paper=seed, tournament__selection=selection, b__isnull=True).count()
+        == 10
+    )
     # No vote by a judge of either candidate's family.
     for v in SwissVote.objects.filter(match__tournament__selection=selection).select_related("match__a", "match__b"):
         family = dict(demo.SWISS_JUDGES)[v.judge]
         assert family not in (v.match.a.family, v.match.b.family)
-    assert client_for(researcher).get(reverse("reconstruction:bracket", args=[demo_benchmark.pk, selection.pk + 99])).status_code == 404
+    assert (
+        client_for(researcher).get(reverse("reconstruction:bracket", args=[demo_benchmark.pk, selection.pk + 99])).status_code
+        == 404
+    )

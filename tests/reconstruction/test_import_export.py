@@ -30,7 +30,9 @@ def problems_of(folder: Path) -> list[str]:
 
 
 def nothing_stored() -> bool:
-    return not (Benchmark.objects.exists() or SeedPaper.objects.exists() or Reference.objects.exists() or Hypothesis.objects.exists())
+    return not (
+        Benchmark.objects.exists() or SeedPaper.objects.exists() or Reference.objects.exists() or Hypothesis.objects.exists()
+    )
 
 
 def test_bad_lines_are_named_by_file_line_field_value_and_valid_values_and_nothing_is_written(tmp_path: Path) -> None:
@@ -76,7 +78,18 @@ def test_hypotheses_of_a_seed_that_is_not_frozen_are_refused_with_the_reason(tmp
 def test_a_judge_never_labels_its_own_family_and_recusal_is_missing_not_no_match(tmp_path: Path) -> None:
     labels = h.labels()
     labels[2] = labels[2] | {"label": "no_match", "recused": False}  # Alpha-J labelling Alpha
-    labels.append({"seed_id": "s1", "model": "Beta", "slot": 2, "judge": "Gamma-J", "judge_family": "gamma", "run_label": "m1", "label": None, "recused": True})
+    labels.append(
+        {
+            "seed_id": "s1",
+            "model": "Beta",
+            "slot": 2,
+            "judge": "Gamma-J",
+            "judge_family": "gamma",
+            "run_label": "m1",
+            "label": None,
+            "recused": True,
+        }
+    )
     problems = problems_of(h.folder(tmp_path, labels=labels))
     assert problems == [
         'labels.jsonl, line 3: recused: judge "Alpha-J" is of family "alpha", the proposer\'s; a judge never labels its own family\'s '
@@ -92,7 +105,17 @@ def test_duplicate_slots_repeated_hypotheses_and_labels_of_invalid_hypotheses_ar
     hyps = h.hypotheses()
     hyps[1] = hyps[1] | {"title": hyps[0]["title"], "summary": hyps[0]["summary"]}
     hyps.append(dict(hyps[2]))
-    labels = h.labels() + [{"seed_id": "s1", "model": "Beta", "slot": 5, "judge": "Gamma-J", "judge_family": "gamma", "run_label": "m1", "label": "match"}]
+    labels = h.labels() + [
+        {
+            "seed_id": "s1",
+            "model": "Beta",
+            "slot": 5,
+            "judge": "Gamma-J",
+            "judge_family": "gamma",
+            "run_label": "m1",
+            "label": "match",
+        }
+    ]
     problems = problems_of(h.folder(tmp_path, hypotheses=hyps, labels=labels))
     assert problems == [
         'hypotheses.jsonl, line 2: title, summary: repeats slot 1 of "Alpha" for seed "s1"; the five hypotheses are distinct',
@@ -103,7 +126,15 @@ def test_duplicate_slots_repeated_hypotheses_and_labels_of_invalid_hypotheses_ar
 
 def test_an_import_is_idempotent_and_a_changed_reference_is_refused(tmp_path: Path) -> None:
     first = reconstruction_import(name="rec", files=import_files(h.folder(tmp_path)))
-    assert dict(first.created) == {"seeds": 2, "references": 10, "freezes": 1, "participants": 2, "hypotheses": 10, "labels": 4, "tournament lines": 1}
+    assert dict(first.created) == {
+        "seeds": 2,
+        "references": 10,
+        "freezes": 1,
+        "participants": 2,
+        "hypotheses": 10,
+        "labels": 4,
+        "tournament lines": 1,
+    }
     second = reconstruction_import(name="rec", files=import_files(h.folder(tmp_path)))
     assert not any(second.created.values()) and second.line().startswith("nothing new")
     refs = h.references()
@@ -115,7 +146,9 @@ def test_an_import_is_idempotent_and_a_changed_reference_is_refused(tmp_path: Pa
 
 def test_anonymous_ids_are_drawn_when_not_given(tmp_path: Path) -> None:
     refs = [{k: v for k, v in r.items() if k != "anon_id"} for r in h.references()]
-    reconstruction_import(name="rec", files=import_files(h.folder(tmp_path, references=refs, hypotheses=[], labels=[], tournament=[])))
+    reconstruction_import(
+        name="rec", files=import_files(h.folder(tmp_path, references=refs, hypotheses=[], labels=[], tournament=[]))
+    )
     ids = sorted(int(a[1:]) for a in Reference.objects.filter(seed__external_id="s1").values_list("anon_id", flat=True))
     assert ids == list(range(1, 8))
 
@@ -128,12 +161,56 @@ def test_the_export_imports_into_the_same_benchmark(tmp_path: Path) -> None:
 
     def snapshot(benchmark: Benchmark) -> dict:
         return {
-            "seeds": sorted(SeedPaper.objects.filter(benchmark=benchmark).values_list("external_id", "domain", "title", "abstract", "t0")),
-            "refs": sorted(Reference.objects.filter(seed__benchmark=benchmark).values_list("seed__external_id", "anon_id", "original_id", "title", "abstract", "published", "published_precision", "eligible", "exclusion_reason", "shown_abstract")),
-            "hashes": sorted(BibliographyFreeze.objects.filter(seed__benchmark=benchmark).values_list("seed__external_id", "content_hash")),
-            "hyps": sorted(Hypothesis.objects.filter(seed__benchmark=benchmark).values_list("seed__external_id", "participant__name", "family", "slot", "title", "summary", "cited", "valid", "invalid_reason")),
-            "labels": sorted(MatchLabel.objects.filter(hypothesis__seed__benchmark=benchmark).values_list("hypothesis__slot", "hypothesis__participant__name", "judge", "judge_family", "source", "label", "recused", "reason"), key=str),
-            "tournament": [json.dumps(r, sort_keys=True) for r in TournamentRecord.objects.filter(seed__benchmark=benchmark).values_list("record", flat=True)],
+            "seeds": sorted(
+                SeedPaper.objects.filter(benchmark=benchmark).values_list("external_id", "domain", "title", "abstract", "t0")
+            ),
+            "refs": sorted(
+                Reference.objects.filter(seed__benchmark=benchmark).values_list(
+                    "seed__external_id",
+                    "anon_id",
+                    "original_id",
+                    "title",
+                    "abstract",
+                    "published",
+                    "published_precision",
+                    "eligible",
+                    "exclusion_reason",
+                    "shown_abstract",
+                )
+            ),
+            "hashes": sorted(
+                BibliographyFreeze.objects.filter(seed__benchmark=benchmark).values_list("seed__external_id", "content_hash")
+            ),
+            "hyps": sorted(
+                Hypothesis.objects.filter(seed__benchmark=benchmark).values_list(
+                    "seed__external_id",
+                    "participant__name",
+                    "family",
+                    "slot",
+                    "title",
+                    "summary",
+                    "cited",
+                    "valid",
+                    "invalid_reason",
+                )
+            ),
+            "labels": sorted(
+                MatchLabel.objects.filter(hypothesis__seed__benchmark=benchmark).values_list(
+                    "hypothesis__slot",
+                    "hypothesis__participant__name",
+                    "judge",
+                    "judge_family",
+                    "source",
+                    "label",
+                    "recused",
+                    "reason",
+                ),
+                key=str,
+            ),
+            "tournament": [
+                json.dumps(r, sort_keys=True)
+                for r in TournamentRecord.objects.filter(seed__benchmark=benchmark).values_list("record", flat=True)
+            ],
         }
 
     assert snapshot(copy) == snapshot(original) and copy.protocol == "reconstruction"
@@ -169,7 +246,9 @@ def test_the_demo_with_its_swiss_selection_exports_imports_and_exports_again_ide
     call_command("export_reconstruction", "demo-copy", str(tmp_path / "two"))
     for name in ("seeds", "references", "hypotheses", "labels", "tournament"):
         assert (tmp_path / "one" / f"{name}.jsonl").read_text() == (tmp_path / "two" / f"{name}.jsonl").read_text(), name
-    copy = Hypothesis.objects.filter(seed__benchmark__name="demo-copy", participant__name=demo.DEMO_SELECTION).select_related("origin__participant")
+    copy = Hypothesis.objects.filter(seed__benchmark__name="demo-copy", participant__name=demo.DEMO_SELECTION).select_related(
+        "origin__participant"
+    )
     assert copy.count() == 20 and all(c.origin is not None and c.family == c.origin.family for c in copy)
 
 

@@ -27,14 +27,30 @@ def bench(tmp_path: Path) -> Benchmark:
 
 
 def propose(**extra: str) -> dict[str, str]:
-    return {"action": "propose", "propose-proposers": "Gamma, Delta", "propose-families": "Gamma=gamma", "propose-seeds": "all",
-            "propose-base_url": "http://127.0.0.1:9/v1", "propose-concurrency": "2", "propose-timeout": "30",
-            "propose-temperature": "1", "propose-max_tokens": "1000"} | extra
+    return {
+        "action": "propose",
+        "propose-proposers": "Gamma, Delta",
+        "propose-families": "Gamma=gamma",
+        "propose-seeds": "all",
+        "propose-base_url": "http://127.0.0.1:9/v1",
+        "propose-concurrency": "2",
+        "propose-timeout": "30",
+        "propose-temperature": "1",
+        "propose-max_tokens": "1000",
+    } | extra
 
 
 def swiss(**extra: str) -> dict[str, str]:
-    return {"action": "swiss", "swiss-name": "Sel", "swiss-proposers": "Alpha", "swiss-judges": "J-delta=delta",
-            "swiss-base_url": "http://127.0.0.1:9/v1", "swiss-concurrency": "2", "swiss-timeout": "30", "swiss-seed": "0"} | extra
+    return {
+        "action": "swiss",
+        "swiss-name": "Sel",
+        "swiss-proposers": "Alpha",
+        "swiss-judges": "J-delta=delta",
+        "swiss-base_url": "http://127.0.0.1:9/v1",
+        "swiss-concurrency": "2",
+        "swiss-timeout": "30",
+        "swiss-seed": "0",
+    } | extra
 
 
 def test_researchers_only(bench: Benchmark, annotator, client) -> None:  # noqa: ANN001
@@ -52,10 +68,16 @@ def test_a_proposer_run_is_launched_and_a_second_post_makes_nothing(bench: Bench
     run = ProposerRun.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse("jobs:runs")
     # helpers: one frozen seed (s1); Gamma and Delta are new participants, Gamma of family gamma, Delta its own name.
-    assert set(ProposerTask.objects.filter(run=run).values_list("participant__name", "seed__external_id")) == {("Gamma", "s1"), ("Delta", "s1")}
+    assert set(ProposerTask.objects.filter(run=run).values_list("participant__name", "seed__external_id")) == {
+        ("Gamma", "s1"),
+        ("Delta", "s1"),
+    }
     assert run.parameters["families"] == {"Gamma": "gamma", "Delta": "Delta"} and run.status == "running"
     again = html.unescape(client.post(url, propose()).content.decode())
-    assert f"nothing to ask: every chosen seed has hypotheses from these proposers, or is being asked by proposer run {run.pk}" in again
+    assert (
+        f"nothing to ask: every chosen seed has hypotheses from these proposers, or is being asked by proposer run {run.pk}"
+        in again
+    )
     assert ProposerRun.objects.count() == 1
 
 
@@ -70,7 +92,11 @@ def test_refusals_are_shown_on_the_form_and_nothing_is_made(bench: Benchmark, re
     assert "judges entries look like NAME=VALUE" in body
     body = html.unescape(client.post(url, swiss(**{"swiss-proposers": "Nobody"})).content.decode())
     assert "--proposers must name distinct participants" in body and "unknown: Nobody" in body
-    assert not ProposerRun.objects.exists() and not SwissSelection.objects.exists() and not JudgeRun.objects.filter(subjects="reconstruction_swiss").exists()
+    assert (
+        not ProposerRun.objects.exists()
+        and not SwissSelection.objects.exists()
+        and not JudgeRun.objects.filter(subjects="reconstruction_swiss").exists()
+    )
 
 
 def test_a_swiss_selection_starts_and_opens_its_bracket(bench: Benchmark, researcher) -> None:  # noqa: ANN001
@@ -79,7 +105,9 @@ def test_a_swiss_selection_starts_and_opens_its_bracket(bench: Benchmark, resear
     # helpers: Alpha has five valid hypotheses on s1 (Beta's fifth is invalid, so Beta does not take part on s1).
     response = client.post(url, swiss(**{"swiss-proposers": "Alpha, Beta"}))
     selection = SwissSelection.objects.get()
-    assert response.status_code == 302 and response["Location"] == reverse("reconstruction:bracket", args=[bench.pk, selection.pk])
+    assert response.status_code == 302 and response["Location"] == reverse(
+        "reconstruction:bracket", args=[bench.pk, selection.pk]
+    )
     assert SwissTournament.objects.filter(selection=selection).count() == 5
     assert all(len(t.candidates) == 1 for t in SwissTournament.objects.filter(selection=selection))
     again = html.unescape(client.post(url, swiss(**{"swiss-proposers": "Alpha, Beta"})).content.decode())

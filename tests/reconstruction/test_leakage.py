@@ -37,7 +37,9 @@ T0 = date(2023, 5, 10)
         (date(2022, 1, 1), "year", None),
     ],
 )
-def test_only_references_published_strictly_before_t0_are_eligible(published: date | None, precision: str, expected: str | None) -> None:
+def test_only_references_published_strictly_before_t0_are_eligible(
+    published: date | None, precision: str, expected: str | None
+) -> None:
     assert leakage.temporal_exclusion(published, T0, precision) == expected
 
 
@@ -46,9 +48,14 @@ def test_a_reference_repeating_the_seed_title_or_abstract_is_excluded() -> None:
         return leakage.overlap_exclusion(seed_title=h.SEED_TITLE, seed_abstract=h.SEED_ABSTRACT, title=title, abstract=abstract)
 
     assert why("Strain Gradients Stabilise Cubic Perovskite Films!", "Other text.") == "its title repeats the seed's title"
-    assert why("A review", "As in 'strain gradients stabilise cubic perovskite films', we ...") == "its abstract repeats the seed's title"
+    assert (
+        why("A review", "As in 'strain gradients stabilise cubic perovskite films', we ...")
+        == "its abstract repeats the seed's title"
+    )
     # 8 consecutive words of the abstract ("the cubic phase of lead halide perovskite thin") inside other text.
-    assert why("A review", "Earlier, the cubic phase of lead halide perovskite thin was unstable.").startswith("its abstract shares a span of 8 words")
+    assert why("A review", "Earlier, the cubic phase of lead halide perovskite thin was unstable.").startswith(
+        "its abstract shares a span of 8 words"
+    )
     # 7 consecutive words are not enough, and a topical neighbour is not excluded.
     assert why("A review", "Earlier, the cubic phase of lead halide perovskite was unstable.") is None
     assert why("Phase transitions in halide perovskites", "Temperature drives tetragonal to cubic transitions.") is None
@@ -116,7 +123,13 @@ def test_a_bibliography_built_to_leak_is_audited_and_its_prompt_text_is_clean(tm
     assert re.findall(r"\[(R\d+)\]", text) == ["R1", "R3", "R6"]
     lowered = text.lower()
     assert h.SEED_TITLE.lower() not in lowered and "strain gradients stabilise" not in lowered
-    assert "10.1038" not in text and "doi" not in lowered and "http" not in lowered and "example.org" not in lowered and "et al" not in lowered
+    assert (
+        "10.1038" not in text
+        and "doi" not in lowered
+        and "http" not in lowered
+        and "example.org" not in lowered
+        and "et al" not in lowered
+    )
     assert not any(re.search(rf"\b{ref_id}\b", text) for ref_id in refs)
     assert "same-day" not in lowered and "undated" not in lowered and "extended" not in lowered  # excluded references are absent
     audit = seed.freeze.audit

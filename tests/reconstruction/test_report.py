@@ -38,12 +38,18 @@ PAPERS = {"p1": "chem", "p2": "chem", "p3": "bio"}
 #: (paper, system, slot) -> [(judge, family, label)]; label None = recused.
 G, A = ("Gamma-J", "gamma"), ("Alpha-J", "alpha")
 LABELS: dict[tuple[str, str, int], list[tuple[tuple[str, str], str | None]]] = {
-    ("p1", "Alpha", 1): [(G, "match"), (A, None)], ("p1", "Alpha", 2): [(G, "no_match")],
-    ("p1", "Beta", 1): [(G, "match"), (A, "no_match")], ("p1", "Beta", 2): [(G, "no_match"), (A, "no_match")],
-    ("p2", "Alpha", 1): [(G, "no_match")], ("p2", "Alpha", 2): [(G, "no_match")],
-    ("p2", "Beta", 1): [(G, "match"), (A, "match")], ("p2", "Beta", 2): [(G, "no_match"), (A, "no_match")],
-    ("p3", "Alpha", 1): [(G, "match")], ("p3", "Alpha", 2): [(G, "match")],
-    ("p3", "Beta", 1): [(G, "no_match"), (A, "no_match")], ("p3", "Beta", 2): [(G, "no_match"), (A, "no_match")],
+    ("p1", "Alpha", 1): [(G, "match"), (A, None)],
+    ("p1", "Alpha", 2): [(G, "no_match")],
+    ("p1", "Beta", 1): [(G, "match"), (A, "no_match")],
+    ("p1", "Beta", 2): [(G, "no_match"), (A, "no_match")],
+    ("p2", "Alpha", 1): [(G, "no_match")],
+    ("p2", "Alpha", 2): [(G, "no_match")],
+    ("p2", "Beta", 1): [(G, "match"), (A, "match")],
+    ("p2", "Beta", 2): [(G, "no_match"), (A, "no_match")],
+    ("p3", "Alpha", 1): [(G, "match")],
+    ("p3", "Alpha", 2): [(G, "match")],
+    ("p3", "Beta", 1): [(G, "no_match"), (A, "no_match")],
+    ("p3", "Beta", 2): [(G, "no_match"), (A, "no_match")],
 }
 
 
@@ -51,18 +57,49 @@ def tiny_folder(tmp: Path, *, labels: bool = True) -> Path:
     tmp.mkdir(parents=True, exist_ok=True)
     seeds, refs, hyps, labs = [], [], [], []
     for i, (paper, domain) in enumerate(PAPERS.items()):
-        seeds.append({"seed_id": paper, "domain": domain, "title": f"Seed paper number {i} on topic {paper}",
-                      "abstract": f"An abstract about finding {paper}.", "t0": "2023-06-01"})
+        seeds.append(
+            {
+                "seed_id": paper,
+                "domain": domain,
+                "title": f"Seed paper number {i} on topic {paper}",
+                "abstract": f"An abstract about finding {paper}.",
+                "t0": "2023-06-01",
+            }
+        )
         for j in range(3):
-            refs.append({"seed_id": paper, "ref_id": f"W{paper}{j}", "anon_id": f"R{j + 1}", "title": f"Prior work {j} for {paper}",
-                         "abstract": f"Earlier result {j}.", "published": f"202{j}-01-01"})
+            refs.append(
+                {
+                    "seed_id": paper,
+                    "ref_id": f"W{paper}{j}",
+                    "anon_id": f"R{j + 1}",
+                    "title": f"Prior work {j} for {paper}",
+                    "abstract": f"Earlier result {j}.",
+                    "published": f"202{j}-01-01",
+                }
+            )
         for system in ("Alpha", "Beta"):
             for slot in (1, 2):
-                hyps.append({"seed_id": paper, "model": system, "family": system.lower(), "slot": slot,
-                             "title": f"{system} idea {slot} on {paper}", "summary": f"Summary {slot}.", "cited": ["R1"]})
+                hyps.append(
+                    {
+                        "seed_id": paper,
+                        "model": system,
+                        "family": system.lower(),
+                        "slot": slot,
+                        "title": f"{system} idea {slot} on {paper}",
+                        "summary": f"Summary {slot}.",
+                        "cited": ["R1"],
+                    }
+                )
     for (paper, system, slot), judgments in LABELS.items():
         for (judge, family), label in judgments:
-            line = {"seed_id": paper, "model": system, "slot": slot, "judge": judge, "judge_family": family, "run_label": judge.lower()}
+            line = {
+                "seed_id": paper,
+                "model": system,
+                "slot": slot,
+                "judge": judge,
+                "judge_family": family,
+                "run_label": judge.lower(),
+            }
             labs.append(line | ({"label": None, "recused": True} if label is None else {"label": label}))
     write(tmp / "seeds.jsonl", seeds)
     write(tmp / "references.jsonl", refs)
@@ -96,15 +133,33 @@ def pair(doc: dict[str, Any], a: str, b: str, domain: str) -> dict[str, Any]:
 def test_the_command_json_equals_hand_computed_figures(tiny: Benchmark) -> None:
     doc = command_json(str(tiny.pk), "--replicates", "400", "--seed", "3")
     assert doc["benchmark"]["id"] == tiny.pk and doc["systems"] == ["Alpha", "Beta"] and doc["domains"] == ["bio", "chem", "all"]
-    assert doc["labels"] | {"sources": None} == {"judgments": 19, "recused": 1, "hypotheses": 12, "unlabelled": 0, "ties": 1, "papers": 3, "sources": None, "excluded_cases": {}}
+    assert doc["labels"] | {"sources": None} == {
+        "judgments": 19,
+        "recused": 1,
+        "hypotheses": 12,
+        "unlabelled": 0,
+        "ties": 1,
+        "papers": 3,
+        "sources": None,
+        "excluded_cases": {},
+    }
     expected = {  # (system, domain): (matches, hypotheses, papers with a Match, papers, ties)
-        ("Alpha", "all"): (3, 6, 2, 3, 0), ("Beta", "all"): (1, 6, 1, 3, 1),
-        ("Alpha", "chem"): (1, 4, 1, 2, 0), ("Beta", "chem"): (1, 4, 1, 2, 1),
-        ("Alpha", "bio"): (2, 2, 1, 1, 0), ("Beta", "bio"): (0, 2, 0, 1, 0),
+        ("Alpha", "all"): (3, 6, 2, 3, 0),
+        ("Beta", "all"): (1, 6, 1, 3, 1),
+        ("Alpha", "chem"): (1, 4, 1, 2, 0),
+        ("Beta", "chem"): (1, 4, 1, 2, 1),
+        ("Alpha", "bio"): (2, 2, 1, 1, 0),
+        ("Beta", "bio"): (0, 2, 0, 1, 0),
     }
     for (system, domain), (m, n, pm, p, ties) in expected.items():
         row = rate(doc, system, domain)
-        assert (row["n_matches"], row["n_hypotheses"], row["n_papers_with_match"], row["n_papers"], row["ties"]) == (m, n, pm, p, ties)
+        assert (row["n_matches"], row["n_hypotheses"], row["n_papers_with_match"], row["n_papers"], row["ties"]) == (
+            m,
+            n,
+            pm,
+            p,
+            ties,
+        )
         assert row["match_rate"] == pytest.approx(m / n) and row["success_at_5"] == pytest.approx(pm / p)
         assert row["excluded_unlabelled"] == 0
         low, high = row["match_rate_ci"]
@@ -120,8 +175,20 @@ def test_the_command_json_equals_hand_computed_figures(tiny: Benchmark) -> None:
     ab = pair(doc, "Alpha", "Beta", "all")
     assert ab["sign_test"] == {"n_papers": 3, "a_more": 2, "b_more": 1, "ties": 0, "p_value": pytest.approx(1.0)}
     assert ab["ratio"] == pytest.approx((3 / 6) / (1 / 6))
-    assert pair(doc, "Beta", "Alpha", "all")["sign_test"] | {"p_value": 0} == {"n_papers": 3, "a_more": 1, "b_more": 2, "ties": 0, "p_value": 0}
-    assert pair(doc, "Alpha", "Beta", "chem")["sign_test"] | {"p_value": 0} == {"n_papers": 2, "a_more": 1, "b_more": 1, "ties": 0, "p_value": 0}
+    assert pair(doc, "Beta", "Alpha", "all")["sign_test"] | {"p_value": 0} == {
+        "n_papers": 3,
+        "a_more": 1,
+        "b_more": 2,
+        "ties": 0,
+        "p_value": 0,
+    }
+    assert pair(doc, "Alpha", "Beta", "chem")["sign_test"] | {"p_value": 0} == {
+        "n_papers": 2,
+        "a_more": 1,
+        "b_more": 1,
+        "ties": 0,
+        "p_value": 0,
+    }
     # Beta's bio rate is 0: the ratio is infinite, written "inf" (JSON has no infinity); the reverse is 0.
     assert pair(doc, "Alpha", "Beta", "bio")["ratio"] == "inf" and pair(doc, "Beta", "Alpha", "bio")["ratio"] == 0.0
     assert pair(doc, "Alpha", "Beta", "bio")["sign_test"]["p_value"] == pytest.approx(1.0)  # 1 of 1: 2 · ½
@@ -144,7 +211,9 @@ def test_the_command_prints_tables_and_refuses_what_it_cannot_report(tiny: Bench
         call_command("reconstruction_report", str(tiny.pk), "--replicates", "0", stdout=StringIO())
 
 
-def test_the_api_returns_the_command_document_to_researchers_only(tiny: Benchmark, researcher, annotator, settings, tmp_path: Path) -> None:  # noqa: ANN001
+def test_the_api_returns_the_command_document_to_researchers_only(
+    tiny: Benchmark, researcher, annotator, settings, tmp_path: Path
+) -> None:  # noqa: ANN001
     url = reverse("reconstruction:api-report", args=[tiny.pk])
     client = client_for(researcher)
     response = client.get(url, {"replicates": 300, "seed": 7})

@@ -52,19 +52,25 @@ FAULTS = [
 ]
 
 
-
-
 def make_benchmark(tmp_path: Path) -> Benchmark:
     """helpers' leaky bibliography: s1 is frozen with its eligible references; s2 has too few and is not."""
-    reconstruction_import(name="recon-runs", files={
-        "seeds": h.write(tmp_path / "seeds.jsonl", h.seeds()), "references": h.write(tmp_path / "references.jsonl", h.references()),
-    })
+    reconstruction_import(
+        name="recon-runs",
+        files={
+            "seeds": h.write(tmp_path / "seeds.jsonl", h.seeds()),
+            "references": h.write(tmp_path / "references.jsonl", h.references()),
+        },
+    )
     return Benchmark.objects.get(name="recon-runs")
 
 
 def five(model: str, cites: list[str]) -> dict[str, Any]:
-    return {"hypotheses": [{"title": f"{CODE[model]} idea {k}", "summary": f"{CODE[model]} mechanism number {k} for the films.", "cites": cites}
-                           for k in range(1, 6)]}
+    return {
+        "hypotheses": [
+            {"title": f"{CODE[model]} idea {k}", "summary": f"{CODE[model]} mechanism number {k} for the films.", "cites": cites}
+            for k in range(1, 6)
+        ]
+    }
 
 
 def texts(log: list[dict[str, Any]]) -> list[str]:
@@ -79,22 +85,45 @@ def swiss_rules(judge: str) -> list[dict[str, Any]]:
             for b in STRENGTH:
                 if a != b:
                     winner = "A" if STRENGTH[a] > STRENGTH[b] else "B"
-                    rules.append({"model": judge, "contains": [f"=== HYPOTHESIS A ===\nTitle: {CODE[a]} idea {k}\n", f"=== HYPOTHESIS B ===\nTitle: {CODE[b]} idea {k}\n"],
-                                  "answers": [{"winner": winner, "reason": f"{judge} prefers the stronger"}]})
+                    rules.append(
+                        {
+                            "model": judge,
+                            "contains": [
+                                f"=== HYPOTHESIS A ===\nTitle: {CODE[a]} idea {k}\n",
+                                f"=== HYPOTHESIS B ===\nTitle: {CODE[b]} idea {k}\n",
+                            ],
+                            "answers": [{"winner": winner, "reason": f"{judge} prefers the stronger"}],
+                        }
+                    )
     return rules
 
 
 def match_rules(judge: str, matches: set[tuple[str, int]]) -> list[dict[str, Any]]:
-    return [{"model": judge, "contains": f"Title: {CODE[m]} idea {k}\n",
-             "answers": [{"label": "match" if (m, k) in matches else "no_match", "reason": f"{judge} scripted"}]}
-            for m in (*STRENGTH, "Epsilon") for k in range(1, 6)]
+    return [
+        {
+            "model": judge,
+            "contains": f"Title: {CODE[m]} idea {k}\n",
+            "answers": [{"label": "match" if (m, k) in matches else "no_match", "reason": f"{judge} scripted"}],
+        }
+        for m in (*STRENGTH, "Epsilon")
+        for k in range(1, 6)
+    ]
 
 
 def match_run(benchmark: Benchmark, fake: Any, judge: str, family: str, pairs: str = "all") -> JudgeRun:  # noqa: ANN401
-    run, _ = judge_run_create(request=JudgeRunRequest(
-        benchmark=benchmark, judge_model=judge, base_url=fake.base_url, task_kind="reconstruction_match", run_type="match",
-        pairs=pairs, options={"judge_family": family}, concurrency=4, timeout=5,
-    ))
+    run, _ = judge_run_create(
+        request=JudgeRunRequest(
+            benchmark=benchmark,
+            judge_model=judge,
+            base_url=fake.base_url,
+            task_kind="reconstruction_match",
+            run_type="match",
+            pairs=pairs,
+            options={"judge_family": family},
+            concurrency=4,
+            timeout=5,
+        )
+    )
     judge_run_launch(run=run)
     run.refresh_from_db()
     return run
@@ -106,21 +135,39 @@ def test_a_full_reconstruction_cycle_against_the_scripted_endpoint(tmp_path: Pat
     known = set(Reference.objects.filter(seed=s1, eligible=True).values_list("anon_id", flat=True))
     assert len(known) >= 3
     cite = sorted(known)[:2]
-    unknown = next(f"R{i}" for i in range(1, 50) if f"R{i}" not in known and f"R{i}" in {r.anon_id for r in Reference.objects.filter(seed=s1)})
+    unknown = next(
+        f"R{i}"
+        for i in range(1, 50)
+        if f"R{i}" not in known and f"R{i}" in {r.anon_id for r in Reference.objects.filter(seed=s1)}
+    )
 
     # 1. Proposers. Alpha first cites a reference that exists but was excluded (the same-day one, say): asked again
     #    with the problem; Gamma first gives four hypotheses, then a duplicate, then five good ones (the last retry);
     #    Epsilon gives four every time: invalid after three answers, nothing stored. Faults before every first call.
-    fake_llm.script(failures=FAULTS, replies=[
-        {"model": "Alpha", "contains": "=== BIBLIOGRAPHY ===", "answers": [five("Alpha", [unknown]), five("Alpha", cite)]},
-        {"model": "Beta", "contains": "=== BIBLIOGRAPHY ===", "answers": [five("Beta", cite)]},
-        {"model": "Gamma", "contains": "=== BIBLIOGRAPHY ===", "answers": [
-            {"hypotheses": five("Gamma", cite)["hypotheses"][:4]},
-            {"hypotheses": five("Gamma", cite)["hypotheses"][:4] + five("Gamma", cite)["hypotheses"][:1]},
-            five("Gamma", cite)]},
-        {"model": "Epsilon", "contains": "=== BIBLIOGRAPHY ===", "answers": [{"hypotheses": five("Epsilon", cite)["hypotheses"][:4]}]},
-    ])
-    run = proposer_run_create(benchmark=benchmark, base_url=fake_llm.base_url, proposers=list(PROPOSERS), families=PROPOSERS, timeout=5)
+    fake_llm.script(
+        failures=FAULTS,
+        replies=[
+            {"model": "Alpha", "contains": "=== BIBLIOGRAPHY ===", "answers": [five("Alpha", [unknown]), five("Alpha", cite)]},
+            {"model": "Beta", "contains": "=== BIBLIOGRAPHY ===", "answers": [five("Beta", cite)]},
+            {
+                "model": "Gamma",
+                "contains": "=== BIBLIOGRAPHY ===",
+                "answers": [
+                    {"hypotheses": five("Gamma", cite)["hypotheses"][:4]},
+                    {"hypotheses": five("Gamma", cite)["hypotheses"][:4] + five("Gamma", cite)["hypotheses"][:1]},
+                    five("Gamma", cite),
+                ],
+            },
+            {
+                "model": "Epsilon",
+                "contains": "=== BIBLIOGRAPHY ===",
+                "answers": [{"hypotheses": five("Epsilon", cite)["hypotheses"][:4]}],
+            },
+        ],
+    )
+    run = proposer_run_create(
+        benchmark=benchmark, base_url=fake_llm.base_url, proposers=list(PROPOSERS), families=PROPOSERS, timeout=5
+    )
     assert run.parameters["unfrozen_skipped"] == 1  # s2: too few eligible references, never frozen, never asked
     assert run.tasks.count() == 4
     proposer_run_launch(run=run)
@@ -128,7 +175,9 @@ def test_a_full_reconstruction_cycle_against_the_scripted_endpoint(tmp_path: Pat
     assert run.status == "completed"
     for model in ("Alpha", "Beta", "Gamma"):
         rows = list(Hypothesis.objects.filter(seed=s1, participant__name=model).order_by("slot"))
-        assert [(r.slot, r.title, r.cited, r.family) for r in rows] == [(k, f"{CODE[model]} idea {k}", sorted(cite, key=lambda c: (len(c), c)), PROPOSERS[model]) for k in range(1, 6)]
+        assert [(r.slot, r.title, r.cited, r.family) for r in rows] == [
+            (k, f"{CODE[model]} idea {k}", sorted(cite, key=lambda c: (len(c), c)), PROPOSERS[model]) for k in range(1, 6)
+        ]
     assert not Hypothesis.objects.filter(participant__name="Epsilon").exists()
     tasks = {t.participant.name: t for t in ProposerTask.objects.filter(run=run).select_related("participant")}
     assert [bool(a["problems"]) for a in tasks["Alpha"].attempts] == [True, False]
@@ -156,7 +205,10 @@ def test_a_full_reconstruction_cycle_against_the_scripted_endpoint(tmp_path: Pat
     ja = match_run(benchmark, fake_llm, "J-alpha", "alpha")
     jd = match_run(benchmark, fake_llm, "J-delta", "delta")
     assert ja.status == jd.status == "completed"
-    judged_by_alpha = {(j.hypothesis.participant.name, j.hypothesis.slot) for j in MatchJudgment.objects.filter(run=ja).select_related("hypothesis__participant")}
+    judged_by_alpha = {
+        (j.hypothesis.participant.name, j.hypothesis.slot)
+        for j in MatchJudgment.objects.filter(run=ja).select_related("hypothesis__participant")
+    }
     assert judged_by_alpha == {(m, k) for m in ("Beta", "Gamma") for k in range(1, 6)}
     recused = MatchLabel.objects.filter(source=ja.label, recused=True)
     assert recused.count() == 5 and set(recused.values_list("label", flat=True)) == {None}
@@ -167,9 +219,17 @@ def test_a_full_reconstruction_cycle_against_the_scripted_endpoint(tmp_path: Pat
 
     # 3. Swiss selection among Alpha, Beta, Gamma (n = 3: two rounds, a bye each round) by J-alpha and J-delta. The first
     #    round's J-delta run fails (the endpoint errors throughout for it): the selection waits; resumed, it goes on.
-    fake_llm.script(failures=[{"model": "J-delta", "status": 500, "retry_after": 0.01}], replies=swiss_rules("J-alpha") + swiss_rules("J-delta"))
+    fake_llm.script(
+        failures=[{"model": "J-delta", "status": 500, "retry_after": 0.01}],
+        replies=swiss_rules("J-alpha") + swiss_rules("J-delta"),
+    )
     selection = selection_create(
-        benchmark=benchmark, name="Swiss-ABG", proposers=["Alpha", "Beta", "Gamma"], seed=3, base_url=fake_llm.base_url, timeout=5,
+        benchmark=benchmark,
+        name="Swiss-ABG",
+        proposers=["Alpha", "Beta", "Gamma"],
+        seed=3,
+        base_url=fake_llm.base_url,
+        timeout=5,
         judges=[{"model": "J-alpha", "family": "alpha"}, {"model": "J-delta", "family": "delta"}],
     )
     assert selection.status == SwissSelection.Status.WAITING and selection.round == 1
@@ -255,24 +315,55 @@ def test_judge_answers_are_parsed_strictly_and_swiss_winners_follow_the_order() 
     assert parse_swiss_answer('{"winner": "b", "reason": "x"}') == ("B", "x")
     with pytest.raises(Exception):  # noqa: B017, PT011
         parse_swiss_answer('{"winner": "C", "reason": "x"}')
-    assert [swiss_winner(v, o) for v, o in (("A", "original"), ("B", "original"), ("A", "reverse"), ("B", "reverse"), ("TIE", "reverse"))] == ["a", "b", "b", "a", "tie"]
+    assert [
+        swiss_winner(v, o)
+        for v, o in (("A", "original"), ("B", "original"), ("A", "reverse"), ("B", "reverse"), ("TIE", "reverse"))
+    ] == ["a", "b", "b", "a", "tie"]
 
 
 def test_runs_refuse_what_they_cannot_do(tmp_path: Path, fake_llm: Any) -> None:  # noqa: ANN401
     benchmark = make_benchmark(tmp_path)
     with pytest.raises(RunError, match="judge-family"):
-        judge_run_create(request=JudgeRunRequest(benchmark=benchmark, judge_model="J", base_url=fake_llm.base_url,
-                                                 task_kind="reconstruction_match", run_type="match"))
+        judge_run_create(
+            request=JudgeRunRequest(
+                benchmark=benchmark,
+                judge_model="J",
+                base_url=fake_llm.base_url,
+                task_kind="reconstruction_match",
+                run_type="match",
+            )
+        )
     with pytest.raises(RunError, match="no valid hypotheses"):
-        judge_run_create(request=JudgeRunRequest(benchmark=benchmark, judge_model="J", base_url=fake_llm.base_url,
-                                                 task_kind="reconstruction_match", run_type="match", options={"judge_family": "j"}))
+        judge_run_create(
+            request=JudgeRunRequest(
+                benchmark=benchmark,
+                judge_model="J",
+                base_url=fake_llm.base_url,
+                task_kind="reconstruction_match",
+                run_type="match",
+                options={"judge_family": "j"},
+            )
+        )
     with pytest.raises(RunError, match="at least one proposer"):
         proposer_run_create(benchmark=benchmark, base_url=fake_llm.base_url, proposers=[" "])
     with pytest.raises(RunError, match="five valid hypotheses"):
         proposer_run_create(benchmark=benchmark, base_url=fake_llm.base_url, proposers=["Solo"])  # creates the participant
-        selection_create(benchmark=benchmark, name="S", proposers=["Solo"], judges=[{"model": "J", "family": "j"}], base_url=fake_llm.base_url)
+        selection_create(
+            benchmark=benchmark, name="S", proposers=["Solo"], judges=[{"model": "J", "family": "j"}], base_url=fake_llm.base_url
+        )
     with pytest.raises(CommandError, match="MODEL=FAMILY|NAME=VALUE"):
-        call_command("reconstruction_swiss", str(benchmark.pk), "--name", "S2", "--proposers", "Solo", "--judges", "J", "--base-url", fake_llm.base_url)
+        call_command(
+            "reconstruction_swiss",
+            str(benchmark.pk),
+            "--name",
+            "S2",
+            "--proposers",
+            "Solo",
+            "--judges",
+            "J",
+            "--base-url",
+            fake_llm.base_url,
+        )
 
 
 def test_a_failed_proposer_run_resumes_and_stores_each_set_once(tmp_path: Path, fake_llm: Any) -> None:  # noqa: ANN401
@@ -292,7 +383,13 @@ def test_a_failed_proposer_run_resumes_and_stores_each_set_once(tmp_path: Path, 
     assert run.status == "completed"
     assert len(fake_llm.log()) == 2  # one answer per proposer (the log restarts with each script)
     for name in ("Alpha", "Beta"):
-        assert list(Hypothesis.objects.filter(participant__name=name).values_list("slot", flat=True).order_by("slot")) == [1, 2, 3, 4, 5]
+        assert list(Hypothesis.objects.filter(participant__name=name).values_list("slot", flat=True).order_by("slot")) == [
+            1,
+            2,
+            3,
+            4,
+            5,
+        ]
     with pytest.raises(RunError, match="only a paused, failed or cancelled run resumes"):
         elicit_resume(kind=KIND, run=run)
     with pytest.raises(RunError, match="nothing to ask"):  # nobody is asked twice for a seed they have hypotheses for
@@ -302,27 +399,51 @@ def test_a_failed_proposer_run_resumes_and_stores_each_set_once(tmp_path: Path, 
 def three_proposers(tmp_path: Path, *, same_slot_1: bool = False) -> Benchmark:
     """helpers' seeds and references, and five valid hypotheses each for Alpha, Beta and Gamma on s1 (imported)."""
     s1_refs = [r for r in h.references() if r["seed_id"] == "s1"]
-    reconstruction_import(name="recon-swiss", files={
-        "seeds": h.write(tmp_path / "seeds.jsonl", h.seeds()), "references": h.write(tmp_path / "references.jsonl", s1_refs + [r for r in h.references() if r["seed_id"] != "s1"]),
-    })
+    reconstruction_import(
+        name="recon-swiss",
+        files={
+            "seeds": h.write(tmp_path / "seeds.jsonl", h.seeds()),
+            "references": h.write(tmp_path / "references.jsonl", s1_refs + [r for r in h.references() if r["seed_id"] != "s1"]),
+        },
+    )
     benchmark = Benchmark.objects.get(name="recon-swiss")
-    cite = sorted(Reference.objects.filter(seed__benchmark=benchmark, seed__external_id="s1", eligible=True).values_list("anon_id", flat=True))[:1]
+    cite = sorted(
+        Reference.objects.filter(seed__benchmark=benchmark, seed__external_id="s1", eligible=True).values_list(
+            "anon_id", flat=True
+        )
+    )[:1]
     rows = []
     for model in ("Alpha", "Beta", "Gamma"):
         for k, item in enumerate(five(model, cite)["hypotheses"], start=1):
             if same_slot_1 and k == 1 and model == "Gamma":
                 item = five("Alpha", cite)["hypotheses"][0]  # Gamma's slot 1 reads exactly as Alpha's
-            rows.append({"seed_id": "s1", "model": model, "family": model.lower(), "slot": k, "title": item["title"],
-                         "summary": item["summary"], "cited": item["cites"]})
+            rows.append(
+                {
+                    "seed_id": "s1",
+                    "model": model,
+                    "family": model.lower(),
+                    "slot": k,
+                    "title": item["title"],
+                    "summary": item["summary"],
+                    "cited": item["cites"],
+                }
+            )
     reconstruction_import(name="recon-swiss", files={"hypotheses": h.write(tmp_path / "hypotheses.jsonl", rows)})
     return benchmark
 
 
-def test_a_round_that_cannot_be_launched_leaves_the_selection_waiting_with_the_reason(tmp_path: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN401
+def test_a_round_that_cannot_be_launched_leaves_the_selection_waiting_with_the_reason(
+    tmp_path: Path, fake_llm: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:  # noqa: ANN401
     benchmark = three_proposers(tmp_path)
     monkeypatch.delenv("SWISS_TEST_API_KEY", raising=False)
     fake_llm.script(replies=swiss_rules("J-delta"))
-    sel = {"benchmark": benchmark, "proposers": ["Alpha", "Beta", "Gamma"], "base_url": fake_llm.base_url, "api_key_env": "SWISS_TEST_API_KEY"}
+    sel = {
+        "benchmark": benchmark,
+        "proposers": ["Alpha", "Beta", "Gamma"],
+        "base_url": fake_llm.base_url,
+        "api_key_env": "SWISS_TEST_API_KEY",
+    }
     with pytest.raises(RunError, match="SWISS_TEST_API_KEY"):  # refused at once when the key is missing here
         selection_create(name="Sel", judges=[{"model": "J-delta", "family": "delta"}], **sel)
     with pytest.raises(RunError, match="Alpha is a participant"):
@@ -333,7 +454,10 @@ def test_a_round_that_cannot_be_launched_leaves_the_selection_waiting_with_the_r
     selection_advance(selection_id=selection.pk)
     selection.refresh_from_db()
     assert selection.status == SwissSelection.Status.WAITING and selection.round == 0
-    assert "round 1 could not be launched" in selection.parameters["problem"] and "SWISS_TEST_API_KEY" in selection.parameters["problem"]
+    assert (
+        "round 1 could not be launched" in selection.parameters["problem"]
+        and "SWISS_TEST_API_KEY" in selection.parameters["problem"]
+    )
     assert not SwissMatch.objects.exists() and not JudgeRun.objects.exists()  # nothing half made
     with pytest.raises(CommandError, match="--advance"):
         call_command("reconstruction_swiss", str(benchmark.pk), "--status", str(selection.pk), stdout=io.StringIO())
@@ -347,12 +471,21 @@ def test_a_round_that_cannot_be_launched_leaves_the_selection_waiting_with_the_r
 def test_two_candidates_that_read_the_same_are_not_judged_and_get_no_vote(tmp_path: Path, fake_llm: Any) -> None:  # noqa: ANN401
     benchmark = three_proposers(tmp_path, same_slot_1=True)
     fake_llm.script(replies=swiss_rules("J-delta"))
-    selection = selection_create(benchmark=benchmark, name="Sel", proposers=["Alpha", "Beta", "Gamma"], base_url=fake_llm.base_url,
-                                 judges=[{"model": "J-delta", "family": "delta"}])
+    selection = selection_create(
+        benchmark=benchmark,
+        name="Sel",
+        proposers=["Alpha", "Beta", "Gamma"],
+        base_url=fake_llm.base_url,
+        judges=[{"model": "J-delta", "family": "delta"}],
+    )
     assert selection.status == SwissSelection.Status.COMPLETED
     slot_1 = SwissTournament.objects.get(selection=selection, slot=1)
     name = {x.pk: x.participant.name for x in Hypothesis.objects.select_related("participant")}
-    twin = [m for m in SwissMatch.objects.filter(tournament=slot_1, b__isnull=False) if {name[m.a_id], name[m.b_id]} == {"Alpha", "Gamma"}]
+    twin = [
+        m
+        for m in SwissMatch.objects.filter(tournament=slot_1, b__isnull=False)
+        if {name[m.a_id], name[m.b_id]} == {"Alpha", "Gamma"}
+    ]
     assert all(not SwissVote.objects.filter(match=m).exists() for m in twin)  # never sent to the judge
     other = SwissMatch.objects.filter(tournament__selection=selection, b__isnull=False).exclude(pk__in=[m.pk for m in twin])
     assert all(SwissVote.objects.filter(match=m).count() == 2 for m in other)  # one judge, both orders
@@ -361,7 +494,10 @@ def test_two_candidates_that_read_the_same_are_not_judged_and_get_no_vote(tmp_pa
 def test_the_commands_refuse_bad_numbers_and_other_protocols(tmp_path: Path, fake_llm: Any) -> None:  # noqa: ANN401
     benchmark = make_benchmark(tmp_path)
     base = ["--name", "S", "--proposers", "Alpha", "--judges", "J=j", "--base-url", fake_llm.base_url]
-    for flag, value, message in (("--concurrency", "0", "greater than or equal to 1"), ("--seed", "-2", "greater than or equal to 0")):
+    for flag, value, message in (
+        ("--concurrency", "0", "greater than or equal to 1"),
+        ("--seed", "-2", "greater than or equal to 0"),
+    ):
         with pytest.raises(CommandError, match=message):
             call_command("reconstruction_swiss", str(benchmark.pk), *base, flag, value, stdout=io.StringIO())
     other = Benchmark.objects.create(name="lit")

@@ -60,12 +60,20 @@ def hand_scores() -> pd.DataFrame:
     # Structured scores on clear/grounding: (order, dimension, clean, variant).
     table = {
         "g1": [
-            ("original", "grounding", 4, 1), ("original", "hypothesis_specificity", 3, 3), ("original", "decisive_metric", 2, 3),
-            ("reverse", "grounding", 4, 2), ("reverse", "hypothesis_specificity", 3, 2), ("reverse", "decisive_metric", 3, 3),
+            ("original", "grounding", 4, 1),
+            ("original", "hypothesis_specificity", 3, 3),
+            ("original", "decisive_metric", 2, 3),
+            ("reverse", "grounding", 4, 2),
+            ("reverse", "hypothesis_specificity", 3, 2),
+            ("reverse", "decisive_metric", 3, 3),
         ],
         "g2": [
-            ("original", "grounding", 3, 3), ("original", "hypothesis_specificity", 2, 2), ("original", "decisive_metric", 2, 2),
-            ("reverse", "grounding", 3, 1), ("reverse", "hypothesis_specificity", 2, 3), ("reverse", "decisive_metric", 2, 2),
+            ("original", "grounding", 3, 3),
+            ("original", "hypothesis_specificity", 2, 2),
+            ("original", "decisive_metric", 2, 2),
+            ("reverse", "grounding", 3, 1),
+            ("reverse", "hypothesis_specificity", 2, 3),
+            ("reverse", "decisive_metric", 2, 2),
         ],
     }
     rows = [(case, "clear", "grounding", o, d, c, v) for case, cells in table.items() for o, d, c, v in cells]
@@ -75,7 +83,9 @@ def hand_scores() -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def document() -> dict:
     structured = verdict_frame(
-        both("g1", "clear", "grounding", "clean", "tie") + both("g2", "clear", "grounding", "clean", "tie") + both("zz", "clear", "grounding", "clean", "clean")
+        both("g1", "clear", "grounding", "clean", "tie")
+        + both("g2", "clear", "grounding", "clean", "tie")
+        + both("zz", "clear", "grounding", "clean", "clean")
     )
     return controls_document(hand_verdicts(), scores=hand_scores(), structured_verdicts=structured, replicates=4000, seed=3)
 
@@ -143,7 +153,11 @@ def test_falsifier_and_naive_by_hand(document: dict) -> None:
     f = document["falsifier"]
     # f1 filled filled, f2 filled tie, f3 empty filled: 4 filled, 1 empty, 1 tie; preference (4 − 1) / 6 = 0.5.
     assert {k: f[k] for k in ("pairs", "ordered", "filled_wins", "empty_wins", "ties")} == {
-        "pairs": 3, "ordered": 6, "filled_wins": 4, "empty_wins": 1, "ties": 1
+        "pairs": 3,
+        "ordered": 6,
+        "filled_wins": 4,
+        "empty_wins": 1,
+        "ties": 1,
     }
     assert f["preference"]["value"] == pytest.approx(0.5)
     # Per-case means of (+1 filled, −1 empty, 0 tie): f1 1, f2 ½, f3 0. All three draws f3 (mean 0) and all f1
@@ -155,7 +169,9 @@ def test_falsifier_and_naive_by_hand(document: dict) -> None:
 def test_dimension_audit_by_hand(document: dict) -> None:
     audit = document["dimension_audit"]
     # grounding: clean 4+4+3+3 = 14, variant 1+2+3+1 = 7 -> 21/8; hypothesis: 10 + 10 -> 20/8; metric: 9 + 10 -> 19/8.
-    assert audit["mean_scores"] == pytest.approx({"decisive_metric": 19 / 8, "grounding": 21 / 8, "hypothesis_specificity": 20 / 8})
+    assert audit["mean_scores"] == pytest.approx(
+        {"decisive_metric": 19 / 8, "grounding": 21 / 8, "hypothesis_specificity": 20 / 8}
+    )
     assert audit["mean_scores_by_role"]["clean"]["grounding"] == pytest.approx(14 / 4)
     assert audit["mean_scores_by_role"]["variant"]["grounding"] == pytest.approx(7 / 4)
     # Structured vs holistic on g1, g2 (zz is not in the holistic run): g1 o clean=clean, g1 r tie≠clean,
@@ -232,7 +248,11 @@ def test_adjusted_is_zero_with_a_zero_width_ci_when_subtle_and_sham_verdicts_are
 
 def test_swapping_clean_and_variant_negates_the_falsifier_preference() -> None:
     rng = np.random.default_rng(2)
-    rows = [(f"c{c}", "falsifier_off", None, o, rng.choice(["clean", "variant", "tie"])) for c in range(12) for o in ("original", "reverse")]
+    rows = [
+        (f"c{c}", "falsifier_off", None, o, rng.choice(["clean", "variant", "tie"]))
+        for c in range(12)
+        for o in ("original", "reverse")
+    ]
     swapped = [(c, k, t, o, {"clean": "variant", "variant": "clean"}.get(w, w)) for c, k, t, o, w in rows]
     a = falsifier_section(verdict_frame(rows), seed=5)
     b = falsifier_section(verdict_frame(swapped), seed=5)
@@ -243,7 +263,11 @@ def test_swapping_clean_and_variant_negates_the_falsifier_preference() -> None:
 
 def test_a_rendering_blind_judge_never_moves() -> None:
     # Ties, or the first-shown side always winning (position bias), never depend on which side is prose.
-    rows = both("a", "rendering", None, "tie", "tie") + both("b", "rendering", None, "clean", "variant") + both("c", "rendering", None, "variant", "clean")
+    rows = (
+        both("a", "rendering", None, "tie", "tie")
+        + both("b", "rendering", None, "clean", "variant")
+        + both("c", "rendering", None, "variant", "clean")
+    )
     result = rendering_section(verdict_frame(rows))
     assert (result["pairs"], result["same_verdict"], result["flips"]) == (3, 3, 0)
 
@@ -259,7 +283,12 @@ def test_bad_input_is_refused_with_the_column_named() -> None:
     with pytest.raises(ValueError, match="more than once"):
         naive_section(verdict_frame(good + good))
     with pytest.raises(ValueError, match="0 to 4"):
-        dimension_audit(pd.DataFrame([("a", "clear", "grounding", "original", "grounding", 5, 1)], columns=["case", "kind", "target", "order", "dimension", "clean", "variant"]))
+        dimension_audit(
+            pd.DataFrame(
+                [("a", "clear", "grounding", "original", "grounding", 5, 1)],
+                columns=["case", "kind", "target", "order", "dimension", "clean", "variant"],
+            )
+        )
 
 
 # --------------------------------------------------------------------------- CIs against scipy's bootstrap
@@ -276,7 +305,9 @@ def test_target_drop_ci_matches_scipy_percentile_bootstrap() -> None:
             variant = int(rng.integers(0, 5 - max(drop, 0))) if drop >= 0 else 4
             rows.append((f"c{c}", "clear", "decisive_metric", order, "decisive_metric", variant + drop, variant))
     scores = pd.DataFrame(rows, columns=["case", "kind", "target", "order", "dimension", "clean", "variant"])
-    verdicts = verdict_frame([(f"c{c}", "clear", "decisive_metric", o, "clean") for c in range(30) for o in ("original", "reverse")])
+    verdicts = verdict_frame(
+        [(f"c{c}", "clear", "decisive_metric", o, "clean") for c in range(30) for o in ("original", "reverse")]
+    )
     from arena.stats.controls import clear_section
 
     ours = clear_section(verdicts, scores, replicates=20_000, seed=0)["decisive_metric"]["target_drop"]

@@ -164,14 +164,37 @@ def test_judge_agreement_hand() -> None:
     # Primary stable: k1 (P), k2 (Q), k4 (P). The secondary's present verdicts there: k1 P,P (2 agree),
     # k2 Q,P (1 agrees), k4 Q (0 agree): 3 of 5.
     ordered = res["ordered_agreement"]
-    assert {k: ordered[k] for k in ("cases", "verdicts", "agree", "fraction")} == {"cases": 3, "verdicts": 5, "agree": 3, "fraction": 0.6}
+    assert {k: ordered[k] for k in ("cases", "verdicts", "agree", "fraction")} == {
+        "cases": 3,
+        "verdicts": 5,
+        "agree": 3,
+        "fraction": 0.6,
+    }
     assert ordered["name"] == "Ordered agreement on the primary judge’s stable cases"
     # The disagreeing cases, with the secondary's verdicts as names (None: missing).
     assert ordered["disagreements"] == [
-        {"case": "k2", "context": "ctx", "model_1": "P", "model_2": "Q", "primary_winner": "Q",
-         "secondary_original": "Q", "secondary_reverse": "P", "agree": 1, "verdicts": 2},
-        {"case": "k4", "context": "ctx", "model_1": "P", "model_2": "Q", "primary_winner": "P",
-         "secondary_original": "Q", "secondary_reverse": None, "agree": 0, "verdicts": 1},
+        {
+            "case": "k2",
+            "context": "ctx",
+            "model_1": "P",
+            "model_2": "Q",
+            "primary_winner": "Q",
+            "secondary_original": "Q",
+            "secondary_reverse": "P",
+            "agree": 1,
+            "verdicts": 2,
+        },
+        {
+            "case": "k4",
+            "context": "ctx",
+            "model_1": "P",
+            "model_2": "Q",
+            "primary_winner": "P",
+            "secondary_original": "Q",
+            "secondary_reverse": None,
+            "agree": 0,
+            "verdicts": 1,
+        },
     ]
     # Complete for both: k1, k2, k3, k5. Equal folded outcome: k1 (same stable winner), k3 (both sensitive).
     folded = {k: v for k, v in res["case_folded"].items() if k not in ("name", "ci")}
@@ -196,7 +219,12 @@ def test_ordered_agreement_ci_is_a_case_bootstrap_of_the_primary_stable_cases() 
     res = judge_agreement(primary, secondary, replicates=4000, seed=1)
     assert res["ordered_agreement"]["fraction"] == 0.75
     assert res["ordered_agreement"]["ci"] == [0.5, 1.0]
-    assert res["bootstrap"] | {} == {"unit": "canonical pairs resampled with both their orders", "replicates": 4000, "seed": 1, "level": 0.95}
+    assert res["bootstrap"] | {} == {
+        "unit": "canonical pairs resampled with both their orders",
+        "replicates": 4000,
+        "seed": 1,
+        "level": 0.95,
+    }
 
 
 def test_ordered_agreement_is_anchored_on_the_first_frame() -> None:

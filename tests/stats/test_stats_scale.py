@@ -233,9 +233,7 @@ def _coverage(pseudo_count: float, datasets: int) -> tuple[float, float]:
         enc = encode_cases(data.cases)
         w = win_matrix(enc, "ordered")
         point = fit_bt(w, pseudo_count=pseudo_count).theta
-        boot = bootstrap_fits(
-            enc, kinds=("ordered",), replicates=200, seed=s, pseudo_count=pseudo_count, init={"ordered": point}
-        )
+        boot = bootstrap_fits(enc, kinds=("ordered",), replicates=200, seed=s, pseudo_count=pseudo_count, init={"ordered": point})
         ci = percentile_ci(boot.theta["ordered"])
         covered.append((ci[:, 0] <= data.theta) & (data.theta <= ci[:, 1]))
         flagged.append(prior_weight(w, pseudo_count, theta=point, ci=ci)["large"])

@@ -31,7 +31,9 @@ def test_rates_count_ties_as_half_and_drop_invalid_labels() -> None:
     # Z: 1 on i2, 0 on i3 = 1 over 2.  Y: 0 + 0 + 0.5 on i1, 1 on i3 = 1.5 over 4.
     assert list(models) == ["X", "Z", "Y"]
     assert {m: (v["rate"], v["n"], v["items"]) for m, v in models.items()} == {
-        "X": (0.625, 4, 2), "Z": (0.5, 2, 2), "Y": (0.375, 4, 2),
+        "X": (0.625, 4, 2),
+        "Z": (0.5, 2, 2),
+        "Y": (0.375, 4, 2),
     }
     assert res["method"].startswith("item bootstrap") and res["level"] == 0.95
 

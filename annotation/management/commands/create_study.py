@@ -31,23 +31,50 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("benchmark", help="benchmark id, NAME@VERSION, or NAME (newest version)")
-        parser.add_argument("--contexts", type=at_least(1), required=True, metavar="N", help="number of contexts to sample (at least 1)")
-        parser.add_argument("--annotators", required=True, metavar="USER,USER", help="comma-separated usernames (active members of the annotators group)")
         parser.add_argument(
-            "--round", choices=Study.Round.values, default=Study.Round.FORMAL,
+            "--contexts", type=at_least(1), required=True, metavar="N", help="number of contexts to sample (at least 1)"
+        )
+        parser.add_argument(
+            "--annotators",
+            required=True,
+            metavar="USER,USER",
+            help="comma-separated usernames (active members of the annotators group)",
+        )
+        parser.add_argument(
+            "--round",
+            choices=Study.Round.values,
+            default=Study.Round.FORMAL,
             help="practice or formal (default formal); contexts of the other round's studies are held out",
         )
-        parser.add_argument("--naive-controls", type=at_least(0), default=2, metavar="N", help="hidden naive controls, one per context (default 2)")
         parser.add_argument(
-            "--pairs-per-context", type=at_least(1), default=None, metavar="K",
+            "--naive-controls",
+            type=at_least(0),
+            default=2,
+            metavar="N",
+            help="hidden naive controls, one per context (default 2)",
+        )
+        parser.add_argument(
+            "--pairs-per-context",
+            type=at_least(1),
+            default=None,
+            metavar="K",
             help="items shown per context: K real pairs, or K-1 and the hidden control in a control context, chosen so that "
             "the control's proposal is not the odd one out by appearance count (at most 5 with controls for four models; "
             "the release showed 90 of 120 real pairs). Default: every real pair, and a control adds one more item",
         )
-        parser.add_argument("--cap-minutes", type=at_least(1), default=10, metavar="MINUTES", help=f"hard time cap per item, 1 to {MAX_CAP_MINUTES} (default 10)")
+        parser.add_argument(
+            "--cap-minutes",
+            type=at_least(1),
+            default=10,
+            metavar="MINUTES",
+            help=f"hard time cap per item, 1 to {MAX_CAP_MINUTES} (default 10)",
+        )
         parser.add_argument("--per-item", type=at_least(1), default=None, metavar="N", help="annotators per item (default: all)")
         parser.add_argument(
-            "--seed", type=at_least(0), default=None, metavar="S",
+            "--seed",
+            type=at_least(0),
+            default=None,
+            metavar="S",
             help="seed of the sample, the controls, each annotator's order and A/B sides (default: random, recorded on the study)",
         )
         parser.add_argument("--name", default="", help="shown to the annotators (default: benchmark, version and date)")

@@ -23,8 +23,15 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--benchmark", default="lit2test")
-        parser.add_argument("--practice-contexts", type=int, default=2, help="contexts held out for the practice round (default 2)")
-        parser.add_argument("--contexts", type=int, default=13, help="formal round: at most this many contexts (default 13), leaving the practice round its contexts")
+        parser.add_argument(
+            "--practice-contexts", type=int, default=2, help="contexts held out for the practice round (default 2)"
+        )
+        parser.add_argument(
+            "--contexts",
+            type=int,
+            default=13,
+            help="formal round: at most this many contexts (default 13), leaving the practice round its contexts",
+        )
         parser.add_argument("--pairs-per-context", type=int, default=5, help="items per context (default 5, as in create_study)")
         parser.add_argument("--seed", type=int, default=20260101)
 

@@ -17,8 +17,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("study", type=int, help="study id (shown on /dashboard/studies/)")
-        parser.add_argument("--pending", action="store_true", help="also list every pending item with what its draft still misses")
-        parser.add_argument("--require-complete", action="store_true", help="exit 1 while any item is pending (e.g. before an export)")
+        parser.add_argument(
+            "--pending", action="store_true", help="also list every pending item with what its draft still misses"
+        )
+        parser.add_argument(
+            "--require-complete", action="store_true", help="exit 1 while any item is pending (e.g. before an export)"
+        )
         parser.add_argument("--quiet", action="store_true", help="print only failing labels and the study's summary line")
 
     def handle(self, *args: object, **options: object) -> None:

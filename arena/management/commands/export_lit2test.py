@@ -24,7 +24,9 @@ class Command(VersionedBenchmarkCommand):
             found = found.filter(version=benchmark_version)
         chosen = found.order_by("-created_at").first()
         if chosen is None:
-            raise CommandError(f"no benchmark named {benchmark!r}" + (f" version {benchmark_version!r}" if benchmark_version else ""))
+            raise CommandError(
+                f"no benchmark named {benchmark!r}" + (f" version {benchmark_version!r}" if benchmark_version else "")
+            )
         if outdir.exists() and not outdir.is_dir():
             raise CommandError(f"{outdir}: is a file, not a directory; name a directory (it is created if missing)")
         try:

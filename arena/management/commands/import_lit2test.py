@@ -17,7 +17,9 @@ class Command(VersionedBenchmarkCommand):
         parser.add_argument("--benchmark", default=None, help="benchmark name (default: lit2test)")
         parser.add_argument("--version", dest="benchmark_version", default=None, help="benchmark version (default: 1)")
 
-    def handle(self, *args: object, directory: Path, benchmark: str | None, benchmark_version: str | None, **options: object) -> None:
+    def handle(
+        self, *args: object, directory: Path, benchmark: str | None, benchmark_version: str | None, **options: object
+    ) -> None:
         if not directory.exists():
             raise CommandError(f"{directory}: no such directory")
         if not directory.is_dir():

@@ -39,7 +39,9 @@ class Command(BaseCommand):
             if run is None:
                 raise CommandError(f"{benchmark} has no run {options['run']}")
             if run.subjects != JudgeRun.Subjects.PAIRS:
-                raise CommandError(f"run {run.pk} judged diagnostic controls, which never enter a leaderboard; see controls_report")
+                raise CommandError(
+                    f"run {run.pk} judged diagnostic controls, which never enter a leaderboard; see controls_report"
+                )
         else:
             run = run_default(benchmark=benchmark)
             if run is None:
@@ -117,8 +119,10 @@ def render_text(doc: dict) -> str:
     if diag.get("strengths_diagnostic_only"):
         lines += ["", "WARNING: strengths are diagnostic only; read the ranks, Condorcet relations and bootstrap rank recovery."]
         for p in doc["separation"]:
-            lines.append(f"  complete separation: {p['a']} won all {f.count(p['a_wins'])} decided stable cases against {p['b']} "
-                         f"({f.wlt(p['a_wins'], p['b_wins'])})")
+            lines.append(
+                f"  complete separation: {p['a']} won all {f.count(p['a_wins'])} decided stable cases against {p['b']} "
+                f"({f.wlt(p['a_wins'], p['b_wins'])})"
+            )
         if not diag.get("stable_graph_strongly_connected", True):
             groups = " | ".join(", ".join(c) for c in diag.get("stable_graph_components", []))
             lines.append(f"  the graph of stable wins is not strongly connected: {groups}")
@@ -134,7 +138,13 @@ def render_text(doc: dict) -> str:
     rows = []
     for rank, model in enumerate(models, start=1):
         fit, wlt = bt["ordered"].get(model) or {}, doc["stable_wlt"][model]
-        row = [str(rank), model, f"{f.number(fit.get('strength'))} {f.interval(fit.get('ci'))}", f.wlt(wlt["w"], wlt["l"], wlt["t"]), f.count(wlt["t"])]
+        row = [
+            str(rank),
+            model,
+            f"{f.number(fit.get('strength'))} {f.interval(fit.get('ci'))}",
+            f.wlt(wlt["w"], wlt["l"], wlt["t"]),
+            f.count(wlt["t"]),
+        ]
         if human:
             h = human["models"].get(model)
             row.append(f"{f.number(h['rate'], 3)} {f.interval(h['ci'], 3)} ({f.count(h['n'])})" if h else f.NONE)
@@ -142,34 +152,60 @@ def render_text(doc: dict) -> str:
     lines += table(headers, rows, align="rl" + "r" * (len(headers) - 2))
     if human:
         study = human["study"]
-        lines.append(f"Human WR: formal study {study['name']!r} (#{study['id']}); ties 0.5, INVALID left out; n = labels; "
-                     f"CI: {human['method']}, {f.count(human['replicates'])} replicates.")
+        lines.append(
+            f"Human WR: formal study {study['name']!r} (#{study['id']}); ties 0.5, INVALID left out; n = labels; "
+            f"CI: {human['method']}, {f.count(human['replicates'])} replicates."
+        )
 
     lines += ["", "Three fits (strength [95% CI])"]
-    rows = [[m, *(f"{f.number((bt[k].get(m) or {}).get('strength'))} {f.interval((bt[k].get(m) or {}).get('ci'))}" for k, _ in FITS)] for m in models]
+    rows = [
+        [m, *(f"{f.number((bt[k].get(m) or {}).get('strength'))} {f.interval((bt[k].get(m) or {}).get('ci'))}" for k, _ in FITS)]
+        for m in models
+    ]
     lines += table(["model", *(label for _, label in FITS)], rows)
     agree = diag.get("orderings_agree", {})
     fits_boot = boot.get("fits", {})
-    lines.append("  same ordering as the ordered fit: " + ", ".join(f"{label} {'yes' if agree.get(k, True) else 'no'}" for k, label in FITS[1:]))
-    lines.append("  modal ranking share (case bootstrap): " + ", ".join(
-        f"{label} {f.number(fits_boot.get(k, {}).get('modal_fraction'), 4)}" for k, label in FITS))
+    lines.append(
+        "  same ordering as the ordered fit: "
+        + ", ".join(f"{label} {'yes' if agree.get(k, True) else 'no'}" for k, label in FITS[1:])
+    )
+    lines.append(
+        "  modal ranking share (case bootstrap): "
+        + ", ".join(f"{label} {f.number(fits_boot.get(k, {}).get('modal_fraction'), 4)}" for k, label in FITS)
+    )
 
     lines += ["", "Folded head-to-head (row's stable wins–losses–order-sensitive against the column)"]
     lines += _matrix(models, _pairs(doc["head_to_head"], "sensitive"))
     lines += ["", "Ordered head-to-head (row's wins–losses–TIEs over ordered judgments)"]
     lines += _matrix(models, _pairs(doc["ordered_head_to_head"], "ties"))
 
-    lines += ["", f"Bootstrap rank recovery: modal ranking {f.ranking(boot['modal_ranking'])} in {f.percent(boot['modal_fraction'])} "
-              f"of {f.count(boot['replicates'])} case replicates; distinct rankings: {f.count(boot.get('distinct_rankings', 0))}"]
+    lines += [
+        "",
+        f"Bootstrap rank recovery: modal ranking {f.ranking(boot['modal_ranking'])} in {f.percent(boot['modal_fraction'])} "
+        f"of {f.count(boot['replicates'])} case replicates; distinct rankings: {f.count(boot.get('distinct_rankings', 0))}",
+    ]
     lines.append("Top-1: " + ", ".join(f"{m} {f.number(boot['top1'].get(m, 0.0), 4)}" for m in models))
     probs = boot.get("rank_probabilities", {})
-    lines += table(["model", *(f"rank {k}" for k in range(1, len(models) + 1))], [[m, *(f.number(p, 4) for p in probs.get(m, []))] for m in models])
+    lines += table(
+        ["model", *(f"rank {k}" for k in range(1, len(models) + 1))],
+        [[m, *(f.number(p, 4) for p in probs.get(m, []))] for m in models],
+    )
 
     cluster = doc["cluster_bootstrap"]
-    lines += ["", f"Context-cluster bootstrap: {f.count(cluster['replicates'])} replicates over {f.count(cluster.get('contexts'))} contexts; "
-              f"modal ranking {f.ranking(cluster.get('modal_ranking', []))} in {f.percent(cluster.get('modal_fraction'))}"]
-    rows = [[m, f.interval((bt["ordered"].get(m) or {}).get("ci")), f.interval(cluster["ci"].get(m)),
-             f"×{f.number(cluster['width_ratio'][m])}" if cluster.get("width_ratio", {}).get(m) else f.NONE] for m in models]
+    lines += [
+        "",
+        f"Context-cluster bootstrap: {f.count(cluster['replicates'])} replicates over {f.count(cluster.get('contexts'))} contexts; "
+        f"modal ranking {f.ranking(cluster.get('modal_ranking', []))} in {f.percent(cluster.get('modal_fraction'))}",
+    ]
+    rows = [
+        [
+            m,
+            f.interval((bt["ordered"].get(m) or {}).get("ci")),
+            f.interval(cluster["ci"].get(m)),
+            f"×{f.number(cluster['width_ratio'][m])}" if cluster.get("width_ratio", {}).get(m) else f.NONE,
+        ]
+        for m in models
+    ]
     lines += table(["model", "case 95% CI", "context 95% CI", "width ratio"], rows)
 
     cond = doc["condorcet"]
@@ -181,7 +217,11 @@ def render_text(doc: dict) -> str:
         if cond.get("cycles_truncated"):
             lines.append("  (more cycles exist than are listed)")
     else:
-        lines.append("  acyclic and transitive" if cond["transitive"] else "  acyclic, not transitive (a chain of wins passes over an undecided pair)")
+        lines.append(
+            "  acyclic and transitive"
+            if cond["transitive"]
+            else "  acyclic, not transitive (a chain of wins passes over an undecided pair)"
+        )
     folded = _pairs(doc["head_to_head"], "sensitive")
     for a, b in cond.get("undecided", []):
         w = folded.get((a, b))
@@ -191,23 +231,45 @@ def render_text(doc: dict) -> str:
 
     ties = doc["tie_sensitivity"]
     a, b = ties["scheme_a"], ties["scheme_b"]
-    lines += ["", "Tie sensitivity",
-              f"  scheme A (sensitive = 0.5 each): {f.ranking(a['ranking'])}; modal share {f.number(a.get('modal_fraction'), 4)}",
-              f"  scheme B (sensitive to the lower-ranked model): {f.ranking(b['ranking'])}; "
-              + ("adjacent swaps: " + "; ".join(f"{x} / {y}" for x, y in b["ranking_flips"]) if b.get("ranking_flips") else "the ordering holds")]
+    lines += [
+        "",
+        "Tie sensitivity",
+        f"  scheme A (sensitive = 0.5 each): {f.ranking(a['ranking'])}; modal share {f.number(a.get('modal_fraction'), 4)}",
+        f"  scheme B (sensitive to the lower-ranked model): {f.ranking(b['ranking'])}; "
+        + (
+            "adjacent swaps: " + "; ".join(f"{x} / {y}" for x, y in b["ranking_flips"])
+            if b.get("ranking_flips")
+            else "the ordering holds"
+        ),
+    ]
     rows = [[m, f.number(a.get("strengths", {}).get(m)), f.number(b.get("strengths", {}).get(m))] for m in models]
     lines += ["  " + x for x in table(["model", "scheme A strength", "scheme B strength"], rows)]
     if b.get("head_to_head"):
         flipped = [(h["a"], h["b"]) for h in b.get("flipped", [])]
-        rows = [[f"{h['a']} vs {h['b']}", f.wlt(h["stable_a_wins"], h["stable_b_wins"]), f.count(h["sensitive"]), f.wlt(h["a_wins"], h["b_wins"]),
-                 _majority(h) + (" (flips)" if (h["a"], h["b"]) in flipped else "")]
-                for h in b["head_to_head"]]
+        rows = [
+            [
+                f"{h['a']} vs {h['b']}",
+                f.wlt(h["stable_a_wins"], h["stable_b_wins"]),
+                f.count(h["sensitive"]),
+                f.wlt(h["a_wins"], h["b_wins"]),
+                _majority(h) + (" (flips)" if (h["a"], h["b"]) in flipped else ""),
+            ]
+            for h in b["head_to_head"]
+        ]
         lines += ["  " + x for x in table(["pair", "stable", "sensitive", "scheme B", "majority"], rows, align="lrrrl")]
 
     if doc["batches"]:
         lines += ["", "Per-batch orderings (ordered fit)"]
-        rows = [[x["batch"] or "(none)", f.count(x["cases"]), f.count(x["stable"]), f.ranking(x["ranking"]), "yes" if x["matches_overall"] else "no"]
-                for x in doc["batches"]]
+        rows = [
+            [
+                x["batch"] or "(none)",
+                f.count(x["cases"]),
+                f.count(x["stable"]),
+                f.ranking(x["ranking"]),
+                "yes" if x["matches_overall"] else "no",
+            ]
+            for x in doc["batches"]
+        ]
         lines += table(["batch", "cases", "stable", "ordering", "same as overall"], rows, align="lrrll")
         rows = [[x["batch"] or "(none)", *(f.number(x["strengths"].get(m)) for m in models)] for x in doc["batches"]]
         lines += ["", "Strengths per batch (ordered fit)", *table(["batch", *models], rows)]
@@ -215,19 +277,31 @@ def render_text(doc: dict) -> str:
     side = doc.get("side_bias")
     lines.append("")
     if side:
-        lines.append(f"Position bias: side A won {f.count(side['a_wins'])}, side B {f.count(side['b_wins'])} of the decided ordered verdicts "
-                     f"({f.count(side['ties'])} TIEs); A's share {f.number(side['a_share'], 3)}, binomial p = {f.number(side['p_value'], 4)}")
+        lines.append(
+            f"Position bias: side A won {f.count(side['a_wins'])}, side B {f.count(side['b_wins'])} of the decided ordered verdicts "
+            f"({f.count(side['ties'])} TIEs); A's share {f.number(side['a_share'], 3)}, binomial p = {f.number(side['p_value'], 4)}"
+        )
     else:
         lines.append("Position bias: unknown (the verdicts do not record which model was shown as A)")
-    lines.append(f"Diagnostics: incomplete cases {f.count(diag.get('incomplete_cases', 0))}; stable-win graph strongly connected "
-                 f"{'yes' if diag.get('stable_graph_strongly_connected') else 'no'}; strengths diagnostic only "
-                 f"{'yes' if diag.get('strengths_diagnostic_only') else 'no'}"
-                 + (f"; models without a complete case: {', '.join(diag['models_without_cases'])}" if diag.get("models_without_cases") else ""))
+    lines.append(
+        f"Diagnostics: incomplete cases {f.count(diag.get('incomplete_cases', 0))}; stable-win graph strongly connected "
+        f"{'yes' if diag.get('stable_graph_strongly_connected') else 'no'}; strengths diagnostic only "
+        f"{'yes' if diag.get('strengths_diagnostic_only') else 'no'}"
+        + (
+            f"; models without a complete case: {', '.join(diag['models_without_cases'])}"
+            if diag.get("models_without_cases")
+            else ""
+        )
+    )
     if pw := diag.get("prior_weight"):
         shift = ""
         if pw.get("median_shift_ratio") is not None:
-            shift = (f"; it moves the typical strength by {f.number(pw['median_shift_ratio'], 2)} of its 95% CI half-width "
-                     f"(largest {f.number(pw['max_shift_ratio'], 2)})")
+            shift = (
+                f"; it moves the typical strength by {f.number(pw['median_shift_ratio'], 2)} of its 95% CI half-width "
+                f"(largest {f.number(pw['max_shift_ratio'], 2)})"
+            )
         verdict = "LARGE: the intervals cover the truth less often than 95%" if pw.get("large") else "small against the intervals"
-        lines.append(f"Pseudo-count prior: {f.number(pw['pseudo_count'], 1)} per cell, {f.percent(pw['prior_share'])} of all counts{shift}; {verdict}")
+        lines.append(
+            f"Pseudo-count prior: {f.number(pw['pseudo_count'], 1)} per cell, {f.percent(pw['prior_share'])} of all counts{shift}; {verdict}"
+        )
     return "\n".join(lines)

@@ -32,13 +32,17 @@ class Command(BaseCommand):
         parser.add_argument("benchmark", help="benchmark id, name (newest version) or name@version")
         parser.add_argument("--run", type=int, default=None, help="a controls run (default: the newest completed holistic one)")
         parser.add_argument(
-            "--structured-run", type=int, default=None,
+            "--structured-run",
+            type=int,
+            default=None,
             help="a structured controls run on the same variants: target drops, non-target drifts and the dimension audit",
         )
         parser.add_argument("--replicates", type=int, default=DEFAULT_REPLICATES, help="case bootstrap replicates")
         parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (the same seed gives the same intervals)")
         parser.add_argument(
-            "--sham-tolerance", type=float, default=0.0,
+            "--sham-tolerance",
+            type=float,
+            default=0.0,
             help="share of clean-vs-sham judgments that may be decisive for the sham gate to pass (default 0: all ties)",
         )
         parser.add_argument("--json", action="store_true", help="print exactly one JSON object")
@@ -54,11 +58,17 @@ class Command(BaseCommand):
             run = controls_run_default(benchmark=benchmark)
             if run is None:
                 raise CommandError(controls_run_missing(benchmark))
-        structured = _run(benchmark, options["structured_run"], "--structured-run") if options["structured_run"] is not None else None
+        structured = (
+            _run(benchmark, options["structured_run"], "--structured-run") if options["structured_run"] is not None else None
+        )
         try:
             document = controls_report(
-                benchmark=benchmark, run=run, structured_run=structured, replicates=int(options["replicates"]),
-                seed=int(options["seed"]), sham_tolerance=float(options["sham_tolerance"]),
+                benchmark=benchmark,
+                run=run,
+                structured_run=structured,
+                replicates=int(options["replicates"]),
+                seed=int(options["seed"]),
+                sham_tolerance=float(options["sham_tolerance"]),
             )
         except ControlReportError as exc:
             raise CommandError(str(exc)) from None
@@ -66,7 +76,9 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(document, ensure_ascii=False))
             return
         if options["run"] is None:
-            self.stdout.write(f"run {run.pk}: the newest completed holistic controls run of {benchmark} (name another with --run)")
+            self.stdout.write(
+                f"run {run.pk}: the newest completed holistic controls run of {benchmark} (name another with --run)"
+            )
         self.stdout.write(render_text(document))
 
 
@@ -89,7 +101,8 @@ def _effect(effect: dict[str, Any] | None) -> str:
 def _run_line(run: dict[str, Any]) -> str:
     return (
         f"run {run['id']}: judge {run['judge_model']} ({run['label']}, {run['run_type']}, {run['status']}"
-        + (", replay of stored judgments" if run.get("replay") else "") + ")"
+        + (", replay of stored judgments" if run.get("replay") else "")
+        + ")"
     )
 
 
@@ -109,49 +122,85 @@ def render_text(doc: dict[str, Any]) -> str:
     lines += ["", "Clear single-field corruption (the clean proposal should win every ordered comparison)"]
     rows = [
         [
-            t, f"{c['clean_wins']}/{c['ordered']}", f.count(c["variant_wins"]), f.count(c["ties"]), f.count(c["cases"]),
-            _effect(c["target_drop"]), _effect(c["nontarget_drift"]),
+            t,
+            f"{c['clean_wins']}/{c['ordered']}",
+            f.count(c["variant_wins"]),
+            f.count(c["ties"]),
+            f.count(c["cases"]),
+            _effect(c["target_drop"]),
+            _effect(c["nontarget_drift"]),
         ]
         for t, c in ((t, doc["clear"][t]) for t in TARGETS)
     ]
-    lines += table(["dimension", "clean wins/ordered", "variant wins", "ties", "cases", "target drop [95% CI]", "non-target drift [95% CI]"], rows)
+    lines += table(
+        ["dimension", "clean wins/ordered", "variant wins", "ties", "cases", "target drop [95% CI]", "non-target drift [95% CI]"],
+        rows,
+    )
 
     tolerance = method["sham_tolerance"]
-    lines += ["", f"Subtle corruption with a sham (the sham gate first: clean–tie–sham over clean-vs-sham judgments, tolerance {tolerance:g})"]
+    lines += [
+        "",
+        f"Subtle corruption with a sham (the sham gate first: clean–tie–sham over clean-vs-sham judgments, tolerance {tolerance:g})",
+    ]
     rows = []
     for t in TARGETS:
         s = doc["subtle"][t]
         gate = s["sham_gate"]
         verdict = "PASS" if gate["passed"] else "FAIL"
-        rows.append([
-            t, f"{verdict} {f.wlt(gate['clean_wins'], gate['ties'], gate['sham_wins'])}", f.number(s["p_clean_subtle"], 3),
-            f.number(s["p_clean_sham"], 3), _ci(s["adjusted"]["value"], s["adjusted"]["ci"], 3),
-            _effect(s["target_drop"]), _effect(s["nontarget_drift"]),
-        ])
+        rows.append(
+            [
+                t,
+                f"{verdict} {f.wlt(gate['clean_wins'], gate['ties'], gate['sham_wins'])}",
+                f.number(s["p_clean_subtle"], 3),
+                f.number(s["p_clean_sham"], 3),
+                _ci(s["adjusted"]["value"], s["adjusted"]["ci"], 3),
+                _effect(s["target_drop"]),
+                _effect(s["nontarget_drift"]),
+            ]
+        )
     lines += table(
-        ["dimension", "sham gate", "P(clean | subtle)", "P(clean | sham)", "adjusted [95% CI]", "target drop [95% CI]", "non-target drift [95% CI]"],
+        [
+            "dimension",
+            "sham gate",
+            "P(clean | subtle)",
+            "P(clean | sham)",
+            "adjusted [95% CI]",
+            "target drop [95% CI]",
+            "non-target drift [95% CI]",
+        ],
         rows,
     )
     failed = [t for t in TARGETS if not doc["subtle"][t]["sham_gate"]["passed"]]
     if failed:
-        lines.append(f"  the sham gate fails on {', '.join(failed)}: read the adjusted preference there with care (or not at all)")
+        lines.append(
+            f"  the sham gate fails on {', '.join(failed)}: read the adjusted preference there with care (or not at all)"
+        )
 
     r = doc["rendering"]
-    lines += ["", "Rendering (schema vs prose of the same content: the verdict should not move)",
-              f"  {f.count(r['pairs'])} pairs with both orders: {f.count(r['same_verdict'])} same verdict ({f.count(r['ties'])} all ties), "
-              f"{f.count(r['flips'])} flips; schema preferred {f.count(r['schema_preferred'])}, prose preferred {f.count(r['prose_preferred'])}"
-              + (f"; {f.count(r['incomplete'])} with one order only, left out" if r.get("incomplete") else "")]
+    lines += [
+        "",
+        "Rendering (schema vs prose of the same content: the verdict should not move)",
+        f"  {f.count(r['pairs'])} pairs with both orders: {f.count(r['same_verdict'])} same verdict ({f.count(r['ties'])} all ties), "
+        f"{f.count(r['flips'])} flips; schema preferred {f.count(r['schema_preferred'])}, prose preferred {f.count(r['prose_preferred'])}"
+        + (f"; {f.count(r['incomplete'])} with one order only, left out" if r.get("incomplete") else ""),
+    ]
 
     fa = doc["falsifier"]
-    lines += ["", "Falsifier on/off (the filled proposal against the same one without its falsifying result)",
-              f"  {f.count(fa['pairs'])} pairs, {f.count(fa['ordered'])} ordered: filled wins {f.count(fa['filled_wins'])}, "
-              f"empty wins {f.count(fa['empty_wins'])}, ties {f.count(fa['ties'])}; preference (filled − empty) / ordered "
-              f"{_ci(fa['preference']['value'], fa['preference']['ci'], 3)}"]
+    lines += [
+        "",
+        "Falsifier on/off (the filled proposal against the same one without its falsifying result)",
+        f"  {f.count(fa['pairs'])} pairs, {f.count(fa['ordered'])} ordered: filled wins {f.count(fa['filled_wins'])}, "
+        f"empty wins {f.count(fa['empty_wins'])}, ties {f.count(fa['ties'])}; preference (filled − empty) / ordered "
+        f"{_ci(fa['preference']['value'], fa['preference']['ci'], 3)}",
+    ]
 
     n = doc["naive"]
-    lines += ["", "Hidden naive controls (the real proposal should win)",
-              f"  {f.count(n['pairs'])} pairs: real wins {f.count(n['real_wins'])}/{f.count(n['ordered'])} ordered, naive wins "
-              f"{f.count(n['naive_wins'])}, ties {f.count(n['ties'])}; real won both orders in {f.count(n['stable_real_wins'])}"]
+    lines += [
+        "",
+        "Hidden naive controls (the real proposal should win)",
+        f"  {f.count(n['pairs'])} pairs: real wins {f.count(n['real_wins'])}/{f.count(n['ordered'])} ordered, naive wins "
+        f"{f.count(n['naive_wins'])}, ties {f.count(n['ties'])}; real won both orders in {f.count(n['stable_real_wins'])}",
+    ]
 
     audit = doc["dimension_audit"]
     lines += ["", "Dimension audit"]
@@ -166,7 +215,12 @@ def render_text(doc: dict[str, Any]) -> str:
     if audit.get("mean_scores"):
         by_role = audit.get("mean_scores_by_role") or {}
         rows = [
-            [d, f.number(audit["mean_scores"].get(d)), f.number(by_role.get("clean", {}).get(d)), f.number(by_role.get("variant", {}).get(d))]
+            [
+                d,
+                f.number(audit["mean_scores"].get(d)),
+                f.number(by_role.get("clean", {}).get(d)),
+                f.number(by_role.get("variant", {}).get(d)),
+            ]
             for d in DIMENSIONS
         ]
         lines += ["  mean structured score (0–4)"] + ["  " + x for x in table(["dimension", "all", "clean", "variant"], rows)]

@@ -14,9 +14,7 @@ def _kinds(raw: str) -> tuple[str, ...]:
     chosen = tuple(dict.fromkeys(part.strip() for part in raw.split(",") if part.strip()))
     unknown = [k for k in chosen if k not in KINDS]
     if not chosen or unknown:
-        raise argparse.ArgumentTypeError(
-            f"{raw!r}: the kinds are {', '.join(KINDS)}, one or more separated by commas"
-        )
+        raise argparse.ArgumentTypeError(f"{raw!r}: the kinds are {', '.join(KINDS)}, one or more separated by commas")
     return chosen
 
 
@@ -45,16 +43,22 @@ class Command(BaseCommand):
         parser.add_argument("--model", default=None, help="(subtle, sham) the model that writes the variants")
         parser.add_argument("--base-url", default=None, help="(subtle, sham) OpenAI-compatible endpoint")
         parser.add_argument(
-            "--api-key-env", default=None,
+            "--api-key-env",
+            default=None,
             help="(subtle, sham) environment variable holding the API key, e.g. X_API_KEY (omit for a local endpoint that takes none)",
         )
-        parser.add_argument("--validator-model", default=None, help="(subtle, sham) the model that validates each edit (default: --model)")
         parser.add_argument(
-            "--templates-only", action="store_true",
+            "--validator-model", default=None, help="(subtle, sham) the model that validates each edit (default: --model)"
+        )
+        parser.add_argument(
+            "--templates-only",
+            action="store_true",
             help="(subtle, sham) make them with the deterministic reserve templates instead of a model: no network, but "
             "weaker and less natural edits than a model's (see controls/variants.py); for offline use and the demo",
         )
-        parser.add_argument("--concurrency", type=_positive, default=8, help="(subtle, sham) calls in flight at most (default: 8)")
+        parser.add_argument(
+            "--concurrency", type=_positive, default=8, help="(subtle, sham) calls in flight at most (default: 8)"
+        )
 
     def handle(self, *args: object, **o: object) -> None:
         kinds: tuple[str, ...] = o["kinds"]  # type: ignore[assignment]
@@ -71,7 +75,11 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         try:
             summary = controls_generate(
-                benchmark=benchmark, kinds=kinds, contexts=int(o["contexts"]), seed=int(o["seed"]), llm_settings=settings,  # type: ignore[call-overload]
+                benchmark=benchmark,
+                kinds=kinds,
+                contexts=int(o["contexts"]),
+                seed=int(o["seed"]),
+                llm_settings=settings,  # type: ignore[call-overload]
                 templates_only=bool(o["templates_only"]),
             )
         except ControlError as exc:

@@ -14,7 +14,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("benchmark", help="benchmark id, name or name@version")
-        parser.add_argument("out_dir", type=Path, help="the folder to write (created if needed; files of the same name are replaced)")
+        parser.add_argument(
+            "out_dir", type=Path, help="the folder to write (created if needed; files of the same name are replaced)"
+        )
 
     def handle(self, *args: object, benchmark: str, out_dir: Path, **options: object) -> None:
         try:

@@ -26,12 +26,27 @@ class Command(BaseCommand):
         parser.add_argument("benchmark", help="benchmark id, name or name@version")
         parser.add_argument("--run-a", type=int, help="judge A's arena run id (default: the benchmark's first arena run)")
         parser.add_argument("--run-b", type=int, help="judge B's arena run id (default: the first other arena run)")
-        parser.add_argument("--replicates", type=int, default=LEADERBOARD_REPLICATES, help=f"bootstrap replicates (default {LEADERBOARD_REPLICATES})")
+        parser.add_argument(
+            "--replicates",
+            type=int,
+            default=LEADERBOARD_REPLICATES,
+            help=f"bootstrap replicates (default {LEADERBOARD_REPLICATES})",
+        )
         parser.add_argument("--seed", type=int, default=LEADERBOARD_SEED, help=f"bootstrap seed (default {LEADERBOARD_SEED})")
-        parser.add_argument("--json", dest="as_json", action="store_true", help="print the whole document as JSON (the API returns the same)")
+        parser.add_argument(
+            "--json", dest="as_json", action="store_true", help="print the whole document as JSON (the API returns the same)"
+        )
 
     def handle(
-        self, *args: object, benchmark: str, run_a: int | None, run_b: int | None, replicates: int, seed: int, as_json: bool, **options: object
+        self,
+        *args: object,
+        benchmark: str,
+        run_a: int | None,
+        run_b: int | None,
+        replicates: int,
+        seed: int,
+        as_json: bool,
+        **options: object,
     ) -> None:
         try:
             chosen = benchmark_resolve(reference=benchmark)
@@ -67,8 +82,14 @@ class Command(BaseCommand):
             p = pairwise["pooled"] if name == "pooled" else pairwise["domains"].get(name)
             share = f"{_number(p['agreement'])} ({p['agree']}/{p['shared']})" if p and p["shared"] else "—"
             rows.append(
-                [str(name), _number(block["spearman"]), _number(block["kendall"]), _number(block["rank_shift"], 2),
-                 _number(block["top_k_overlap"], 2), share]
+                [
+                    str(name),
+                    _number(block["spearman"]),
+                    _number(block["kendall"]),
+                    _number(block["rank_shift"], 2),
+                    _number(block["top_k_overlap"], 2),
+                    share,
+                ]
             )
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:

@@ -31,14 +31,20 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("benchmark", help="a HypoArena benchmark: id, name or name@version")
         parser.add_argument("--base-url", required=True, help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8001/v1")
-        parser.add_argument("--api-key-env", default=None, help="environment variable holding the API key (the key is never stored)")
-        parser.add_argument("--participants", default="", help="comma-separated participant names (default: all but the Reference)")
+        parser.add_argument(
+            "--api-key-env", default=None, help="environment variable holding the API key (the key is never stored)"
+        )
+        parser.add_argument(
+            "--participants", default="", help="comma-separated participant names (default: all but the Reference)"
+        )
         parser.add_argument("--model-map", default="", help="NAME=endpoint-model,... when the endpoint names models differently")
         parser.add_argument("--cases", default="all", help="all | domain:NAME")
         # Numbers are checked by form fields: the generation form's, the judge form's for the rate-free timeout, and
         # K's own bounds; a bad value is refused in the form's words.
         gen, judge = GenerationRunForm.base_fields, JudgeRunForm.base_fields
-        parser.add_argument("--k", type=argument_type(K_FIELD), default=DEFAULT_K, help=f"pairs per submission, 1 to 20 (default {DEFAULT_K})")
+        parser.add_argument(
+            "--k", type=argument_type(K_FIELD), default=DEFAULT_K, help=f"pairs per submission, 1 to 20 (default {DEFAULT_K})"
+        )
         parser.add_argument("--concurrency", type=argument_type(gen["concurrency"]), default=8)
         parser.add_argument("--temperature", type=argument_type(gen["temperature"]), default=1.0)
         parser.add_argument("--max-tokens", type=argument_type(gen["max_tokens"]), default=1600)
@@ -64,10 +70,17 @@ class Command(BaseCommand):
         participants = [p.strip() for p in str(o["participants"]).split(",") if p.strip()] or None
         try:
             run = generation_run_create(
-                benchmark=benchmark, base_url=str(o["base_url"]), api_key_env=o["api_key_env"] or None,  # type: ignore[arg-type]
-                participants=participants, cases=str(o["cases"]), k=int(o["k"]),  # type: ignore[call-overload]
-                temperature=float(o["temperature"]), max_tokens=int(o["max_tokens"]),  # type: ignore[arg-type, call-overload]
-                concurrency=int(o["concurrency"]), timeout=float(o["timeout"]), model_names=mapping,  # type: ignore[call-overload, arg-type]
+                benchmark=benchmark,
+                base_url=str(o["base_url"]),
+                api_key_env=o["api_key_env"] or None,  # type: ignore[arg-type]
+                participants=participants,
+                cases=str(o["cases"]),
+                k=int(o["k"]),  # type: ignore[call-overload]
+                temperature=float(o["temperature"]),
+                max_tokens=int(o["max_tokens"]),  # type: ignore[arg-type, call-overload]
+                concurrency=int(o["concurrency"]),
+                timeout=float(o["timeout"]),
+                model_names=mapping,  # type: ignore[call-overload, arg-type]
             )
             total = run.tasks.count()
             generation_run_launch(run=run)
@@ -83,4 +96,7 @@ class Command(BaseCommand):
             f"{final.invalid} invalid after every attempt, {final.failed} failed"
         )
         if final.status != "completed":
-            raise CommandError(f"HypoArena generation run {run.pk} ended {final.status}" + (f": {final.status_reason}" if final.status_reason else ""))
+            raise CommandError(
+                f"HypoArena generation run {run.pk} ended {final.status}"
+                + (f": {final.status_reason}" if final.status_reason else "")
+            )

@@ -28,21 +28,34 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("benchmark", help="benchmark id, name or name@version")
         parser.add_argument("--run", type=int, help="arena run id (default: the benchmark's first arena run)")
-        parser.add_argument("--replicates", type=int, default=LEADERBOARD_REPLICATES, help=f"bootstrap replicates (default {LEADERBOARD_REPLICATES})")
+        parser.add_argument(
+            "--replicates",
+            type=int,
+            default=LEADERBOARD_REPLICATES,
+            help=f"bootstrap replicates (default {LEADERBOARD_REPLICATES})",
+        )
         parser.add_argument("--seed", type=int, default=LEADERBOARD_SEED, help=f"bootstrap seed (default {LEADERBOARD_SEED})")
-        parser.add_argument("--json", dest="as_json", action="store_true", help="print the whole document as JSON (the API returns the same)")
+        parser.add_argument(
+            "--json", dest="as_json", action="store_true", help="print the whole document as JSON (the API returns the same)"
+        )
 
-    def handle(self, *args: object, benchmark: str, run: int | None, replicates: int, seed: int, as_json: bool, **options: object) -> None:
+    def handle(
+        self, *args: object, benchmark: str, run: int | None, replicates: int, seed: int, as_json: bool, **options: object
+    ) -> None:
         try:
             chosen = benchmark_resolve(reference=benchmark)
         except ObjectDoesNotExist as exc:
             raise CommandError(str(exc)) from None
         if chosen.protocol != Benchmark.Protocol.HYPOARENA:
-            raise CommandError(f"{chosen} is a {chosen.get_protocol_display()} benchmark; for its leaderboard run: python manage.py leaderboard {chosen.pk}")
+            raise CommandError(
+                f"{chosen} is a {chosen.get_protocol_display()} benchmark; for its leaderboard run: python manage.py leaderboard {chosen.pk}"
+            )
         if replicates < 1 or seed < 0:
             raise CommandError("--replicates must be 1 or more and --seed 0 or more")
         try:
-            document = hypoarena_report(benchmark=chosen, run=arena_run_pick(benchmark=chosen, run_id=run), replicates=replicates, seed=seed)
+            document = hypoarena_report(
+                benchmark=chosen, run=arena_run_pick(benchmark=chosen, run_id=run), replicates=replicates, seed=seed
+            )
         except ReportError as exc:
             raise CommandError(str(exc)) from None
         if as_json:
@@ -57,8 +70,12 @@ class Command(BaseCommand):
         models = sorted(pooled, key=lambda m: pooled[m]["rank"])
         references = set(doc["reference_models"])
         run = doc["run"]
-        self.stdout.write(f"{doc['benchmark']['name']} v{doc['benchmark']['version']}, run {run['id']} ({run['judge']}, {run['label']})")
-        self.stdout.write("ratings 1500 + 400·θ/ln 10 with 95% case-bootstrap intervals; Avg = mean of the domain ratings; WR = mean share")
+        self.stdout.write(
+            f"{doc['benchmark']['name']} v{doc['benchmark']['version']}, run {run['id']} ({run['judge']}, {run['label']})"
+        )
+        self.stdout.write(
+            "ratings 1500 + 400·θ/ln 10 with 95% case-bootstrap intervals; Avg = mean of the domain ratings; WR = mean share"
+        )
         header = ["model", *domains, "Avg", "pooled", "WR"]
         rows = [header]
         for m in models:
@@ -72,7 +89,9 @@ class Command(BaseCommand):
             self.stdout.write("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
         for d in domains:
             block = board["domains"][d]
-            self.stdout.write(f"{d}: ν = {_number(block['nu'])}, consistency {_number(block['consistency'])}, {block['matches']} matches in {block['cases']} cases")
+            self.stdout.write(
+                f"{d}: ν = {_number(block['nu'])}, consistency {_number(block['consistency'])}, {block['matches']} matches in {block['cases']} cases"
+            )
         self.stdout.write(f"pooled: ν = {_number(board['pooled']['nu'])}, consistency {_number(board['pooled']['consistency'])}")
         if references:
             self.stdout.write("* the source-derived Reference (a competitor like any other)")

@@ -49,15 +49,38 @@ class Command(ProtocolReportCommand):
         for gone in read["scorers_left_out"]:
             self.stdout.write(f"left out: {gone['name']} ({gone['model']}, {gone['criterion']}): {gone['reason']}")
         pooled = {r["scorer"]: r for r in doc["results"] if r["discipline"] == "all"}
-        rows = [["scorer", "model", "criterion", "Hit@1 %", "Hit@2 %", "Hit@3 %", "Hit@5 %", "MRR", "beats %", "ranked", "excluded", "ties"]]
+        rows = [
+            [
+                "scorer",
+                "model",
+                "criterion",
+                "Hit@1 %",
+                "Hit@2 %",
+                "Hit@3 %",
+                "Hit@5 %",
+                "MRR",
+                "beats %",
+                "ranked",
+                "excluded",
+                "ties",
+            ]
+        ]
         for s in doc["scorers"]:
             r = pooled[s["name"]]
             m = r["metrics"]
-            rows.append([
-                s["name"], s["model"], s["criterion"], *(_value(m[f"hit_at_{k}"], True) for k in method["hit_ks"]),
-                _value(m["mrr"], False), _value(m["beats"], True), str(r["n_ranked"]), str(r["n_excluded"]),
-                "—" if r["papers_with_ties"] is None else f"{r['papers_with_ties']} papers",
-            ])
+            rows.append(
+                [
+                    s["name"],
+                    s["model"],
+                    s["criterion"],
+                    *(_value(m[f"hit_at_{k}"], True) for k in method["hit_ks"]),
+                    _value(m["mrr"], False),
+                    _value(m["beats"], True),
+                    str(r["n_ranked"]),
+                    str(r["n_excluded"]),
+                    "—" if r["papers_with_ties"] is None else f"{r['papers_with_ties']} papers",
+                ]
+            )
         self.stdout.write("")
         self.stdout.write("\n".join(_table(rows)))
         for s in doc["scorers"]:
@@ -67,15 +90,32 @@ class Command(ProtocolReportCommand):
         if doc["agreement"]:
             rows = [["criterion", "scope", "models", "papers", "all rank gold first", "share [CI]"]]
             for a in doc["agreement"]:
-                rows.append([a["criterion"], a["discipline"], ", ".join(a["models"]), str(a["n_papers"]), str(a["n_all_first"]),
-                             _value({"value": a["share"], "ci": a["ci"]}, True)])
+                rows.append(
+                    [
+                        a["criterion"],
+                        a["discipline"],
+                        ", ".join(a["models"]),
+                        str(a["n_papers"]),
+                        str(a["n_all_first"]),
+                        _value({"value": a["share"], "ci": a["ci"]}, True),
+                    ]
+                )
             self.stdout.write("")
             self.stdout.write("\n".join(_table(rows)))
         if doc["pairs"]:
             rows = [["a", "b", "papers", "ΔHit@1 %", "ΔHit@5 %", "ΔMRR"]]
             for p in doc["pairs"]:
                 d = p["differences"]
-                rows.append([p["a"], p["b"], str(p["n_papers"]), _value(d["hit_at_1"], True), _value(d["hit_at_5"], True), _value(d["mrr"], False)])
+                rows.append(
+                    [
+                        p["a"],
+                        p["b"],
+                        str(p["n_papers"]),
+                        _value(d["hit_at_1"], True),
+                        _value(d["hit_at_5"], True),
+                        _value(d["mrr"], False),
+                    ]
+                )
             self.stdout.write("")
             self.stdout.write("pooled paired differences a − b (same paper draws):")
             self.stdout.write("\n".join(_table(rows)))

@@ -27,13 +27,17 @@ class Command(BaseCommand):
         parser.add_argument("--model", default="", help="the model as the endpoint serves it")
         parser.add_argument("--criterion", choices=CRITERIA, default=None, help="nll or energy")
         parser.add_argument(
-            "--logprobs-mode", choices=list(MODE_GIVES), default=None,
+            "--logprobs-mode",
+            choices=list(MODE_GIVES),
+            default=None,
             help="the server's --logprobs-mode (vLLM): raw_logprobs (its default) gives nll, raw_logits gives energy; a "
             "server that is not vLLM gives log-probabilities: raw_logprobs",
         )
         parser.add_argument("--base-url", default="", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
         parser.add_argument("--api-key-env", default=None, help="environment variable holding the API key (never stored)")
-        parser.add_argument("--tokenize-url", default=None, help="the tokenizer endpoint (default: /tokenize at the server's root)")
+        parser.add_argument(
+            "--tokenize-url", default=None, help="the tokenizer endpoint (default: /tokenize at the server's root)"
+        )
         parser.add_argument("--scorer", default=None, help="the scorer's name (default: MODEL-CRITERION); reused when it exists")
         parser.add_argument("--papers", default="all", help="all | discipline:NAME | sample:N")
         parser.add_argument("--seed", type=int, default=0, help="seed of the draw for --papers sample:N")
@@ -42,9 +46,16 @@ class Command(BaseCommand):
         parser.add_argument("--rate", type=argument_type(field["rate_per_second"]), default=None, help="requests per second")
         parser.add_argument("--timeout", type=argument_type(field["timeout"]), default=120.0, help="seconds per request")
         for name in ("price_per_1k_prompt", "price_per_1k_completion"):
-            parser.add_argument("--" + name.replace("_", "-"), type=argument_type(field[name]), default=None, metavar="USD",
-                                help=field[name].help_text)
-        parser.add_argument("--resume", type=int, default=None, metavar="RUN", help="resume a paused, failed or cancelled scoring run")
+            parser.add_argument(
+                "--" + name.replace("_", "-"),
+                type=argument_type(field[name]),
+                default=None,
+                metavar="USD",
+                help=field[name].help_text,
+            )
+        parser.add_argument(
+            "--resume", type=int, default=None, metavar="RUN", help="resume a paused, failed or cancelled scoring run"
+        )
         parser.add_argument("--wait", action="store_true", help="show progress and exit when the run ends")
 
     def handle(self, *args: object, **o: object) -> None:
@@ -61,15 +72,27 @@ class Command(BaseCommand):
                 self.stdout.write(f"run: {run.pk} resumed, {reopened} tasks reopened")
             else:
                 if not o["model"] or not o["criterion"] or not o["logprobs_mode"]:
-                    raise CommandError("name the model (--model), the criterion (--criterion nll|energy) and the server's mode "
-                                       "(--logprobs-mode raw_logprobs|raw_logits), or resume a run (--resume RUN)")
+                    raise CommandError(
+                        "name the model (--model), the criterion (--criterion nll|energy) and the server's mode "
+                        "(--logprobs-mode raw_logprobs|raw_logits), or resume a run (--resume RUN)"
+                    )
                 criterion, mode = str(o["criterion"]), str(o["logprobs_mode"])
                 run = scoring_run_create(
-                    benchmark=benchmark, model=str(o["model"]), criterion=criterion, logprobs_mode=mode, base_url=str(o["base_url"]),
-                    api_key_env=o["api_key_env"] or None, tokenize_url=o["tokenize_url"] or None, scorer=o["scorer"] or None,  # type: ignore[arg-type]
-                    papers=str(o["papers"]), seed=int(o["seed"]), concurrency=int(o["concurrency"]),  # type: ignore[call-overload]
-                    rate_per_second=o["rate"], timeout=float(o["timeout"]),  # type: ignore[arg-type]
-                    price_per_1k_prompt=o["price_per_1k_prompt"], price_per_1k_completion=o["price_per_1k_completion"],  # type: ignore[arg-type]
+                    benchmark=benchmark,
+                    model=str(o["model"]),
+                    criterion=criterion,
+                    logprobs_mode=mode,
+                    base_url=str(o["base_url"]),
+                    api_key_env=o["api_key_env"] or None,
+                    tokenize_url=o["tokenize_url"] or None,
+                    scorer=o["scorer"] or None,  # type: ignore[arg-type]
+                    papers=str(o["papers"]),
+                    seed=int(o["seed"]),
+                    concurrency=int(o["concurrency"]),  # type: ignore[call-overload]
+                    rate_per_second=o["rate"],
+                    timeout=float(o["timeout"]),  # type: ignore[arg-type]
+                    price_per_1k_prompt=o["price_per_1k_prompt"],
+                    price_per_1k_completion=o["price_per_1k_completion"],  # type: ignore[arg-type]
                 )
                 total = run.tasks.count()
                 scoring_run_launch(run=run)
@@ -80,6 +103,10 @@ class Command(BaseCommand):
         if not o["wait"]:
             return
         final = wait_with_bar(lambda: scoring_progress(run=IntrinsicScoringRun.objects.get(pk=run.pk)), self.stdout.write)
-        self.stdout.write(f"scoring run {run.pk} {final.status}: {final.done} candidates scored, {final.failed} failed, {final.calls} calls")
+        self.stdout.write(
+            f"scoring run {run.pk} {final.status}: {final.done} candidates scored, {final.failed} failed, {final.calls} calls"
+        )
         if final.status != "completed":
-            raise CommandError(f"scoring run {run.pk} ended {final.status}" + (f": {final.status_reason}" if final.status_reason else ""))
+            raise CommandError(
+                f"scoring run {run.pk} ended {final.status}" + (f": {final.status_reason}" if final.status_reason else "")
+            )

@@ -14,7 +14,9 @@ ENDED = ("completed", "failed", "cancelled")
 def progress_counts(p: Progress) -> str:
     """'6/8 · 5 done, 1 failed, 2 remaining · running · ETA 4s': each count before its name, so that
     "done 8 failed 0" can no longer be read as "8 failed"."""
-    counts = [f"{p.done} done", f"{p.failed} failed", f"{p.remaining} remaining"] + ([f"{p.skipped} skipped"] if p.skipped else [])
+    counts = [f"{p.done} done", f"{p.failed} failed", f"{p.remaining} remaining"] + (
+        [f"{p.skipped} skipped"] if p.skipped else []
+    )
     eta = f" · ETA {p.eta_seconds:.0f}s" if p.eta_seconds and p.status == "running" else ""  # none while paused
     return f"{p.done + p.failed}/{p.total} · {', '.join(counts)} · {p.status}{eta}"
 

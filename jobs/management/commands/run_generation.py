@@ -40,10 +40,16 @@ class Command(BaseCommand):
             mapping[name.strip()] = model.strip()
         try:
             run = generation_run_create(
-                benchmark=benchmark, base_url=str(o["base_url"]), api_key_env=o["api_key_env"],  # type: ignore[arg-type]
+                benchmark=benchmark,
+                base_url=str(o["base_url"]),
+                api_key_env=o["api_key_env"],  # type: ignore[arg-type]
                 participants=[p.strip() for p in str(o["participants"]).split(",") if p.strip()] or None,
-                contexts=str(o["contexts"]), temperature=float(o["temperature"]), max_tokens=int(o["max_tokens"]),  # type: ignore[arg-type, call-overload]
-                concurrency=int(o["concurrency"]), timeout=float(o["timeout"]), model_names=mapping,  # type: ignore[call-overload, arg-type]
+                contexts=str(o["contexts"]),
+                temperature=float(o["temperature"]),
+                max_tokens=int(o["max_tokens"]),  # type: ignore[arg-type, call-overload]
+                concurrency=int(o["concurrency"]),
+                timeout=float(o["timeout"]),
+                model_names=mapping,  # type: ignore[call-overload, arg-type]
             )
             generation_run_launch(run=run)
         except RunError as exc:
@@ -55,4 +61,6 @@ class Command(BaseCommand):
         final = wait_with_bar(lambda: generation_progress(run=GenerationRun.objects.get(pk=run.pk)), self.stdout.write)
         self.stdout.write(f"generation run {run.pk} {final.status}: {final.done} stored, {final.failed} failed")
         if final.status != "completed":
-            raise CommandError(f"generation run {run.pk} ended {final.status}" + (f": {final.status_reason}" if final.status_reason else ""))
+            raise CommandError(
+                f"generation run {run.pk} ended {final.status}" + (f": {final.status_reason}" if final.status_reason else "")
+            )

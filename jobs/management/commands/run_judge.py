@@ -38,8 +38,10 @@ def _kind_and_type(benchmark: Benchmark, task_kind: str | None, run_type: str | 
         task_kind = JudgeRun.Subjects.INTRINSIC_LISTWISE
     if run_type is None:
         run_type = {
-            JudgeRun.Subjects.HYPOARENA: "arena", JudgeRun.Subjects.HYPOARENA_RUBRIC: "rubric",
-            JudgeRun.Subjects.RECONSTRUCTION_MATCH: "match", JudgeRun.Subjects.RECONSTRUCTION_SWISS: "swiss",
+            JudgeRun.Subjects.HYPOARENA: "arena",
+            JudgeRun.Subjects.HYPOARENA_RUBRIC: "rubric",
+            JudgeRun.Subjects.RECONSTRUCTION_MATCH: "match",
+            JudgeRun.Subjects.RECONSTRUCTION_SWISS: "swiss",
             JudgeRun.Subjects.INTRINSIC_LISTWISE: "listwise",
         }.get(task_kind or "", "holistic")
     return task_kind, run_type
@@ -55,7 +57,8 @@ class Command(BaseCommand):
         parser.add_argument("--api-key-env", default=None, help="environment variable holding the API key")
         parser.add_argument("--replay-of", type=int, default=None, help="replay a stored run instead of calling an endpoint")
         parser.add_argument(
-            "--pairs", default="all",
+            "--pairs",
+            default="all",
             help="all | batch:NAME | sample:N | controls | controls:KIND,KIND (the approved diagnostic control variants, each "
             "against its clean source; their verdicts go to controls_report, never to a leaderboard); on a HypoArena "
             "benchmark: all | domain:NAME | sample:N (matches, or submissions for a rubric run); on a Reconstruction "
@@ -63,21 +66,29 @@ class Command(BaseCommand):
             "all | discipline:NAME | sample:N (papers to rank)",
         )
         parser.add_argument(
-            "--orders", type=_orders, default=ORDERS, metavar="{original,reverse}[,...]",
+            "--orders",
+            type=_orders,
+            default=ORDERS,
+            metavar="{original,reverse}[,...]",
             help="the presentation orders to judge each pair in: original (A as the benchmark orients it), reverse "
             "(A and B swapped) or both, comma-separated (default: original,reverse)",
         )
         parser.add_argument(
-            "--run-type", default=None, choices=["holistic", "structured", "arena", "rubric", "match", "listwise"],
+            "--run-type",
+            default=None,
+            choices=["holistic", "structured", "arena", "rubric", "match", "listwise"],
             help="holistic (default) or structured for a Lit2Test benchmark; arena (default) or rubric for a HypoArena one; "
             "match for a Reconstruction one; listwise for an Intrinsic one",
         )
         parser.add_argument(
-            "--judge-family", default="",
+            "--judge-family",
+            default="",
             help="the judge's model family (Reconstruction match runs: the judge recuses on hypotheses of its own family)",
         )
         parser.add_argument(
-            "--task-kind", default=None, choices=JudgeRun.Subjects.values,
+            "--task-kind",
+            default=None,
+            choices=JudgeRun.Subjects.values,
             help="what the run judges (default: from the benchmark's protocol, --run-type and --pairs)",
         )
         parser.add_argument("--prompt-version", default=None)
@@ -92,14 +103,20 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=argument_type(field["timeout"]), default=120.0, help="seconds per call")
         for name in ("price_per_1k_prompt", "price_per_1k_completion"):
             parser.add_argument(
-                "--" + name.replace("_", "-"), type=argument_type(field[name]), default=None, metavar="USD",
+                "--" + name.replace("_", "-"),
+                type=argument_type(field[name]),
+                default=None,
+                metavar="USD",
                 help=field[name].help_text,
             )
         parser.add_argument("--canonical", action="store_true", help="this run is the version's canonical judge")
         parser.add_argument("--drivers", type=int, default=1, help="driver tasks to spread over workers")
         parser.add_argument("--label", default=None)
         parser.add_argument(
-            "--seed", type=int, default=0, help="seed of the random draw for --pairs sample:N (default: 0; the same seed draws the same pairs)"
+            "--seed",
+            type=int,
+            default=0,
+            help="seed of the random draw for --pairs sample:N (default: 0; the same seed draws the same pairs)",
         )
         parser.add_argument("--wait", action="store_true", help="show progress and exit when the run ends")
 
@@ -115,13 +132,27 @@ class Command(BaseCommand):
                 raise CommandError(f"{benchmark} has no run {o['replay_of']} to replay")
         task_kind, run_type = _kind_and_type(benchmark, o["task_kind"], o["run_type"])  # type: ignore[arg-type]
         request = JudgeRunRequest(
-            benchmark=benchmark, task_kind=task_kind, judge_model=str(o["model"]), base_url=str(o["base_url"]),
-            provider=JudgeRun.Provider.RECORDED if replay else JudgeRun.Provider.OPENAI_COMPATIBLE, replay_of=replay,
-            api_key_env=o["api_key_env"], run_type=run_type, prompt_version=o["prompt_version"],  # type: ignore[arg-type]
-            pairs=str(o["pairs"]), orders=o["orders"], concurrency=int(o["concurrency"]),  # type: ignore[arg-type, call-overload]
-            rate_per_second=o["rate"], temperature=o["temperature"], max_tokens=o["max_tokens"],  # type: ignore[arg-type]
-            timeout=float(o["timeout"]), canonical=bool(o["canonical"]), label=o["label"], seed=int(o["seed"]),  # type: ignore[arg-type, call-overload]
-            price_per_1k_prompt=o["price_per_1k_prompt"], price_per_1k_completion=o["price_per_1k_completion"],  # type: ignore[arg-type]
+            benchmark=benchmark,
+            task_kind=task_kind,
+            judge_model=str(o["model"]),
+            base_url=str(o["base_url"]),
+            provider=JudgeRun.Provider.RECORDED if replay else JudgeRun.Provider.OPENAI_COMPATIBLE,
+            replay_of=replay,
+            api_key_env=o["api_key_env"],
+            run_type=run_type,
+            prompt_version=o["prompt_version"],  # type: ignore[arg-type]
+            pairs=str(o["pairs"]),
+            orders=o["orders"],
+            concurrency=int(o["concurrency"]),  # type: ignore[arg-type, call-overload]
+            rate_per_second=o["rate"],
+            temperature=o["temperature"],
+            max_tokens=o["max_tokens"],  # type: ignore[arg-type]
+            timeout=float(o["timeout"]),
+            canonical=bool(o["canonical"]),
+            label=o["label"],
+            seed=int(o["seed"]),  # type: ignore[arg-type, call-overload]
+            price_per_1k_prompt=o["price_per_1k_prompt"],
+            price_per_1k_completion=o["price_per_1k_completion"],  # type: ignore[arg-type]
             options={"judge_family": str(o["judge_family"])} if o["judge_family"] else {},
         )
         try:
@@ -132,12 +163,15 @@ class Command(BaseCommand):
         self.stdout.write(f"run: {run.pk}")
         total = subjects_of(run).task_model.objects.filter(run=run).count()
         self.stdout.write(
-            f"{total} {'ordered tasks' if subjects_of(run).ordered else 'tasks'}" + (f"; {skipped} pairs skipped: their proposals have no text" if skipped else "")
+            f"{total} {'ordered tasks' if subjects_of(run).ordered else 'tasks'}"
+            + (f"; {skipped} pairs skipped: their proposals have no text" if skipped else "")
             + (" (replay of stored judgments)" if replay else "")
         )
         if not o["wait"]:
             return
         final = wait_with_bar(lambda: run_progress(run=JudgeRun.objects.get(pk=run.pk)), self.stdout.write)
-        self.stdout.write(f"run {run.pk} {final.status}: {final.accepted} accepted, {final.invalid} invalid, {final.failed} failed")
+        self.stdout.write(
+            f"run {run.pk} {final.status}: {final.accepted} accepted, {final.invalid} invalid, {final.failed} failed"
+        )
         if final.status != "completed":
             raise CommandError(f"run {run.pk} ended {final.status}" + (f": {final.status_reason}" if final.status_reason else ""))

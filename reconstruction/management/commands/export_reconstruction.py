@@ -9,7 +9,9 @@ from reconstruction.services import ReconstructionError, reconstruction_export
 
 
 class Command(BaseCommand):
-    help = "Write a Reconstruction benchmark's JSONL files (reconstruction/FORMAT.md) into a folder; importing them reproduces it."
+    help = (
+        "Write a Reconstruction benchmark's JSONL files (reconstruction/FORMAT.md) into a folder; importing them reproduces it."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("benchmark", help="benchmark name, or name@version (version 1 when not given)")

@@ -34,7 +34,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("benchmark", help="a Reconstruction benchmark: id, name or name@version")
         parser.add_argument("--proposers", default="", help="comma-separated participant names (created when new)")
-        parser.add_argument("--families", default="", help="NAME=FAMILY,... model families for the judges' recusal (default: the name)")
+        parser.add_argument(
+            "--families", default="", help="NAME=FAMILY,... model families for the judges' recusal (default: the name)"
+        )
         parser.add_argument("--base-url", default="", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8001/v1")
         parser.add_argument("--api-key-env", default=None, help="environment variable holding the API key (never stored)")
         parser.add_argument("--model-map", default="", help="NAME=endpoint-model,... when the endpoint names models differently")
@@ -44,7 +46,9 @@ class Command(BaseCommand):
         parser.add_argument("--temperature", type=argument_type(gen["temperature"]), default=1.0)
         parser.add_argument("--max-tokens", type=argument_type(gen["max_tokens"]), default=2000)
         parser.add_argument("--timeout", type=argument_type(judge["timeout"]), default=300.0, help="seconds per call")
-        parser.add_argument("--resume", type=int, default=None, metavar="RUN", help="resume a paused, failed or cancelled proposer run")
+        parser.add_argument(
+            "--resume", type=int, default=None, metavar="RUN", help="resume a paused, failed or cancelled proposer run"
+        )
         parser.add_argument("--wait", action="store_true", help="show progress and exit when the run ends")
 
     def handle(self, *args: object, **o: object) -> None:
@@ -53,7 +57,9 @@ class Command(BaseCommand):
         except ObjectDoesNotExist as exc:
             raise CommandError(str(exc)) from None
         if benchmark.protocol != Benchmark.Protocol.RECONSTRUCTION:
-            raise CommandError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a Reconstruction one; proposers run on Reconstruction benchmarks")
+            raise CommandError(
+                f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a Reconstruction one; proposers run on Reconstruction benchmarks"
+            )
         try:
             if o["resume"]:
                 run = ProposerRun.objects.filter(pk=o["resume"], benchmark=benchmark).first()
@@ -63,17 +69,26 @@ class Command(BaseCommand):
                 self.stdout.write(f"run: {run.pk} resumed, {reopened} tasks reopened")
             else:
                 run = proposer_run_create(
-                    benchmark=benchmark, base_url=str(o["base_url"]), proposers=str(o["proposers"]).split(","),
-                    families=pairs_option(str(o["families"]), "--families"), seeds=str(o["seeds"]),
-                    api_key_env=o["api_key_env"] or None, model_names=pairs_option(str(o["model_map"]), "--model-map"),  # type: ignore[arg-type]
-                    temperature=float(o["temperature"]), max_tokens=int(o["max_tokens"]),  # type: ignore[arg-type, call-overload]
-                    concurrency=int(o["concurrency"]), timeout=float(o["timeout"]),  # type: ignore[call-overload, arg-type]
+                    benchmark=benchmark,
+                    base_url=str(o["base_url"]),
+                    proposers=str(o["proposers"]).split(","),
+                    families=pairs_option(str(o["families"]), "--families"),
+                    seeds=str(o["seeds"]),
+                    api_key_env=o["api_key_env"] or None,
+                    model_names=pairs_option(str(o["model_map"]), "--model-map"),  # type: ignore[arg-type]
+                    temperature=float(o["temperature"]),
+                    max_tokens=int(o["max_tokens"]),  # type: ignore[arg-type, call-overload]
+                    concurrency=int(o["concurrency"]),
+                    timeout=float(o["timeout"]),  # type: ignore[call-overload, arg-type]
                 )
                 total = run.tasks.count()
                 proposer_run_launch(run=run)
                 self.stdout.write(f"run: {run.pk}")
                 skipped = run.parameters.get("unfrozen_skipped") or 0
-                self.stdout.write(f"{total} hypothesis sets to elicit" + (f"; {skipped} seeds skipped: no frozen bibliography" if skipped else ""))
+                self.stdout.write(
+                    f"{total} hypothesis sets to elicit"
+                    + (f"; {skipped} seeds skipped: no frozen bibliography" if skipped else "")
+                )
         except RunError as exc:
             raise CommandError(str(exc)) from None
         if not o["wait"]:
@@ -84,4 +99,6 @@ class Command(BaseCommand):
             f"attempt (those seeds are excluded for that proposer), {final.failed} failed"
         )
         if final.status != "completed":
-            raise CommandError(f"proposer run {run.pk} ended {final.status}" + (f": {final.status_reason}" if final.status_reason else ""))
+            raise CommandError(
+                f"proposer run {run.pk} ended {final.status}" + (f": {final.status_reason}" if final.status_reason else "")
+            )

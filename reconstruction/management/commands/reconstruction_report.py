@@ -34,22 +34,38 @@ class Command(ProtocolReportCommand):
         self.stdout.write(
             f"{method['level']:.0%} paper-bootstrap percentile intervals, {method['replicates']} replicates, seed {method['seed']}"
         )
-        rows = [["system", "domain", "match rate [CI]", "matches/hyp.", "success@5 [CI]", "papers w/ match", "ties", "unlabelled"]]
+        rows = [
+            ["system", "domain", "match rate [CI]", "matches/hyp.", "success@5 [CI]", "papers w/ match", "ties", "unlabelled"]
+        ]
         for r in doc["rates"]:
-            rows.append([
-                r["system"] + (" (control)" if r["kind"] == "control" else ""), str(r["domain"]),
-                _share(r["match_rate"], r["match_rate_ci"]), f"{r['n_matches']}/{r['n_hypotheses']}",
-                _share(r["success_at_5"], r["success_at_5_ci"]), f"{r['n_papers_with_match']}/{r['n_papers']}",
-                "—" if r["ties"] is None else str(r["ties"]), "—" if r["excluded_unlabelled"] is None else str(r["excluded_unlabelled"]),
-            ])
+            rows.append(
+                [
+                    r["system"] + (" (control)" if r["kind"] == "control" else ""),
+                    str(r["domain"]),
+                    _share(r["match_rate"], r["match_rate_ci"]),
+                    f"{r['n_matches']}/{r['n_hypotheses']}",
+                    _share(r["success_at_5"], r["success_at_5_ci"]),
+                    f"{r['n_papers_with_match']}/{r['n_papers']}",
+                    "—" if r["ties"] is None else str(r["ties"]),
+                    "—" if r["excluded_unlabelled"] is None else str(r["excluded_unlabelled"]),
+                ]
+            )
         self.stdout.write("")
         self.stdout.write("\n".join(_table(rows)))
         rows = [["a", "b", "domain", "ratio a/b [CI]", "sign test a>b", "a<b", "ties", "p"]]
         for p in doc["pairs"]:
             s = p["sign_test"]
-            rows.append([
-                p["a"], p["b"], str(p["domain"]), _share(p["ratio"], p["ratio_ci"]), str(s["a_more"]), str(s["b_more"]), str(s["ties"]),
-                "—" if s["p_value"] is None else f"{s['p_value']:.4g}",
-            ])
+            rows.append(
+                [
+                    p["a"],
+                    p["b"],
+                    str(p["domain"]),
+                    _share(p["ratio"], p["ratio_ci"]),
+                    str(s["a_more"]),
+                    str(s["b_more"]),
+                    str(s["ties"]),
+                    "—" if s["p_value"] is None else f"{s['p_value']:.4g}",
+                ]
+            )
         self.stdout.write("")
         self.stdout.write("\n".join(_table(rows)))

@@ -23,8 +23,12 @@ from .reconstruction_propose import pairs_option
 def selection_summary(selection: SwissSelection) -> dict[str, object]:
     tournaments = list(selection.tournaments.all())
     return {
-        "selection": selection.pk, "name": selection.participant.name, "status": selection.status, "round": selection.round,
-        "tournaments": len(tournaments), "champions": sum(t.champion_id is not None for t in tournaments),
+        "selection": selection.pk,
+        "name": selection.participant.name,
+        "status": selection.status,
+        "round": selection.round,
+        "tournaments": len(tournaments),
+        "champions": sum(t.champion_id is not None for t in tournaments),
         "rounds": max((t.rounds for t in tournaments), default=0),
         "problem": selection.parameters.get("problem", ""),
     }
@@ -58,7 +62,9 @@ class Command(BaseCommand):
         except ObjectDoesNotExist as exc:
             raise CommandError(str(exc)) from None
         if benchmark.protocol != Benchmark.Protocol.RECONSTRUCTION:
-            raise CommandError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a Reconstruction one; Swiss selections run on Reconstruction benchmarks")
+            raise CommandError(
+                f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a Reconstruction one; Swiss selections run on Reconstruction benchmarks"
+            )
         try:
             if o["advance"] or o["status"]:
                 selection = SwissSelection.objects.filter(pk=o["advance"] or o["status"], benchmark=benchmark).first()
@@ -69,9 +75,15 @@ class Command(BaseCommand):
             else:
                 judges = [{"model": m, "family": f} for m, f in pairs_option(str(o["judges"]), "--judges").items()]
                 selection = selection_create(
-                    benchmark=benchmark, name=str(o["name"]), proposers=str(o["proposers"]).split(","), judges=judges,
-                    seed=int(o["seed"]), base_url=str(o["base_url"]), api_key_env=o["api_key_env"] or None,  # type: ignore[call-overload, arg-type]
-                    concurrency=int(o["concurrency"]), timeout=float(o["timeout"]),  # type: ignore[call-overload, arg-type]
+                    benchmark=benchmark,
+                    name=str(o["name"]),
+                    proposers=str(o["proposers"]).split(","),
+                    judges=judges,
+                    seed=int(o["seed"]),
+                    base_url=str(o["base_url"]),
+                    api_key_env=o["api_key_env"] or None,  # type: ignore[call-overload, arg-type]
+                    concurrency=int(o["concurrency"]),
+                    timeout=float(o["timeout"]),  # type: ignore[call-overload, arg-type]
                 )
         except RunError as exc:
             raise CommandError(str(exc)) from None
@@ -88,8 +100,11 @@ class Command(BaseCommand):
                 f"reconstruction_swiss {benchmark.pk} --advance {selection.pk}"
             )
         if selection.status == SwissSelection.Status.WAITING:
-            failed = JudgeRun.objects.filter(subjects=JudgeRun.Subjects.RECONSTRUCTION_SWISS, parameters__options__selection=selection.pk,
-                                             status__in=[JudgeRun.Status.FAILED, JudgeRun.Status.CANCELLED]).values_list("pk", flat=True)
+            failed = JudgeRun.objects.filter(
+                subjects=JudgeRun.Subjects.RECONSTRUCTION_SWISS,
+                parameters__options__selection=selection.pk,
+                status__in=[JudgeRun.Status.FAILED, JudgeRun.Status.CANCELLED],
+            ).values_list("pk", flat=True)
             raise CommandError(
                 f"Swiss selection {selection.pk} waits: round run(s) {', '.join(map(str, failed))} ended without completing; "
                 "resume them (dashboard or run page), and the selection moves on when they complete"
