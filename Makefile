@@ -24,6 +24,8 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
+	$(PY) scripts/check_code_shape.py
 
 clean:
 	rm -rf $(VENV) var staticfiles

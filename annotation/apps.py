@@ -1,6 +1,28 @@
+from __future__ import annotations
+
 from django.apps import AppConfig
 
 
 class AnnotationConfig(AppConfig):
+    """Human calibration (PROTOCOL.md §1): blind studies in which annotators label pairs of a benchmark's canonical
+    pairs. It holds no benchmarks of its own; it supplies the human figures that leaderboards show beside a judge's."""
+
     name = "annotation"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from arena.extensions import human_figures_register
+        from arena.protocols import Link, ProtocolSpec, protocol_register
+
+        from .caching import human_figures
+
+        human_figures_register("annotation", human_figures)
+        protocol_register(
+            ProtocolSpec(
+                name="annotation",
+                label="Human calibration",
+                holds_benchmarks=False,
+                urls="annotation.urls",
+                actions=(Link("Human calibration studies", "annotation:studies"),),
+            )
+        )

@@ -73,7 +73,7 @@ class Study(models.Model):
 
 
 class NaiveProposal(models.Model):
-    """A proposal written by :mod:`annotation.naive` for a context. Never a participant: it must not reach a leaderboard."""
+    """A proposal written by :mod:`arena.naive` for a context. Never a participant: it must not reach a leaderboard."""
 
     context = models.ForeignKey(Context, on_delete=models.CASCADE, related_name="naive_proposals")
     generator_version = models.CharField(max_length=100)

@@ -7,9 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
 from django.db.models import Case, Count, Max, QuerySet, Value, When
@@ -18,9 +17,11 @@ from django.utils import timezone
 from arena.models import Benchmark, Context, JudgeRun, Paper
 from arena.selectors import run_cases_frame, run_data_version, run_default
 
-from . import stats
 from .models import Assignment, Item, Label, Study
 from .rubric import DIMENSION_KEYS, SIX_FIELDS, score_field, validate_submission
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # --------------------------------------------------------------------------- annotator side
 
@@ -348,6 +349,10 @@ def judge_reference(*, run: JudgeRun | None) -> dict[str, Any]:
 
 def study_frames(*, study: Study) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The study's labels and items in the shape :mod:`annotation.stats` reads (model names included)."""
+    import pandas as pd
+
+    from . import stats  # numpy, pandas, arena.stats: loaded when a figure is computed
+
     items = list(
         Item.objects.filter(study=study).select_related("pair", "first_proposal__participant", "second_proposal__participant")
     )
@@ -410,6 +415,10 @@ def study_agreement(*, study: Study, include_over_time: bool = False) -> dict[st
 
     A practice study is held out of every statistic: its document has the same keys with no figures.
     """
+    import pandas as pd
+
+    from . import stats  # numpy, pandas, arena.stats: loaded when a figure is computed
+
     run = study_run(study=study)
     reference = judge_reference(run=run)
     header = {
@@ -436,6 +445,8 @@ def human_win_rate_for_benchmark(benchmark: Benchmark) -> dict[str, float] | Non
 
     Practice studies and over-time labels never count. None when no formal study has a counted label.
     """
+    from . import stats  # numpy, pandas, arena.stats: loaded when a figure is computed
+
     studies = Study.objects.filter(benchmark=benchmark, round=Study.Round.FORMAL).order_by("-created_at", "-id")
     for study in studies:
         if not Label.objects.filter(assignment__study=study, over_time=False, assignment__item__is_control=False).exists():
@@ -455,6 +466,8 @@ def human_win_rate_report(*, benchmark: Benchmark) -> dict[str, Any] | None:
     The leaderboard does not read annotation data itself: its callers pass this in. None without such a study.
     """
     from arena.stats import win_rates
+
+    from . import stats  # numpy, pandas, arena.stats: loaded when a figure is computed
 
     studies = Study.objects.filter(benchmark=benchmark, round=Study.Round.FORMAL).order_by("-created_at", "-id")
     for study in studies:
@@ -497,6 +510,8 @@ LABEL_CSV_COLUMNS = (
 
 def study_label_rows(*, study: Study) -> list[dict[str, Any]]:
     """One row per label for the researchers' CSV export (this one names the models)."""
+    from . import stats  # numpy, pandas, arena.stats: loaded when a figure is computed
+
     rows = []
     labels = Label.objects.filter(assignment__study=study).select_related(
         "assignment__annotator",

@@ -21,26 +21,27 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 from django.utils.translation import gettext as _
 
+from arena import naive
+from arena.errors import AppError
 from arena.models import Benchmark, CanonicalPair, Context, Proposal
 from arena.permissions import ANNOTATORS_GROUP
 from arena.selectors import run_cases_frame, run_default
 
-from . import naive
 from .models import Assignment, Item, Label, NaiveProposal, Study
 from .rubric import CHOICE_A, CHOICE_B, FIELD_NAMES, clean_submission, draft_values, validate_submission
 
 MAX_CAP_MINUTES = 240
 
 
-class StudyCreateError(ValueError):
+class StudyCreateError(AppError, ValueError):
     """The study cannot be created as asked; the message says why (shown in the form and by the command)."""
 
 
-class AlreadySubmitted(Exception):
+class AlreadySubmitted(AppError):
     """The assignment already has an accepted label; it is read-only."""
 
 
-class UnstorableValues(ValueError):
+class UnstorableValues(AppError, ValueError):
     """Some values hold a character that cannot be stored (NUL); ``errors`` maps each field to its message.
 
     Raised before the draft is written, so the draft stored before stays as it was.
@@ -51,14 +52,14 @@ class UnstorableValues(ValueError):
         self.errors = errors
 
 
-class StaleDraft(Exception):
+class StaleDraft(AppError):
     """The values were typed on a page older than the stored draft (another window, or a re-sent form).
 
     Raised before anything is written: older values never overwrite newer ones.
     """
 
 
-class SubmissionIncomplete(Exception):
+class SubmissionIncomplete(AppError):
     """The completeness validator rejected a submission; ``errors`` maps each field to its message."""
 
     def __init__(self, errors: dict[str, str]) -> None:
@@ -177,10 +178,10 @@ def study_create(
     and ``n_contexts`` are drawn proportionally across strata with the study seed. Contexts used by studies
     of the other round on the benchmark are held out. ``n_naive_controls`` distinct chosen contexts each get
     one control that pairs a seeded-chosen real proposal with the naive baseline's proposal
-    (:mod:`annotation.naive`). With ``pairs_per_context`` K, every chosen context shows exactly K items: K
+    (:mod:`arena.naive`). With ``pairs_per_context`` K, every chosen context shows exactly K items: K
     of its real pairs, or in a control context K - 1 real pairs and the control, chosen so that the naive
     proposal's single appearance lies within the range of the context's real proposals' appearance counts
-    (:func:`annotation.naive.plan_context`; the release showed 90 of 120 real pairs). Without it every
+    (:func:`arena.naive.plan_context`; the release showed 90 of 120 real pairs). Without it every
     canonical pair becomes an item and a control adds one more, which lets controls be spotted by counting.
 
     Assignment: each item goes to ``annotators_per_item`` annotators (default: all), balancing load. Each
@@ -191,40 +192,23 @@ def study_create(
     Preconditions: every annotator is active and in the ``annotators`` group; ``1 <= n_contexts <=`` eligible
     contexts; ``0 <= n_naive_controls <= n_contexts``; ``1 <= annotators_per_item <= len(annotators)``;
     ``1 <= cap_minutes <= 240``; ``1 <= pairs_per_context <=`` the pairs of every eligible context, and with
-    controls at most :func:`annotation.naive.max_hiding_k` (5 for four models). Raises
+    controls at most :func:`arena.naive.max_hiding_k` (5 for four models). Raises
     :class:`StudyCreateError` otherwise, having written nothing.
     """
     if round not in Study.Round.values:
         raise StudyCreateError(f"round must be one of {', '.join(Study.Round.values)}")
-    annotators = list(dict.fromkeys(annotators))
-    if not annotators:
-        raise StudyCreateError("choose at least one annotator")
-    outside = [u.get_username() for u in annotators if not (u.is_active and u.groups.filter(name=ANNOTATORS_GROUP).exists())]
-    if outside:
-        raise StudyCreateError(f"not active members of the {ANNOTATORS_GROUP!r} group: {', '.join(outside)}")
-    per_item = len(annotators) if annotators_per_item is None else annotators_per_item
-    if not 1 <= per_item <= len(annotators):
-        raise StudyCreateError(f"annotators per item must be between 1 and {len(annotators)}")
+    annotators, per_item = _annotators_checked(annotators, annotators_per_item)
     if not 1 <= cap_minutes <= MAX_CAP_MINUTES:
         raise StudyCreateError(f"the cap must be between 1 and {MAX_CAP_MINUTES} minutes")
-    other_round = Study.Round.PRACTICE if round == Study.Round.FORMAL else Study.Round.FORMAL
-    eligible, strat_meta = eligible_contexts(benchmark=benchmark, exclude_round=other_round)
-    if strat_meta["run_id"] is None:
-        raise StudyCreateError(f"{benchmark} has no judge run to stratify by; import or run one first")
-    if n_contexts < 1:
-        raise StudyCreateError(f"the number of contexts must be at least 1 (asked for {n_contexts})")
-    if not 1 <= n_contexts <= len(eligible):
-        raise StudyCreateError(
-            f"{benchmark} has {len(eligible)} contexts with text and all proposals available for a {round} study "
-            f"(contexts of {other_round} studies are held out); asked for {n_contexts}"
-        )
-    if not 0 <= n_naive_controls <= n_contexts:
-        raise StudyCreateError(f"naive controls must be between 0 and the number of contexts ({n_contexts})")
-    if pairs_per_context is not None:
-        _check_pairs_per_context(pairs_per_context, eligible, with_controls=n_naive_controls > 0)
+    eligible, strat_meta = _eligible_checked(
+        benchmark=benchmark,
+        round=round,
+        n_contexts=n_contexts,
+        n_naive_controls=n_naive_controls,
+        pairs_per_context=pairs_per_context,
+    )
     seed = secrets.randbelow(2**31) if seed is None else int(seed)
 
-    by_id = {e.context.external_id: e for e in eligible}
     strata: dict[str, list[str]] = defaultdict(list)
     for e in eligible:
         strata[e.stratum].append(e.context.external_id)
@@ -250,39 +234,89 @@ def study_create(
         },
     )
     study.annotators.set(annotators)
+    items = _items_create(
+        study=study,
+        benchmark=benchmark,
+        by_id={e.context.external_id: e for e in eligible},
+        chosen_ids=chosen_ids,
+        n_naive_controls=n_naive_controls,
+        pairs_per_context=pairs_per_context,
+        seed=seed,
+    )
+    _assignments_create(study=study, items=items, annotators=annotators, per_item=per_item, seed=seed)
+    return study
 
+
+def _annotators_checked(
+    annotators: Sequence[AbstractBaseUser], annotators_per_item: int | None
+) -> tuple[list[AbstractBaseUser], int]:
+    """The study's annotators (each once, in the order given) and how many see each item (default: all of them).
+
+    Only active members of the annotators group are assigned items: the group is who labels, and an inactive account
+    cannot sign in to do it."""
+    annotators = list(dict.fromkeys(annotators))
+    if not annotators:
+        raise StudyCreateError("choose at least one annotator")
+    outside = [u.get_username() for u in annotators if not (u.is_active and u.groups.filter(name=ANNOTATORS_GROUP).exists())]
+    if outside:
+        raise StudyCreateError(f"not active members of the {ANNOTATORS_GROUP!r} group: {', '.join(outside)}")
+    per_item = len(annotators) if annotators_per_item is None else annotators_per_item
+    if not 1 <= per_item <= len(annotators):
+        raise StudyCreateError(f"annotators per item must be between 1 and {len(annotators)}")
+    return annotators, per_item
+
+
+def _eligible_checked(
+    *, benchmark: Benchmark, round: str, n_contexts: int, n_naive_controls: int, pairs_per_context: int | None
+) -> tuple[list[EligibleContext], dict]:
+    """The contexts a study of ``round`` may draw from (those of the other round held out) and their stratification,
+    after checking that the numbers asked for fit them; :class:`StudyCreateError` says what does not."""
+    other_round = Study.Round.PRACTICE if round == Study.Round.FORMAL else Study.Round.FORMAL
+    eligible, strat_meta = eligible_contexts(benchmark=benchmark, exclude_round=other_round)
+    if strat_meta["run_id"] is None:
+        raise StudyCreateError(f"{benchmark} has no judge run to stratify by; import or run one first")
+    if n_contexts < 1:
+        raise StudyCreateError(f"the number of contexts must be at least 1 (asked for {n_contexts})")
+    if not 1 <= n_contexts <= len(eligible):
+        raise StudyCreateError(
+            f"{benchmark} has {len(eligible)} contexts with text and all proposals available for a {round} study "
+            f"(contexts of {other_round} studies are held out); asked for {n_contexts}"
+        )
+    if not 0 <= n_naive_controls <= n_contexts:
+        raise StudyCreateError(f"naive controls must be between 0 and the number of contexts ({n_contexts})")
+    if pairs_per_context is not None:
+        _check_pairs_per_context(pairs_per_context, eligible, with_controls=n_naive_controls > 0)
+    return eligible, strat_meta
+
+
+def _items_create(
+    *,
+    study: Study,
+    benchmark: Benchmark,
+    by_id: Mapping[str, EligibleContext],
+    chosen_ids: Sequence[str],
+    n_naive_controls: int,
+    pairs_per_context: int | None,
+    seed: int,
+) -> list[Item]:
+    """The study's items, in position order: the real pairs of each chosen context (all, or the K of its plan), then
+    the hidden naive controls. Returns them as stored (with their ids), for the assignments."""
     proposals = {
         (p.context_id, p.participant_id): p
         for p in Proposal.objects.filter(context__external_id__in=chosen_ids, context__benchmark=benchmark).select_related(
             "participant"
         )
     }
-    items: list[Item] = []
     rng = _rng(seed, "controls")
     control_ids = set(rng.sample(chosen_ids, n_naive_controls))
-    plans = {}
+    plans: dict[str, naive.ContextPlan] = {}
     if pairs_per_context is not None:
         for cid in chosen_ids:
             ends = [(p.participant_a_id, p.participant_b_id) for p in by_id[cid].pairs]
             plan = naive.plan_context(ends, k=pairs_per_context, control=cid in control_ids, rng=_rng(seed, "pairs", cid))
             assert plan is not None  # _check_pairs_per_context ruled this out
             plans[cid] = plan
-    for cid in chosen_ids:
-        e = by_id[cid]
-        shown = None if cid not in plans else set(plans[cid].pairs)
-        for pair in e.pairs:
-            if shown is not None and (pair.participant_a_id, pair.participant_b_id) not in shown:
-                continue
-            items.append(
-                Item(
-                    study=study,
-                    position=len(items) + 1,
-                    context=e.context,
-                    pair=pair,
-                    first_proposal=proposals[(e.context.pk, pair.participant_a_id)],
-                    second_proposal=proposals[(e.context.pk, pair.participant_b_id)],
-                )
-            )
+    items = _real_items(study=study, by_id=by_id, chosen_ids=chosen_ids, plans=plans, proposals=proposals)
     for cid in sorted(control_ids):
         context = by_id[cid].context
         if cid in plans:
@@ -300,9 +334,44 @@ def study_create(
             )
         )
     Item.objects.bulk_create(items)
-    items = list(study.items.order_by("position"))
+    return list(study.items.order_by("position"))
 
-    # Balanced assignment of items to annotators when not everyone sees everything.
+
+def _real_items(
+    *,
+    study: Study,
+    by_id: Mapping[str, EligibleContext],
+    chosen_ids: Sequence[str],
+    plans: Mapping[str, naive.ContextPlan],
+    proposals: Mapping[tuple[int, int], Proposal],
+) -> list[Item]:
+    """An item per shown canonical pair of each chosen context (every pair, or those of the context's plan), numbered
+    from 1 in the order of the contexts' ids and their pairs."""
+    items: list[Item] = []
+    for cid in chosen_ids:
+        e = by_id[cid]
+        shown = None if cid not in plans else set(plans[cid].pairs)
+        for pair in e.pairs:
+            if shown is not None and (pair.participant_a_id, pair.participant_b_id) not in shown:
+                continue
+            items.append(
+                Item(
+                    study=study,
+                    position=len(items) + 1,
+                    context=e.context,
+                    pair=pair,
+                    first_proposal=proposals[(e.context.pk, pair.participant_a_id)],
+                    second_proposal=proposals[(e.context.pk, pair.participant_b_id)],
+                )
+            )
+    return items
+
+
+def _assignments_create(
+    *, study: Study, items: Sequence[Item], annotators: Sequence[AbstractBaseUser], per_item: int, seed: int
+) -> None:
+    """Each item to ``per_item`` annotators, balancing load; each annotator's own order of items and own A/B side per
+    item, drawn from the seed, the annotator and the item (so independent of generation order and of the others)."""
     load = {u.pk: 0 for u in annotators}
     per_annotator: dict[int, list[Item]] = defaultdict(list)
     assign_rng = _rng(seed, "assign")
@@ -326,7 +395,6 @@ def study_create(
                 )
             )
     Assignment.objects.bulk_create(rows)
-    return study
 
 
 def _check_pairs_per_context(k: int, eligible: Sequence[EligibleContext], *, with_controls: bool) -> None:
@@ -514,7 +582,7 @@ def _label_fields(assignment: Assignment, values: Mapping[str, object], now: dat
 # --------------------------------------------------------------------------- annotators
 
 
-class AnnotatorError(ValueError):
+class AnnotatorError(AppError, ValueError):
     """The annotator cannot be created or changed as asked; the message says why (shown in the form)."""
 
 

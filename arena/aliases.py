@@ -52,6 +52,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from .errors import AppError
+
 PLACEHOLDER = "[redacted]"
 
 WORD, PROPER, BRAND, EXACT = "word", "proper", "brand", "exact"
@@ -203,12 +205,15 @@ class Alias:
         return cls(str(value["text"]), str(value.get("mode") or WORD), str(value.get("source") or DERIVED))
 
 
-class AliasError(ValueError):
+class AliasError(AppError, ValueError):
     """Aliases a researcher typed cannot be stored; ``problems`` names each line and what is wrong."""
 
     def __init__(self, problems: list[str]) -> None:
         self.problems = problems
         super().__init__("; ".join(problems))
+
+    def payload(self) -> dict[str, Any]:
+        return {"detail": "the aliases were not saved", "problems": self.problems}
 
 
 def check_alias(text: str, mode: str) -> str | None:

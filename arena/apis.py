@@ -14,18 +14,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from .caching import human_win_rate_report_cached
-from .models import Benchmark, JudgeRun
+from .errors import AppError
 from .permissions import IsResearcher
-from .release import ReleaseImportError
-from .selectors import (
-    LEADERBOARD_PSEUDO_COUNT,
-    LEADERBOARD_REPLICATES,
-    LEADERBOARD_SEED,
-    benchmark_list,
-    run_default,
-    run_leaderboard,
-)
+from .selectors import benchmark_list
 
 # Ids are PostgreSQL bigints; a larger one can name nothing, and is refused as a bad parameter.
 MAX_ID = 2**63 - 1
@@ -42,13 +33,14 @@ def get_or_not_found(queryset: QuerySet, message: str, **filters: Any) -> Any:  
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """DRF's handler, plus our application errors as clear 400 JSON errors.
+    """DRF's handler, plus every application error (``arena.errors.AppError``, of any protocol) as a clear JSON error
+    with its own status.
 
-    Every error body is one of the shapes declared by :data:`ERROR_RESPONSES`: ``{"detail": "..."}``, or for
-    bad parameters ``{"<parameter>": ["message", ...]}``.
+    Every error body is one of the shapes declared by :data:`ERROR_RESPONSES`: ``{"detail": "..."}`` (a refused
+    import adds its ``problems``), or for bad parameters ``{"<parameter>": ["message", ...]}``.
     """
-    if isinstance(exc, ReleaseImportError):
-        return Response({"detail": "import failed, nothing was written", "problems": [str(p) for p in exc.problems]}, status=400)
+    if isinstance(exc, AppError):
+        return Response(exc.payload(), status=exc.status_code)
     return drf_exception_handler(exc, context)
 
 
@@ -114,75 +106,6 @@ class BenchmarkListApi(APIView):
     @extend_schema(responses=api_responses(OutputSerializer(many=True)))
     def get(self, request: Request) -> Response:
         return Response(self.OutputSerializer(benchmark_list(), many=True).data)
-
-
-class LeaderboardApi(APIView):
-    """The same document as ``manage.py leaderboard BENCHMARK --json``.
-
-    The work of a request is bounded: at most ``LIT2TEST_LEADERBOARD_MAX_REPLICATES`` bootstrap replicates,
-    a finite pseudo-count in [0, 100]; a document is cached by its parameters and the verdicts it comes from.
-    """
-
-    permission_classes = [IsResearcher]
-
-    class InputSerializer(QueryParams):
-        run = id_field(required=False, help_text="A holistic run of this benchmark (default: its canonical run).")
-        seed = serializers.IntegerField(required=False, min_value=0, max_value=MAX_SEED, default=LEADERBOARD_SEED)
-        pseudo_count = serializers.FloatField(
-            required=False,
-            min_value=0.0,
-            max_value=MAX_PSEUDO_COUNT,
-            default=LEADERBOARD_PSEUDO_COUNT,
-            help_text="Added to every off-diagonal win count of the Bradley–Terry fits; finite, 0 to 100.",
-        )
-
-        def get_fields(self) -> dict[str, serializers.Field]:
-            # The cap (each replicate costs the web process CPU time) is a setting, read per request, so that the
-            # schema and the message both name it.
-            return super().get_fields() | {
-                "replicates": serializers.IntegerField(
-                    required=False,
-                    min_value=1,
-                    max_value=settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES,
-                    default=LEADERBOARD_REPLICATES,
-                    help_text="Bootstrap replicates (server-side cap).",
-                    error_messages={
-                        "max_value": "Ensure this value is less than or equal to {max_value} "
-                        "(the server's cap on bootstrap replicates per request)."
-                    },
-                )
-            }
-
-    @extend_schema(parameters=[InputSerializer], responses=api_responses(OpenApiTypes.OBJECT, 400, 404))
-    def get(self, request: Request, benchmark_id: int) -> Response:
-        params = self.InputSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        benchmark = get_or_not_found(Benchmark.objects, f"no benchmark {benchmark_id}", pk=benchmark_id)
-        if benchmark.protocol != Benchmark.Protocol.LIT2TEST:
-            raise NotFound(
-                f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: the Lit2Test leaderboard does not apply; "
-                f"its figures are at /api/benchmarks/{benchmark.pk}/{benchmark.protocol}/"
-            )
-        if "run" in params.validated_data:
-            run_id = params.validated_data["run"]
-            run = get_or_not_found(
-                JudgeRun.objects.filter(subjects=JudgeRun.Subjects.PAIRS),
-                f"run {run_id} is not a leaderboard run of benchmark {benchmark_id}",
-                pk=run_id,
-                benchmark=benchmark,
-            )
-        else:
-            run = run_default(benchmark=benchmark)
-            if run is None:
-                raise NotFound(f"{benchmark} has no judge run yet")
-        document = run_leaderboard(
-            run=run,
-            human=human_win_rate_report_cached(benchmark=benchmark),  # human figures are passed in to the leaderboard
-            replicates=params.validated_data["replicates"],
-            seed=params.validated_data["seed"],
-            pseudo_count=params.validated_data["pseudo_count"],
-        )
-        return Response(document)
 
 
 class SchemaApi(SpectacularAPIView):

@@ -4,6 +4,3 @@ from django.apps import AppConfig
 class ArenaConfig(AppConfig):
     name = "arena"
     default_auto_field = "django.db.models.BigAutoField"
-
-    def ready(self) -> None:
-        from . import checks  # noqa: F401  (registers system checks)

@@ -9,13 +9,13 @@ export writes) and a record of each replacement (``Proposal.redactions``).
 When redaction happens:
 
 * at import: ``release_import`` calls :func:`benchmark_redact` once its rows are written;
-* at generation: ``jobs.services._store_generation`` stores :func:`proposal_blind_fields` with the proposal;
+* at generation: ``lit2test.generation`` (and every elicitation that stores a proposal) stores :func:`proposal_blind_fields` with it;
 * when a researcher edits a participant's aliases (:func:`participant_aliases_update`) or asks for a re-scan
   (:func:`benchmark_redact`; ``manage.py blindness_scan``).
 
 A proposal whose ``blind_content`` is missing or was made from other content (its digest differs) is
 redacted when it is read, with the benchmark's aliases as they are then (:func:`proposal_blind_content`):
-nothing is ever shown unredacted to a blind reader. The judge's gate (``jobs.services._blindness_problem``)
+nothing is ever shown unredacted to a blind reader. The judge's gate (``jobs.gates.blindness_problem``)
 looks for aliases once more in each rendered prompt and refuses a task whose proposals still name one (for
 example a judge whose run was created after the last scan: re-scan, then resume).
 """

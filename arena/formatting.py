@@ -54,3 +54,17 @@ def wlt(*counts: int | float | None) -> str:
 def ranking(models: Sequence[str]) -> str:
     """``A > B > C``."""
     return " > ".join(models)
+
+
+def table(headers: list[str], rows: list[list[str]], *, align: str = "") -> list[str]:
+    """A plain-text table for a report command; ``align`` has one letter per column, ``l`` or ``r`` (default: the first
+    column left, the figures right)."""
+    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=True)]
+    align = align or "l" + "r" * (len(headers) - 1)
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            str(c).ljust(w) if a == "l" else str(c).rjust(w) for c, w, a in zip(cells, widths, align, strict=True)
+        ).rstrip()
+
+    return [line(headers), "  ".join("-" * w for w in widths), *(line(r) for r in rows)]

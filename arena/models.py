@@ -1,4 +1,9 @@
-"""The Lit2Test data model.
+"""The shared core's data model: benchmarks and their participants, judge runs and what every judging kind records of
+an answer (:class:`JudgmentRecord`), and the literature neighbourhoods, proposals and canonical pairs that Lit2Test,
+its diagnostic controls and the human calibration studies share.
+
+Which protocol a benchmark follows, and what a judge run judges, are names of the protocol registry
+(``arena.protocols``), validated against it: no closed list of protocols lives here.
 
 Identity rules that matter for blindness: a CanonicalPair's ``public_id`` is random and
 is the only pair identifier that may leave the researcher side; ``internal_key`` (the
@@ -13,7 +18,12 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from .protocols import default_protocol, judge_subjects, protocol_label, validate_protocol, validate_subjects
 from .schemas import AB_TIE, SIX_FIELD
+
+#: The subjects of a judge run that judges this module's canonical pairs: the leaderboard's input, the only runs that
+#: may be canonical.
+PAIRS = "pairs"
 
 
 def new_public_id() -> str:
@@ -25,16 +35,9 @@ def new_public_id() -> str:
 class Benchmark(models.Model):
     """A versioned benchmark. Its canonical judge and verdict rule never change within a version.
 
-    ``protocol`` says which evaluation protocol (PROTOCOL.md) its data follow: Lit2Test's contexts, proposals and
-    canonical pairs (this app), or HypoArena's domains, cases, K-pair submissions and 5-level verdicts (the
-    ``hypoarena`` app). Lit2Test pages refuse a benchmark of another protocol and say where its pages are.
+    ``protocol`` names the registered protocol (``arena.protocols``) its data follow; that protocol's app holds its
+    data and pages, and other protocols' pages refuse it and say where its own are.
     """
-
-    class Protocol(models.TextChoices):
-        LIT2TEST = "lit2test", "Lit2Test"
-        HYPOARENA = "hypoarena", "HypoArena"
-        RECONSTRUCTION = "reconstruction", "Reconstruction"
-        INTRINSIC = "intrinsic", "Intrinsic scoring"
 
     name = models.CharField(max_length=100)
     version = models.CharField(max_length=50, default="1")
@@ -45,7 +48,7 @@ class Benchmark(models.Model):
     verdict_rule = models.CharField(max_length=50, default=AB_TIE.name)
     proposal_schema = models.CharField(max_length=50, default=SIX_FIELD.name)
     orientation_seed = models.BigIntegerField(default=20260101)
-    protocol = models.CharField(max_length=20, choices=Protocol.choices, default=Protocol.LIT2TEST)
+    protocol = models.CharField(max_length=20, default=default_protocol, validators=[validate_protocol])
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -54,6 +57,14 @@ class Benchmark(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} v{self.version}"
+
+    def get_protocol_display(self) -> str:
+        """The protocol's label, as its app registered it."""
+        return protocol_label(self.protocol)
+
+    def next_version(self) -> str:
+        """The version after this one: "2" after "1", "beta.1" after "beta"."""
+        return str(int(self.version) + 1) if self.version.isdigit() else f"{self.version}.1"
 
 
 class Batch(models.Model):
@@ -208,20 +219,6 @@ class JudgeRun(models.Model):
         RECORDED = "recorded", "recorded (replay of stored judgments)"
         OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible endpoint"
 
-    class Subjects(models.TextChoices):
-        """What a run judges: the benchmark's canonical pairs (the leaderboard's input), or its diagnostic
-        control pairs (each approved control variant against its clean source; ``controls`` app). A controls
-        run never feeds a leaderboard: its verdicts live in their own table. A HypoArena benchmark's runs judge
-        its matches (``hypoarena`` app: 5-level verdicts, or rubric scores), also in their own tables."""
-
-        PAIRS = "pairs", "canonical pairs"
-        CONTROLS = "controls", "diagnostic controls"
-        HYPOARENA = "hypoarena", "HypoArena matches"
-        HYPOARENA_RUBRIC = "hypoarena_rubric", "HypoArena rubric scores"
-        RECONSTRUCTION_MATCH = "reconstruction_match", "Reconstruction match labels"
-        RECONSTRUCTION_SWISS = "reconstruction_swiss", "Reconstruction Swiss matches"
-        INTRINSIC_LISTWISE = "intrinsic_listwise", "Intrinsic listwise rankings"
-
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="runs")
     label = models.CharField(max_length=200, help_text="Distinguishes runs of one judge, e.g. the source file.")
     run_type = models.CharField(max_length=50, default="holistic")
@@ -231,7 +228,9 @@ class JudgeRun(models.Model):
     parameters = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     is_canonical = models.BooleanField(default=False)
-    subjects = models.CharField(max_length=30, choices=Subjects.choices, default=Subjects.PAIRS)
+    # What the run judges: a judging task kind (``jobs.subjects``), registered by the app that owns its subjects; only
+    # a run of the canonical pairs feeds a leaderboard, every other kind keeps its verdicts in its own tables.
+    subjects = models.CharField(max_length=30, default=PAIRS, validators=[validate_subjects])
     launched_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -239,14 +238,20 @@ class JudgeRun(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["benchmark", "judge_model", "label"], name="run_judge_label_unique"),
+            # Only a run of the canonical pairs may be its benchmark's canonical judge (the leaderboard's input).
             models.CheckConstraint(
-                condition=~models.Q(subjects="controls", is_canonical=True), name="run_controls_not_canonical"
+                condition=~models.Q(is_canonical=True) | models.Q(subjects=PAIRS), name="run_canonical_judges_pairs"
             ),
         ]
         ordering = ["benchmark_id", "created_at", "id"]
 
     def __str__(self) -> str:
         return f"{self.judge_model} ({self.label})"
+
+    def get_subjects_display(self) -> str:
+        """What the run judges, as its task kind's app labels it."""
+        kind = judge_subjects.get(self.subjects)
+        return kind.label if kind is not None else self.subjects
 
     @property
     def is_imported(self) -> bool:
@@ -259,7 +264,31 @@ class JudgeRun(models.Model):
         return self.provider == self.Provider.RECORDED and not self.is_imported
 
 
-class OrderedJudgment(models.Model):
+class JudgmentRecord(models.Model):
+    """What every judging kind keeps of one answered task, whatever it judged (each kind's judgment model extends it;
+    the subclass declares ``run`` and its subject): the order it was asked in, accepted or invalid, the raw answer and
+    the problems of an invalid one, which attempt was kept, latency and tokens."""
+
+    class Status(models.TextChoices):
+        ACCEPTED = "accepted", "accepted"
+        INVALID = "invalid", "invalid"
+
+    order = models.CharField(max_length=10)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACCEPTED)
+    raw_response = models.TextField(blank=True)
+    errors = models.JSONField(default=list, blank=True)
+    attempt = models.PositiveSmallIntegerField(default=1)
+    latency_seconds = models.FloatField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+
+
+class OrderedJudgment(JudgmentRecord):
     """One judge verdict on one presentation order of a canonical pair.
 
     ``winner`` is the participant the verdict favours (null for TIE or invalid). ``shown_a``
@@ -275,14 +304,9 @@ class OrderedJudgment(models.Model):
         B = "B", "B"
         TIE = "TIE", "TIE"
 
-    class Status(models.TextChoices):
-        ACCEPTED = "accepted", "accepted"
-        INVALID = "invalid", "invalid"
-
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="judgments")
     pair = models.ForeignKey(CanonicalPair, on_delete=models.CASCADE, related_name="judgments")
     order = models.CharField(max_length=10, choices=Order.choices)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACCEPTED)
     shown_a = models.ForeignKey(Participant, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     verdict = models.CharField(max_length=5, choices=Verdict.choices, null=True, blank=True)
     is_tie = models.BooleanField(default=False)
@@ -291,14 +315,6 @@ class OrderedJudgment(models.Model):
     main_reason = models.TextField(blank=True)
     weakness_a = models.TextField(blank=True)
     weakness_b = models.TextField(blank=True)
-    raw_response = models.TextField(blank=True)
-    errors = models.JSONField(default=list, blank=True)
-    attempt = models.PositiveSmallIntegerField(default=1)
-    latency_seconds = models.FloatField(null=True, blank=True)
-    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
-    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
-    metadata = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [

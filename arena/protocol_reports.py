@@ -28,15 +28,10 @@ from rest_framework.views import APIView
 from .apis import MAX_SEED, QueryParams, api_responses, get_or_not_found
 from .models import Benchmark
 from .permissions import IsResearcher
+from .protocols import protocol_phrase
 from .selectors import benchmark_resolve
 
 Report = Callable[..., dict[str, Any]]
-
-
-def protocol_phrase(protocol: str) -> str:
-    """ "a Reconstruction", "an Intrinsic scoring": the protocol's name with its article, for refusals."""
-    name = Benchmark.Protocol(protocol).label
-    return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}"
 
 
 def protocol_benchmark_or_404(benchmark_id: int, protocol: str) -> Benchmark:

@@ -61,6 +61,10 @@ SIX_FIELD = ProposalSchema(
 
 PROPOSAL_SCHEMAS: dict[str, ProposalSchema] = {SIX_FIELD.name: SIX_FIELD}
 
+#: The rubric a structured judge scores a six-field proposal on, 0-4 each (Lit2Test's judges, the diagnostic
+#: controls' and the demo's); the human rubric has the same five (``annotation.rubric``).
+JUDGE_DIMENSIONS = ("grounding", "hypothesis_specificity", "minimality_feasibility", "decisive_metric", "falsifiability")
+
 
 @dataclass(frozen=True)
 class VerdictScale:

@@ -12,7 +12,7 @@ from django.db import models
 from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
-from .models import Benchmark, CanonicalPair, Context, JudgeRun, JudgeRunVersion, OrderedJudgment, Paper, Participant
+from .models import PAIRS, Benchmark, CanonicalPair, Context, JudgeRun, JudgeRunVersion, OrderedJudgment, Paper, Participant
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -93,7 +93,7 @@ def benchmark_resolve(*, reference: str) -> Benchmark:
 
 def run_default(*, benchmark: Benchmark) -> JudgeRun | None:
     """The canonical run of the benchmark, else its newest holistic run."""
-    runs = benchmark.runs.filter(run_type="holistic", subjects=JudgeRun.Subjects.PAIRS)
+    runs = benchmark.runs.filter(run_type="holistic", subjects=PAIRS)
     return runs.filter(is_canonical=True).order_by("-created_at", "-id").first() or runs.order_by("-created_at", "-id").first()
 
 

@@ -6,11 +6,8 @@ app_name = "arena"
 urlpatterns = [
     path("dashboard/", views.dashboard, name="dashboard"),
     path("dashboard/benchmarks/<int:benchmark_id>/", views.benchmark_detail, name="benchmark"),
-    path("dashboard/benchmarks/<int:benchmark_id>/export.zip", views.benchmark_export, name="benchmark-export"),
-    path("dashboard/benchmarks/<int:benchmark_id>/leaderboard/", views.leaderboard, name="leaderboard"),
     path("dashboard/benchmarks/<int:benchmark_id>/blindness/", views.benchmark_blindness_page, name="blindness"),
     path("dashboard/benchmarks/<int:benchmark_id>/blindness/rescan", views.benchmark_blindness_rescan, name="blindness-rescan"),
     path("dashboard/participants/<int:participant_id>/aliases/", views.participant_aliases_edit, name="participant-aliases"),
     path("api/benchmarks/", apis.BenchmarkListApi.as_view(), name="api-benchmarks"),
-    path("api/benchmarks/<int:benchmark_id>/leaderboard/", apis.LeaderboardApi.as_view(), name="api-leaderboard"),
 ]

@@ -120,8 +120,8 @@ def main() -> int:
     from django.urls import reverse
 
     from annotation.selectors import human_win_rate_report
-    from arena.release import release_import
     from arena.selectors import benchmark_list, run_data_version, run_data_version_scan, run_default
+    from lit2test.release import release_import
 
     folder = Path(tempfile.mkdtemp(prefix="lit2test-bench-api-"))
     old_name = scratch_database(suffix="_bench_api")
@@ -183,7 +183,7 @@ def main() -> int:
         n_labels = labels_submit(big, args.study_contexts) if args.study_contexts else 0
         print(f"item 4: leaderboard API (10,000 replicates), human study on 'big' with {n_labels:,} labels")
         for benchmark in (small, big):
-            url = reverse("arena:api-leaderboard", args=[benchmark.pk])
+            url = reverse("lit2test:api-leaderboard", args=[benchmark.pk])
             cache.clear()
             started = time.perf_counter()
             doc = get(url).json()

@@ -38,12 +38,12 @@ sys.path.insert(0, str(ROOT))
 
 from arena.stats.btd import btd_counts, elo_ratings, fit_btd, fit_btd_pairs  # noqa: E402
 from arena.stats.hypoarena import (  # noqa: E402
-    _draw_counts,
-    _encode_domain,
-    _pairs_from_features,
     debias,
+    draw_counts,
+    encode_domain,
     hypoarena_bootstrap,
     hypoarena_leaderboard,
+    pairs_from_features,
 )
 from bench.synthetic import synthetic_hypoarena  # noqa: E402
 
@@ -160,10 +160,10 @@ def main() -> None:
 
     # Fits alone: the batched chord/Newton fit on R replicates of domain 0 (pair arrays prepared outside the timer,
     # from the same case draws as the bootstrap's).
-    enc = _encode_domain(boot.domains[0], dom_frames[0], models)
+    enc = encode_domain(boot.domains[0], dom_frames[0], models)
     rng = np.random.default_rng(np.random.SeedSequence(0).spawn(len(boot.domains))[0])
-    counts = _draw_counts(rng, r, len(enc.cases))
-    arrs = _pairs_from_features(enc, counts.astype(enc.contrib.dtype) @ enc.contrib)
+    counts = draw_counts(rng, r, len(enc.cases))
+    arrs = pairs_from_features(enc, counts.astype(enc.contrib.dtype) @ enc.contrib)
     pt = boot.fits[0].point
     t_fit, _, fit = timed(lambda: fit_btd_pairs(*arrs, enc.k, init=pt.theta[0], init_nu=pt.nu[0], chord_data=enc.point))
     print(

@@ -132,7 +132,7 @@ def main() -> int:
     from django.db import connection
 
     from arena.models import OrderedJudgment
-    from arena.release import release_import
+    from lit2test.release import release_import
 
     folder = Path(tempfile.mkdtemp(prefix="lit2test-bench-import-"))
     text_contexts = round(args.contexts * 13 / 200) if args.text_contexts is None else args.text_contexts

@@ -155,8 +155,8 @@ def main() -> int:
     django.setup()
     from django.core.management import call_command
 
-    from arena.release import release_import
     from jobs.services import JudgeRunRequest, judge_run_create, judge_run_launch
+    from lit2test.release import release_import
     from tests.fake_llm import FakeLLM
 
     call_command("migrate", verbosity=0)

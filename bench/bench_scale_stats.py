@@ -13,7 +13,7 @@ Prints, on synthetic data with known strengths (bench/synthetic.py, 4 models per
    extrapolated and flagged;
 3. peak RSS of a 200-model cluster bootstrap in a child process (target < 8 GB);
 4. case bootstrap, 1,000 replicates at 200 models × 500,000 cases: the new fit (Newman's iteration) against
-   the old MM (``arena.stats.bt._mm_batch`` for every fit, on fewer replicates, extrapolated and flagged), their largest
+   the old MM (``arena.stats.bt.mm_batch`` for every fit, on fewer replicates, extrapolated and flagged), their largest
    difference, and a scipy L-BFGS fit of the BT log-likelihood on a few replicates (independent check);
 5. coverage of the 95% case-bootstrap CI of the ordered fit against the known truth at 200 models
    (~25 cases per pair), with the pseudo-count 0.5 and the prior-weight diagnostic.
@@ -150,14 +150,14 @@ def encode_cases_reference(cases: pd.DataFrame, models: Sequence[str] | None = N
 def fit_bt_batch_reference(
     w: np.ndarray, *, pseudo_count: float, init: np.ndarray | None = None, tol: float = 1e-10
 ) -> np.ndarray:
-    """Old ``fit_bt_batch`` for data whose MLE exists (pseudo-count > 0): θ (R, K) by MM (``_mm_batch``, which the
+    """Old ``fit_bt_batch`` for data whose MLE exists (pseudo-count > 0): θ (R, K) by MM (``mm_batch``, which the
     package still uses for fits whose MLE does not exist)."""
-    from arena.stats.bt import _mm_batch, add_pseudo_count
+    from arena.stats.bt import add_pseudo_count, mm_batch
 
     w_eff = add_pseudo_count(w, pseudo_count)
     r, k, _ = w_eff.shape
     theta0 = None if init is None else np.broadcast_to(np.asarray(init, dtype=np.float64), (r, k))
-    theta, _, _ = _mm_batch(w_eff, theta0, np.zeros(r, dtype=bool), tol, 20_000, 300, 30.0)
+    theta, _, _ = mm_batch(w_eff, theta0, np.zeros(r, dtype=bool), tol, 20_000, 300, 30.0)
     return theta
 
 

@@ -15,6 +15,7 @@ from arena.apis import MAX_SEED, QueryParams, api_responses, get_or_not_found, i
 from arena.models import Benchmark, JudgeRun
 from arena.permissions import IsResearcher
 
+from .models import CONTROLS, LIT2TEST
 from .reports import DEFAULT_REPLICATES, ControlReportError, controls_report, controls_run_default, controls_run_missing
 
 
@@ -63,11 +64,11 @@ class ControlsReportApi(APIView):
         params.is_valid(raise_exception=True)
         given = params.validated_data
         benchmark = get_or_not_found(Benchmark.objects, f"no benchmark {benchmark_id}", pk=benchmark_id)
-        if benchmark.protocol != Benchmark.Protocol.LIT2TEST:
+        if benchmark.protocol != LIT2TEST:
             raise NotFound(
                 f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: Lit2Test's diagnostic controls do not apply"
             )
-        controls = JudgeRun.objects.filter(benchmark=benchmark, subjects=JudgeRun.Subjects.CONTROLS)
+        controls = JudgeRun.objects.filter(benchmark=benchmark, subjects=CONTROLS)
         if "run" in given:
             run = get_or_not_found(
                 controls, f"run {given['run']} is not a controls run of benchmark {benchmark_id}", pk=given["run"]

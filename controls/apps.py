@@ -5,16 +5,37 @@ from django.apps import AppConfig
 
 class ControlsConfig(AppConfig):
     """Diagnostic controls (PROTOCOL.md §1): variants of real proposals that test the judge, kept apart from
-    the leaderboard's data."""
+    the leaderboard's data. They extend Lit2Test benchmarks (``--pairs controls`` judges them) and hold none of their
+    own."""
 
     name = "controls"
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # The release export writes controls.jsonl through a hook, so that arena/ never imports this app.
-        from arena.release import register_export
+        from arena.extensions import export_file_register
+        from arena.protocols import ProtocolSpec, SelectionRoute, protocol_register
+        from jobs.subjects import subjects_register
 
-        from . import judging  # noqa: F401  (registers the "controls" judging task kind with the run engine)
-        from .services import control_export_rows
+        from .import_export import control_export_rows
+        from .judging import CONTROLS_PREFIX, KIND
 
-        register_export("controls", control_export_rows)
+        subjects_register(KIND)
+        # A Lit2Test release export writes controls.jsonl too, so that an export imports back with its controls.
+        export_file_register("controls", control_export_rows)
+        protocol_register(
+            ProtocolSpec(
+                name="controls",
+                label="Diagnostic controls",
+                holds_benchmarks=False,
+                urls="controls.urls",
+                routes=(
+                    SelectionRoute(
+                        protocol=KIND.protocol,
+                        prefix=CONTROLS_PREFIX,
+                        task_kind=KIND.name,
+                        help="controls · controls:KIND,KIND (the approved diagnostic control variants against their clean "
+                        "sources; never in a leaderboard)",
+                    ),
+                ),
+            )
+        )

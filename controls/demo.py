@@ -33,12 +33,13 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from arena.errors import AppError
 from arena.models import Benchmark, JudgeRun
-from jobs.prompts import DIMENSIONS
+from arena.schemas import JUDGE_DIMENSIONS as DIMENSIONS
 from jobs.services import JudgeRunRequest, judge_run_create, judge_run_execute, judge_run_launch
 
 from .judging import clean_shown
-from .models import ControlJudgment, ControlVariant
+from .models import CONTROLS, ControlJudgment, ControlVariant
 from .selectors import benchmark_controls
 from .variants import SIX
 
@@ -68,7 +69,7 @@ HEURISTIC_DESCRIPTION = (
 )
 
 
-class DemoControlsError(Exception):
+class DemoControlsError(AppError):
     """The demo runs cannot be made; the message says what to do first."""
 
 
@@ -165,7 +166,7 @@ def _record(benchmark: Benchmark, variants: list[ControlVariant], *, run_type: s
             judge_model=DEMO_JUDGE,
             provider=JudgeRun.Provider.RECORDED,
             prompt_version="",
-            subjects=JudgeRun.Subjects.CONTROLS,
+            subjects=CONTROLS,
             status=JudgeRun.Status.COMPLETED,
             finished_at=timezone.now(),
             parameters={
@@ -211,7 +212,7 @@ def demo_controls_record(*, benchmark: Benchmark, execute: bool = True) -> DemoC
         judge_model=DEMO_JUDGE,
         provider=JudgeRun.Provider.RECORDED,
         replay_of=runs[HOLISTIC_LABEL],
-        pairs="controls",
+        select="controls",
         label=REPLAY_LABEL,
     )
     replay, _ = judge_run_create(request=request)

@@ -18,11 +18,14 @@ from typing import Any
 from django.urls import reverse
 
 from arena.models import Benchmark, Context, JudgeRun
-from arena.release import orientation_flipped
+from arena.orientation import orientation_flipped
+from arena.prompting import render_context
 from arena.schemas import SIX_FIELD
-from jobs.prompts import PromptTemplate, RenderedTask, render_context
-from jobs.services import RunError, _JudgeResult, blindness_problem, judgment_fields, orientation_gate
-from jobs.subjects import JudgeSpec, JudgeSubjects, subjects_register
+from jobs.gates import blindness_problem, orientation_gate
+from jobs.lifecycle import RunError
+from jobs.prompts import PromptTemplate, RenderedTask
+from jobs.services import JudgeResult, judgment_fields
+from jobs.subjects import JudgeSpec, JudgeSubjects
 
 from .models import ControlJudgeTask, ControlJudgment, ControlVariant
 from .selectors import benchmark_controls, control_blind_texts
@@ -64,7 +67,7 @@ def render_control_task(
     a, b = (clean, changed) if clean_shown(benchmark, variant, order) == "A" else (changed, clean)
     block_a, block_b = _block("A", a), _block("B", b)
     user = (
-        f"{render_context(context, context_format=template.context_format)}\n\n{block_a}\n\n{block_b}\n=== END ===\n\n"
+        f"{render_context(context, context_format=template.layout)}\n\n{block_a}\n\n{block_b}\n=== END ===\n\n"
         "Which proposal is the better next experiment? Answer in JSON."
     )
     return RenderedTask(system=template.system, user=user, block_a=block_a, block_b=block_b)
@@ -77,10 +80,10 @@ def _contexts(ids: set[int]) -> dict[int, Context]:
 def _plan(
     benchmark: Benchmark, request: Any, template: PromptTemplate
 ) -> tuple[Callable[[JudgeRun], list[ControlJudgeTask]], int]:
-    variants = list(benchmark_controls(benchmark=benchmark, kinds=_kinds(request.pairs)))
+    variants = list(benchmark_controls(benchmark=benchmark, kinds=_kinds(request.select)))
     if not variants:
         raise RunError(
-            f"{benchmark} has no approved control variants{'' if ':' not in request.pairs else ' of those kinds'} to judge; make them "
+            f"{benchmark} has no approved control variants{'' if ':' not in request.select else ' of those kinds'} to judge; make them "
             "with generate_controls or import_controls, and approve them on the controls review page"
         )
     contexts = _contexts({v.context_id for v in variants})
@@ -129,7 +132,7 @@ def _specs(run: JudgeRun, ids: list[int], template: PromptTemplate, aliases: Any
     return specs
 
 
-def _judgment(run_id: int, spec: JudgeSpec, result: _JudgeResult) -> ControlJudgment:
+def _judgment(run_id: int, spec: JudgeSpec, result: JudgeResult) -> ControlJudgment:
     fields = judgment_fields(result)
     verdict, shown = fields["verdict"], spec.meaning["clean_shown"]
     winner = "" if verdict is None else "tie" if verdict == "TIE" else "clean" if verdict == shown else "variant"
@@ -159,16 +162,25 @@ def _describe(judgment: ControlJudgment) -> tuple[str, str]:
     return f"{v.control_id} · {v.kind}{f' · {v.target}' if v.target else ''}", reverse("controls:variant", args=[v.pk])
 
 
-subjects_register(
-    JudgeSubjects(
-        name=JudgeRun.Subjects.CONTROLS,
-        task_model=ControlJudgeTask,
-        judgment_model=ControlJudgment,
-        subject_field="variant",
-        plan=_plan,
-        specs=_specs,
-        judgment=_judgment,
-        recorded=_recorded,
-        describe=_describe,
-    )
+def _report(run: JudgeRun) -> tuple[str, str]:
+    return f"{reverse('controls:report', args=[run.benchmark_id])}?run={run.pk}", "Controls page"
+
+
+KIND = JudgeSubjects(
+    name=CONTROLS_PREFIX,
+    label="diagnostic controls",
+    protocol="lit2test",
+    task_model=ControlJudgeTask,
+    judgment_model=ControlJudgment,
+    subject_field="variant",
+    plan=_plan,
+    specs=_specs,
+    judgment=_judgment,
+    recorded=_recorded,
+    # The leaderboard judge's own templates (registered by the Lit2Test app): a control is judged exactly as a pair.
+    default_prompts={"holistic": "judge-holistic-v2", "structured": "judge-structured-v2"},
+    describe=_describe,
+    foreign_refusal="it has no Lit2Test {subjects} to judge; open its own pages from the dashboard",
+    selection_key="pairs",
+    report=_report,
 )

@@ -18,12 +18,16 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from arena.models import Benchmark, Context, JudgeRun, Proposal
+from arena.models import Benchmark, Context, JudgeRun, JudgmentRecord, Proposal
 from jobs.models import ClaimableTask
 
 from .variants import TARGET_FIELD  # the field each target dimension corrupts
 
 __all__ = ["TARGET_FIELD", "ControlAttempt", "ControlJudgeTask", "ControlJudgment", "ControlVariant"]
+
+
+CONTROLS = "controls"  # the judging task kind of the diagnostic controls
+LIT2TEST = "lit2test"  # the protocol whose benchmarks the controls extend
 
 
 class ControlVariant(models.Model):
@@ -160,7 +164,7 @@ class ControlJudgeTask(ClaimableTask):
         indexes = [models.Index(fields=["run", "status"])]
 
 
-class ControlJudgment(models.Model):
+class ControlJudgment(JudgmentRecord):
     """A judge's verdict on one ordered control comparison, translated to which proposal won.
 
     ``clean_shown`` says which label the clean source had in the prompt ("A" or "B"); ``verdict`` is the judge's
@@ -176,8 +180,6 @@ class ControlJudgment(models.Model):
 
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="control_judgments")
     variant = models.ForeignKey(ControlVariant, on_delete=models.CASCADE, related_name="judgments")
-    order = models.CharField(max_length=10)
-    status = models.CharField(max_length=10, default="accepted", help_text="accepted | invalid")
     clean_shown = models.CharField(max_length=1, help_text="the label the clean source had: A or B")
     verdict = models.CharField(max_length=5, null=True, blank=True)
     winner = models.CharField(max_length=10, choices=Winner.choices, blank=True)
@@ -185,14 +187,6 @@ class ControlJudgment(models.Model):
     main_reason = models.TextField(blank=True)
     weakness_a = models.TextField(blank=True)
     weakness_b = models.TextField(blank=True)
-    raw_response = models.TextField(blank=True)
-    errors = models.JSONField(default=list, blank=True)
-    attempt = models.PositiveSmallIntegerField(default=1)
-    latency_seconds = models.FloatField(null=True, blank=True)
-    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
-    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
-    metadata = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [

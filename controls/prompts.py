@@ -118,7 +118,7 @@ def render_generate(
     *, prompt: ControlPrompt, context_text: str, blind_source: Mapping[str, str], field: str, feedback: str = ""
 ) -> list[dict[str, str]]:
     """The messages of one generation call. ``context_text`` is the rendered neighborhood
-    (``jobs.prompts.render_context``); ``blind_source`` the source proposal as blind readers see it;
+    (``arena.prompting.render_context``); ``blind_source`` the source proposal as blind readers see it;
     ``feedback`` why the previous round's attempt was not used (empty in round 1)."""
     note = (prompt.field_notes or {}).get(field, "")
     parts = [

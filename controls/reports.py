@@ -20,34 +20,40 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
+from arena.errors import AppError
 from arena.models import Benchmark, JudgeRun
-from arena.stats.controls import DEFAULT_REPLICATES, controls_document
-from jobs.prompts import DIMENSIONS
+from arena.schemas import JUDGE_DIMENSIONS as DIMENSIONS
 
-from .models import ControlJudgment, ControlVariant
+from .models import CONTROLS, ControlJudgment, ControlVariant
 from .selectors import control_case_key
+
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 VERDICT_COLUMNS = ["case", "kind", "target", "order", "winner"]
 SCORE_COLUMNS = ["case", "kind", "target", "order", "dimension", "clean", "variant"]
 
 
-class ControlReportError(ValueError):
+#: Case-bootstrap replicates of a report when none are asked for (the command's, the API's and the page's default).
+DEFAULT_REPLICATES = 2000
+
+
+class ControlReportError(AppError, ValueError):
     """The runs asked for cannot make a controls report; the message says why and what to pass instead."""
 
 
 def controls_runs(*, benchmark: Benchmark) -> list[JudgeRun]:
     """The benchmark's controls runs, newest first."""
-    return list(benchmark.runs.filter(subjects=JudgeRun.Subjects.CONTROLS).order_by("-created_at", "-id"))
+    return list(benchmark.runs.filter(subjects=CONTROLS).order_by("-created_at", "-id"))
 
 
 def controls_run_default(*, benchmark: Benchmark, run_type: str = "holistic") -> JudgeRun | None:
     """The run a report reads when none is named: the benchmark's newest *completed* controls run of ``run_type``
     (a running one may still change, a failed one may be partial), or None."""
-    found = benchmark.runs.filter(subjects=JudgeRun.Subjects.CONTROLS, run_type=run_type, status=JudgeRun.Status.COMPLETED)
+    found = benchmark.runs.filter(subjects=CONTROLS, run_type=run_type, status=JudgeRun.Status.COMPLETED)
     return found.order_by("-created_at", "-id").first()
 
 
@@ -66,7 +72,7 @@ def controls_run_missing(benchmark: Benchmark) -> str:
 def _check_run(benchmark: Benchmark, run: JudgeRun, what: str) -> None:
     if run.benchmark_id != benchmark.pk:
         raise ControlReportError(f"{what} {run.pk} is not a run of {benchmark}")
-    if run.subjects != JudgeRun.Subjects.CONTROLS:
+    if run.subjects != CONTROLS:
         raise ControlReportError(
             f"{what} {run.pk} judged the leaderboard's pairs, not diagnostic controls; launch one with run_judge {benchmark.name} "
             "--pairs controls, or pick one of the benchmark's controls runs"
@@ -98,6 +104,8 @@ def _keys_of(judgments: list[ControlJudgment], keys: dict[int, str] | None) -> d
 def verdicts_frame(judgments: list[ControlJudgment], keys: dict[int, str] | None = None) -> pd.DataFrame:
     """One row per accepted ordered judgment, in ``arena.stats.controls``' verdict shape; ``keys`` (``case_keys``) name
     the cases (default: the keys of these judgments' variants)."""
+    import pandas as pd
+
     keys = _keys_of(judgments, keys)
     rows = [(keys[j.variant_id], j.variant.kind, j.variant.target, j.order, j.winner) for j in judgments]
     return pd.DataFrame(rows, columns=VERDICT_COLUMNS)
@@ -106,6 +114,8 @@ def verdicts_frame(judgments: list[ControlJudgment], keys: dict[int, str] | None
 def scores_frame(judgments: list[ControlJudgment], keys: dict[int, str] | None = None) -> pd.DataFrame:
     """One row per (ordered judgment, dimension): the clean side's and the variant's 0-4 scores in that judgment.
     A judgment without both sides' scores (a holistic one, or a replayed verdict without them) gives no row."""
+    import pandas as pd
+
     keys = _keys_of(judgments, keys)
     rows = []
     for j in judgments:
@@ -147,6 +157,8 @@ def controls_report(
     least 1; ``sham_tolerance`` a share in [0, 1]. Raises :class:`ControlReportError` saying which is wrong, or that
     ``run`` has no accepted verdict yet.
     """
+    from arena.stats.controls import controls_document
+
     _check_run(benchmark, run, "run")
     if structured_run is not None:
         _check_run(benchmark, structured_run, "structured run")

@@ -1,10 +1,9 @@
-"""Writes of diagnostic controls: import from JSONL, generation (templates, and the model path of ``controls.llm``),
-review, and the export's rows.
+"""Writes of diagnostic controls: generation (templates, and the model path of ``controls.llm``) and review.
 
 Every write checks everything first and then writes in one transaction. A variant is checked against its
-clean source the same way wherever it comes from (:func:`variant_problems`): a targeted kind changes its target
-field and only that one, ``falsifier_off`` empties ``falsifying_result`` and changes nothing else, a rendering
-has prose instead of fields.
+clean source the same way wherever it comes from (:func:`variant_problems`: generation, review, and the JSONL
+import of :mod:`controls.import_export`): a targeted kind changes its target field and only that one,
+``falsifier_off`` empties ``falsifying_result`` and changes nothing else, a rendering has prose instead of fields.
 """
 
 from __future__ import annotations
@@ -12,30 +11,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
 from arena.blindness import benchmark_matcher, proposal_blind_content
+from arena.errors import AppError
+from arena.jsonl import LISTED, json_type, names_listed
 from arena.models import Benchmark, Context, Proposal
-from arena.release import (
-    EXTERNAL_ID,
-    LISTED,
-    MODEL_NAME,
-    Problem,
-    ReleaseImportError,
-    _Fields,
-    _json_type,
-    _Parsed,
-    _read_jsonl,
-    _Ref,
-    _show,
-    names_listed,
-)
+from arena.prompting import render_context
 from arena.schemas import SIX_FIELD
-from jobs.prompts import render_context
 from jobs.providers import PermanentError, api_key_from_env
 
 from . import llm, prompts, variants
@@ -48,7 +34,6 @@ TARGETED: tuple[str, ...] = tuple(str(k) for k in ControlVariant.TARGETED_KINDS)
 #: Kinds a model must write (naturalness matters); the others have deterministic templates.
 LLM_KINDS: tuple[str, ...] = ("subtle", "sham")
 TEMPLATE_KINDS: tuple[str, ...] = ("clear", "rendering", "falsifier_off", "naive")
-LINE_KEYS = ("control_id", "kind", "context_id", "source_model", "target", "proposal", "prose", "status", "provenance")
 # A rendering holds six fields' worth of text plus the connecting phrases.
 MAX_PROSE_CHARS = 6 * SIX_FIELD.max_chars + 2_000
 # How the model path shows a context: with each paper's source id, as the v2 judge prompts do, so that a grounding
@@ -56,12 +41,9 @@ MAX_PROSE_CHARS = 6 * SIX_FIELD.max_chars + 2_000
 CONTEXT_FORMAT = 2
 
 
-class ControlError(Exception):
-    """A request about controls that cannot be carried out; nothing was written."""
-
-
-class ControlImportError(ReleaseImportError):
-    """The controls file cannot be imported; nothing was written. ``problems`` says where and why."""
+class ControlError(AppError):
+    """A request about controls that cannot be carried out; nothing was written. An :class:`~arena.errors.AppError`,
+    so a page, a command and the API all show its message to the person who asked."""
 
 
 _names = names_listed
@@ -76,47 +58,82 @@ def variant_problems(
     """What is wrong with a variant, as (field, message); empty when nothing is.
 
     ``source`` is the clean proposal's content (None when unknown: the comparisons are skipped). Field names in
-    messages are the file's: ``proposal.<field>``, ``prose``, ``target``.
+    messages are the file's: ``proposal.<field>``, ``prose``, ``target``. The steps run in this order so that a
+    person reads the problems as before: the target, then the text's shape, then (only for a well-formed variant)
+    how it relates to its source, which would say little about a malformed one.
     """
+    problems = _target_problems(kind, target)
+    if kind == "rendering":
+        return problems + _rendering_problems(content, prose)
+    if prose is not None:
+        problems.append(("prose", f'only a rendering variant has prose; a {kind} variant has "proposal"'))
+    problems += _content_problems(kind, content)
+    if problems or source is None or kind == "naive" or content is None:
+        return problems
+    return _source_problems(kind, target, content, source)
+
+
+def _target_problems(kind: str, target: str | None) -> list[tuple[str, str]]:
+    """A targeted kind names the dimension it corrupts; the other kinds name none."""
     problems: list[tuple[str, str]] = []
     if kind in TARGETED and target is None:
         problems.append(("target", f"a {kind} variant needs a target: one of {_names(TARGETS)}"))
     if kind not in TARGETED and target is not None:
         problems.append(("target", f"must be null for a {kind} variant (only {', '.join(TARGETED)} have a target)"))
-    if kind == "rendering":
-        if content is not None:
-            problems.append(("proposal", 'a rendering variant has "prose" instead of "proposal"'))
-        if not isinstance(prose, str) or not prose.strip():
-            problems.append(
-                ("prose", "missing" if prose is None else ("must be text" if not isinstance(prose, str) else "empty"))
-            )
-        elif len(prose) > MAX_PROSE_CHARS:
-            problems.append(("prose", f"has {len(prose)} characters; the limit is {MAX_PROSE_CHARS}"))
-        return problems
-    if prose is not None:
-        problems.append(("prose", f'only a rendering variant has prose; a {kind} variant has "proposal"'))
+    return problems
+
+
+def _rendering_problems(content: Mapping[str, Any] | None, prose: str | None) -> list[tuple[str, str]]:
+    """A rendering is the six fields as one prose text: it has ``prose`` (non-blank, within the limit), no fields."""
+    problems: list[tuple[str, str]] = []
+    if content is not None:
+        problems.append(("proposal", 'a rendering variant has "prose" instead of "proposal"'))
+    if not isinstance(prose, str) or not prose.strip():
+        problems.append(("prose", "missing" if prose is None else ("must be text" if not isinstance(prose, str) else "empty")))
+    elif len(prose) > MAX_PROSE_CHARS:
+        problems.append(("prose", f"has {len(prose)} characters; the limit is {MAX_PROSE_CHARS}"))
+    return problems
+
+
+def _content_problems(kind: str, content: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """Every other kind has the six fields and nothing else, each text (empty only where the kind empties it)."""
     if content is None:
-        problems.append(("proposal", "missing"))
-        return problems
+        return [("proposal", "missing")]
     if not isinstance(content, Mapping):
-        problems.append(("proposal", f"must be an object with the six fields, got {_json_type(content)}"))
-        return problems
-    for key in sorted(set(content) - set(variants.SIX)):
-        problems.append((f"proposal.{key}", f"is not one of the six fields ({', '.join(variants.SIX)})"))
+        return [("proposal", f"must be an object with the six fields, got {json_type(content)}")]
+    problems = [
+        (f"proposal.{key}", f"is not one of the six fields ({', '.join(variants.SIX)})")
+        for key in sorted(set(content) - set(variants.SIX))
+    ]
     for name in variants.SIX:
-        value = content.get(name)
-        empty_wanted = kind == "falsifier_off" and name == "falsifying_result"
-        if not isinstance(value, str):
-            problems.append((f"proposal.{name}", "missing" if value is None else f"must be text, got {_json_type(value)}"))
-        elif empty_wanted and value.strip():
-            problems.append((f"proposal.{name}", 'must be empty ("") in a falsifier_off variant'))
-        elif not empty_wanted and not value.strip():
-            problems.append((f"proposal.{name}", "empty"))
-        elif len(value) > SIX_FIELD.max_chars:
-            problems.append((f"proposal.{name}", f"has {len(value)} characters; the limit is {SIX_FIELD.max_chars}"))
-    if problems or source is None or kind == "naive":
-        return problems
+        message = _field_problem(kind, name, content.get(name))
+        if message is not None:
+            problems.append((f"proposal.{name}", message))
+    return problems
+
+
+def _field_problem(kind: str, name: str, value: Any) -> str | None:  # noqa: ANN401
+    """What is wrong with one of the six fields' value, or None. ``falsifier_off`` is the kind whose falsifying
+    result must be empty; every other field of every kind must be filled."""
+    empty_wanted = kind == "falsifier_off" and name == "falsifying_result"
+    if not isinstance(value, str):
+        return "missing" if value is None else f"must be text, got {json_type(value)}"
+    if empty_wanted and value.strip():
+        return 'must be empty ("") in a falsifier_off variant'
+    if not empty_wanted and not value.strip():
+        return "empty"
+    if len(value) > SIX_FIELD.max_chars:
+        return f"has {len(value)} characters; the limit is {SIX_FIELD.max_chars}"
+    return None
+
+
+def _source_problems(
+    kind: str, target: str | None, content: Mapping[str, Any], source: Mapping[str, Any]
+) -> list[tuple[str, str]]:
+    """A variant changes exactly the field its kind changes (a targeted kind's target field, ``falsifier_off``'s
+    falsifying result) and keeps the others verbatim, so that a verdict that moves can only have moved for it."""
     changed = TARGET_FIELD.get(target or "") if kind in TARGETED else ("falsifying_result" if kind == "falsifier_off" else None)
+    problems: list[tuple[str, str]] = []
     for name in variants.SIX:
         same = content.get(name) == source.get(name)
         if name == changed and same and kind != "falsifier_off":
@@ -124,234 +141,8 @@ def variant_problems(
                 (f"proposal.{name}", f"is the source proposal's text unchanged; a {kind} variant must change its target field")
             )
         elif name != changed and not same:
-            problems.append(
-                (
-                    f"proposal.{name}",
-                    f"differs from the source proposal; a {kind} variant changes only {changed}",
-                )
-            )
+            problems.append((f"proposal.{name}", f"differs from the source proposal; a {kind} variant changes only {changed}"))
     return problems
-
-
-# --------------------------------------------------------------------------- import
-
-
-@dataclass
-class _Line:
-    ref: _Ref
-    control_id: str
-    kind: str
-    target: str | None
-    context_id: str
-    source_model: str
-    content: dict[str, Any] | None
-    prose: str | None
-    status: str
-    provenance: dict[str, Any]
-
-    def comparable(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "target": self.target,
-            "context_id": self.context_id,
-            "source_model": self.source_model,
-            "proposal": self.content,
-            "prose": self.prose or "",
-        }
-
-
-@dataclass
-class ControlImportSummary:
-    benchmark: Benchmark
-    file: str
-    created: Counter = field(default_factory=Counter)  # by kind
-    unchanged: int = 0
-
-    def line(self) -> str:
-        if not self.created:
-            return f"nothing new: the {self.unchanged} control(s) of {self.file} are already in {self.benchmark}"
-        kinds = ", ".join(f"{n} {k}" for k, n in sorted(self.created.items()))
-        return f"created {sum(self.created.values())} control(s) in {self.benchmark} ({kinds}); {self.unchanged} already there"
-
-
-def _parse_line(record: dict[str, Any], ref: _Ref, problems: list[Problem]) -> _Line | None:
-    before = len(problems)
-    f = _Fields(record, ref, problems)
-    for key in sorted(set(record) - set(LINE_KEYS)):
-        f.problem(key, f"is not a field of a control line; the fields are {', '.join(LINE_KEYS)}")
-    control_id = f.text("control_id", (ControlVariant, "control_id"))
-    kind = f.text("kind")
-    if kind and kind not in KINDS:
-        f.problem("kind", f"unknown kind {_show(kind)}; the kinds are {_names(KINDS)}")
-    target = record.get("target")
-    if target is not None and (not isinstance(target, str) or target not in TARGETS):
-        f.problem("target", f"unknown target {_show(target)}; the targets are {_names(TARGETS)} (or null)")
-        target = None
-    context_id = f.text("context_id", EXTERNAL_ID)
-    source_model = f.text("source_model", MODEL_NAME)
-    status = f.choice("status", STATUSES, default=ControlVariant.Status.APPROVED)
-    provenance = f.mapping("provenance")
-    content = record.get("proposal")
-    prose = record.get("prose")
-    if kind in KINDS and len(problems) == before:
-        for name, message in variant_problems(kind=kind, target=target, content=content, prose=prose, source=None):
-            f.problem(name, message)
-    if len(problems) != before:
-        return None
-    return _Line(ref, control_id, kind, target, context_id, source_model, content, prose, status, provenance)
-
-
-def _check_against_benchmark(benchmark: Benchmark, lines: list[_Line], problems: list[Problem]) -> dict[str, Proposal]:
-    """Each line's context, source model and clean proposal, and how it relates to that proposal. Returns the
-    source proposal of each control id whose line has no problem."""
-    wanted = {line.context_id for line in lines}
-    contexts = {c.external_id: c for c in Context.objects.filter(benchmark=benchmark, external_id__in=wanted)}
-    participants = sorted(benchmark.participants.values_list("name", flat=True))
-    proposals: dict[tuple[str, str], Proposal] = {
-        (p.context.external_id, p.participant.name): p
-        for p in Proposal.objects.filter(context__benchmark=benchmark, context__external_id__in=wanted).select_related(
-            "context", "participant"
-        )
-    }
-    by_context: dict[str, list[str]] = {}
-    for context_id, model in proposals:
-        by_context.setdefault(context_id, []).append(model)
-    sources: dict[str, Proposal] = {}
-    for line in lines:
-
-        def problem(name: str, message: str, line: _Line = line) -> None:
-            problems.append(Problem(line.ref.file, line.ref.line, name, message))
-
-        if line.context_id not in contexts:
-            with_text = list(
-                benchmark.contexts.filter(has_text=True).order_by("external_id").values_list("external_id", flat=True)
-            )
-            problem(
-                "context_id",
-                f"unknown context {_show(line.context_id)} in {benchmark}; its contexts with text include {_names(with_text)}",
-            )
-            continue
-        if line.source_model not in participants:
-            problem(
-                "source_model", f"unknown model {_show(line.source_model)}; the models of {benchmark} are {_names(participants)}"
-            )
-            continue
-        source = proposals.get((line.context_id, line.source_model))
-        if source is None:
-            problem(
-                "source_model",
-                f"{_show(line.source_model)} has no proposal for context {_show(line.context_id)}; "
-                f"the models with one are {_names(sorted(by_context.get(line.context_id, [])))}",
-            )
-            continue
-        found = variant_problems(
-            kind=line.kind, target=line.target, content=line.content, prose=line.prose, source=source.content
-        )
-        for name, message in found:
-            problem(name, message)
-        if not found:
-            sources[line.control_id] = source
-    return sources
-
-
-def _stored_comparable(variant: ControlVariant) -> dict[str, Any]:
-    return {
-        "kind": variant.kind,
-        "target": variant.target,
-        "context_id": variant.context.external_id,
-        "source_model": variant.source.participant.name,
-        "proposal": variant.content,
-        "prose": variant.prose,
-    }
-
-
-def controls_import(*, benchmark: Benchmark, path: Path) -> ControlImportSummary:
-    """Import the control variants of a JSONL file into ``benchmark``, all or nothing.
-
-    One variant a line: ``{"control_id", "kind", "context_id", "source_model", "target", "proposal": {six
-    fields}}`` (a rendering has ``"prose"`` instead of ``"proposal"``; ``target`` is null where there is none;
-    optional ``"status"`` and ``"provenance"``, as the export writes them). A control id already stored with the
-    same content is left as it is (re-importing a file changes nothing, not even a researcher's review); one
-    stored with different content is a problem. Raises :class:`ControlImportError` naming each problem's line
-    and field; nothing is written then.
-    """
-    parsed = _Parsed()
-    problems = parsed.problems
-    lines: list[_Line] = []
-    first_line: dict[str, int | None] = {}
-    for number, record, clean in _read_jsonl(path, parsed):
-        ref = _Ref(path.name, number)
-        line = _parse_line(record, ref, problems)
-        if line is None or not clean:
-            continue
-        if line.control_id in first_line:
-            problems.append(
-                Problem(
-                    ref.file,
-                    ref.line,
-                    "control_id",
-                    f"{_show(line.control_id)} repeats line {first_line[line.control_id]}; each control appears once",
-                )
-            )
-            continue
-        first_line[line.control_id] = number
-        lines.append(line)
-    if not parsed.lines and not problems:
-        problems.append(Problem(path.name, None, None, "no control lines (the file is empty)"))
-    sources = _check_against_benchmark(benchmark, lines, problems) if lines else {}
-    stored = {
-        v.control_id: v
-        for v in ControlVariant.objects.filter(
-            benchmark=benchmark, control_id__in=[line.control_id for line in lines]
-        ).select_related("context", "source__participant")
-    }
-    summary = ControlImportSummary(benchmark=benchmark, file=path.name)
-    new: list[ControlVariant] = []
-    for line in lines:
-        if line.control_id not in sources:
-            continue
-        existing = stored.get(line.control_id)
-        if existing is not None:
-            old, now = _stored_comparable(existing), line.comparable()
-            differing = [k for k in now if old[k] != now[k]]
-            if differing:
-                problems.append(
-                    Problem(
-                        line.ref.file,
-                        line.ref.line,
-                        ", ".join("proposal" if k == "proposal" else k for k in differing),
-                        f"control {_show(line.control_id)} is already in {benchmark} with a different {', '.join(differing)}; "
-                        "give the new variant its own control_id",
-                    )
-                )
-            else:
-                summary.unchanged += 1
-            continue
-        source = sources[line.control_id]
-        new.append(
-            ControlVariant(
-                benchmark=benchmark,
-                context=source.context,
-                source=source,
-                control_id=line.control_id,
-                kind=line.kind,
-                target=line.target,
-                content=line.content,
-                prose=line.prose or "",
-                origin=ControlVariant.Origin.IMPORTED,
-                generator=str(line.provenance.get("generator", ""))[:200],
-                generator_version=str(line.provenance.get("version", ""))[:100],
-                provenance={"file": path.name, "line": line.ref.line}
-                | ({"declared": line.provenance} if line.provenance else {}),
-                status=line.status,
-            )
-        )
-        summary.created[line.kind] += 1
-    if problems:
-        raise ControlImportError(problems)
-    with transaction.atomic():
-        ControlVariant.objects.bulk_create(new)
-    return summary
 
 
 # --------------------------------------------------------------------------- template generation
@@ -402,7 +193,7 @@ class GenerateSummary:
 
 
 def _naive_content(context: Context) -> dict[str, str]:
-    from annotation import naive  # the human study's naive baseline; a pure module (no models)
+    from arena import naive  # the human study's naive baseline; a pure module (no models)
 
     words = naive.context_words(context)
     return naive.naive_proposal(words)
@@ -436,7 +227,7 @@ def _template_variants(kind: str, source: Proposal) -> list[tuple[str | None, di
         g = variants.RESERVE_SHAM
         return [(t, variants.reserve_sham(source.content, t), "", g.name, g.version) for t in TARGETS]
     if kind == "naive":
-        from annotation import naive
+        from arena import naive
 
         return [(None, _naive_content(source.context), "", "naive-keyword-template", naive.VERSION)]
     raise ControlError(f"no template makes {kind!r} variants")
@@ -780,26 +571,3 @@ def control_variant_review(
     variant.status, variant.reviewed_at = status, timezone.now()
     variant.save(update_fields=["content", "prose", "status", "reviewed_at"])
     return variant
-
-
-# --------------------------------------------------------------------------- export
-
-
-def control_export_rows(benchmark: Benchmark) -> list[dict[str, Any]]:
-    """The benchmark's controls as ``controls.jsonl`` lines, the format :func:`controls_import` reads."""
-    rows = []
-    for v in (
-        ControlVariant.objects.filter(benchmark=benchmark).select_related("context", "source__participant").order_by("control_id")
-    ):
-        row: dict[str, Any] = {
-            "control_id": v.control_id,
-            "kind": v.kind,
-            "context_id": v.context.external_id,
-            "source_model": v.source.participant.name,
-            "target": v.target,
-        }
-        row |= {"prose": v.prose} if v.kind == ControlVariant.Kind.RENDERING else {"proposal": v.content}
-        row["status"] = v.status
-        row["provenance"] = {"origin": v.origin, "generator": v.generator, "version": v.generator_version}
-        rows.append(row)
-    return rows

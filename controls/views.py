@@ -24,14 +24,13 @@ from arena.charts import interval_plot
 from arena.models import Benchmark, JudgeRun
 from arena.permissions import researcher_required
 from arena.protocol_reports import int_option
-from arena.stats.controls import TARGETS
-from arena.views import lit2test_only
-from jobs.prompts import DIMENSIONS
+from arena.schemas import JUDGE_DIMENSIONS as DIMENSIONS
+from arena.views import protocol_only
 from jobs.selectors import run_progress
 
 from .demo import HEURISTIC_DESCRIPTION, is_demo_run
 from .forms import ACTIONS, ControlFilterForm, ControlReviewForm
-from .models import ControlJudgment, ControlVariant
+from .models import LIT2TEST, ControlJudgment, ControlVariant
 from .reports import DEFAULT_REPLICATES, ControlReportError, controls_report, controls_run_default, controls_runs
 from .selectors import benchmark_controls
 from .services import ControlError, control_variant_review
@@ -45,7 +44,7 @@ PER_PAGE = 50
 def control_list(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     """Every variant of a benchmark, whatever its status, with kind, target, context, status and provenance."""
     benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
-    if (elsewhere := lit2test_only(request, benchmark, "diagnostic controls")) is not None:
+    if (elsewhere := protocol_only(request, benchmark, LIT2TEST, "diagnostic controls")) is not None:
         return elsewhere
     filters = ControlFilterForm(request.GET)
     filters.is_valid()
@@ -166,6 +165,8 @@ def _estimate(block: dict[str, Any] | None, key: str = "mean") -> tuple[float | 
 
 def report_sections(document: dict[str, Any]) -> dict[str, Any]:
     """The document as rows the template prints as they are, and the geometry of the two plots (Figure 3's style)."""
+    from arena.stats.controls import TARGETS
+
     clear, subtle = document["clear"], document["subtle"]
     labels = dict(ControlVariant.Target.choices)
     clear_rows = [{"dimension": t, "label": labels.get(t, t), **clear[t]} for t in TARGETS]
@@ -212,7 +213,7 @@ def controls_report_page(request: HttpRequest, benchmark_id: int) -> HttpRespons
     when ``run`` is holistic; ``none`` for none); ``?replicates=`` and ``?seed=`` the case bootstrap's.
     """
     benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
-    if (elsewhere := lit2test_only(request, benchmark, "diagnostic controls")) is not None:
+    if (elsewhere := protocol_only(request, benchmark, LIT2TEST, "diagnostic controls")) is not None:
         return elsewhere
     runs = controls_runs(benchmark=benchmark)
     variants = dict(ControlVariant.objects.filter(benchmark=benchmark).values_list("status").annotate(n=Count("id")).order_by())

@@ -14,6 +14,7 @@ from arena.models import Benchmark
 from arena.permissions import IsResearcher
 from arena.selectors import LEADERBOARD_REPLICATES, LEADERBOARD_SEED
 
+from .models import PROTOCOL
 from .reports import ReportError, agreement_runs_pick, arena_run_pick, hypoarena_agreement_cached, hypoarena_report_cached
 
 
@@ -39,7 +40,7 @@ def _hypoarena_benchmark(benchmark_id: int, *, elsewhere: str) -> Benchmark:
     """The HypoArena benchmark of that id, else a JSON 404 naming what it is and (``elsewhere``, formatted with its id)
     where its figures are."""
     benchmark = get_or_not_found(Benchmark.objects, f"no benchmark {benchmark_id}", pk=benchmark_id)
-    if benchmark.protocol != Benchmark.Protocol.HYPOARENA:
+    if benchmark.protocol != PROTOCOL:
         raise NotFound(
             f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a HypoArena one; "
             + elsewhere.format(id=benchmark.pk)

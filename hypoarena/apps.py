@@ -13,9 +13,42 @@ class HypoArenaConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # The judge prompts join the engine's registry, and the arena and rubric judging task kinds (and the
-        # generation run kind) register with the run engine: jobs/ never imports this app.
-        from . import generation, judging  # noqa: F401
+        # Prompts, the arena and rubric judging kinds and the generation runs join the engine; the protocol joins the
+        # registry that forms, run_judge, the dashboard and the URLconf read. jobs/ never imports this app.
+        from arena.protocols import Link, ProtocolSpec, RunType, protocol_register
+        from jobs.elicitation import elicit_kind_register
+        from jobs.prompts import prompt_register
+        from jobs.subjects import subjects_register
+
+        from .generation import KIND as GENERATION
+        from .generation import TEMPLATE as GENERATION_TEMPLATE
+        from .judging import ARENA, RUBRIC
+        from .models import PROTOCOL
         from .prompts import prompts_register
+        from .selectors import dashboard_counts
 
         prompts_register()
+        prompt_register(GENERATION_TEMPLATE)
+        subjects_register(ARENA)
+        subjects_register(RUBRIC)
+        elicit_kind_register(GENERATION)
+        protocol_register(
+            ProtocolSpec(
+                name=PROTOCOL,
+                label="HypoArena",
+                run_types=(
+                    RunType("arena", "arena (HypoArena: 5-level A≫B … B≫A)", ARENA.name),
+                    RunType("rubric", "rubric (HypoArena: 1–5 per criterion)", RUBRIC.name),
+                ),
+                selection_help="all · domain:NAME · sample:N (matches, or submissions for a rubric run)",
+                benchmark_page="hypoarena:benchmark",
+                links=(
+                    Link("Leaderboard", "hypoarena:leaderboard", "hypoarena-leaderboard-link"),
+                    Link("Inter-judge agreement", "hypoarena:agreement", "hypoarena-agreement-link"),
+                ),
+                counts=dashboard_counts,
+                urls="hypoarena.urls",
+                import_command="import_hypoarena",
+                report_command="hypoarena_leaderboard",
+            )
+        )

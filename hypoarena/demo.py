@@ -19,7 +19,7 @@ The second judge sees strengths perturbed by a seeded normal (sd :data:`JUDGE2_S
 Rubric scores (one rubric run) are 1–5, drawn around 4 + θ/2 with noise and clipped, so they crowd the top of the
 scale as the paper's do. Distinctness is null when K = 1.
 
-The generator writes the files of ``FORMAT.md`` and imports them (:func:`hypoarena.services.hypoarena_import`):
+The generator writes the files of ``FORMAT.md`` and imports them (:func:`hypoarena.importing.hypoarena_import`):
 running it again imports the same lines and changes nothing.
 """
 
@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .services import ImportSummary, _dump, hypoarena_import
+from .exporting import jsonl_line
+from .importing import ImportSummary, hypoarena_import
 
 DEMO_NAME = "hypoarena-demo"
 SEED = 20260412
@@ -224,7 +225,7 @@ def demo_build(*, cases_per_domain: int = CASES_PER_DOMAIN, seed: int = SEED, na
         files: dict[str, Path] = {}
         for kind, rows in records.items():
             path = Path(folder) / f"{kind}.jsonl"
-            path.write_text("".join(_dump(r) for r in rows), encoding="utf-8")
+            path.write_text("".join(jsonl_line(r) for r in rows), encoding="utf-8")
             files[kind] = path
         return hypoarena_import(
             name=name,

@@ -1,5 +1,5 @@
 """HypoArena generation runs: each participant proposes K hypothesis–evidence pairs for each case, on the shared run
-engine (run kind ``hypoarena_generation``; ``jobs.execution.run_kind_register``).
+engine (run kind ``hypoarena_generation``; ``jobs.elicitation.elicit_kind_register``).
 
 The engine's elicitation driver (``jobs.elicitation``) claims, leases, heartbeats, limits and counts calls as for
 Lit2Test's generation runs; this module says what a task is (a case and a participant without a submission yet), what is asked
@@ -20,14 +20,12 @@ from typing import Any
 from django.db import transaction
 
 from arena.models import Benchmark
-from jobs import execution
-from jobs.elicitation import ElicitKind, elicit_kind_register, elicit_launch
-from jobs.parsing import ParseError, _json_object
+from jobs.elicitation import ElicitKind, elicit_launch, elicit_parameters
+from jobs.lifecycle import RunError, api_key_required
+from jobs.parsing import ParseError, json_object
 from jobs.prompts import PROMPTS, PromptTemplate
-from jobs.providers import PermanentError, api_key_from_env
-from jobs.services import RunError
 
-from .models import Case, GenerationRun, GenerationTask, Match, Submission
+from .models import PROTOCOL, Case, GenerationRun, GenerationTask, Match, Submission
 from .prompts import render_case
 from .services import match_orientation, pairs_problems
 
@@ -42,7 +40,6 @@ Answer with one JSON object and nothing else, with exactly the number of pairs a
 {"pairs": [{"hypothesis": "a specific, testable explanation", "evidence": "the facts of the case that support it"}, ...]}"""
 
 TEMPLATE = PromptTemplate(GENERATION_V1, GENERATION_KIND, GENERATION_SYSTEM_V1)
-PROMPTS.setdefault(GENERATION_V1, TEMPLATE)
 
 
 def render_generation_task(*, case: Case, k: int, template: PromptTemplate) -> list[dict[str, str]]:
@@ -54,7 +51,7 @@ def answer_problems(text: str, *, k: int, singleton: bool) -> tuple[list[Any] | 
     """The answer's pairs and its schema problems (empty when valid): a JSON object whose ``pairs`` pass the import's
     checks and number exactly ``k``."""
     try:
-        obj = _json_object(text)
+        obj = json_object(text)
     except ParseError as exc:
         return None, [{"field": "*", "code": "not_json", "message": str(exc)}]
     pairs = obj.get("pairs")
@@ -89,7 +86,7 @@ def generation_run_create(
 ) -> GenerationRun:
     """A run that asks each participant (by default every one but the Reference) for K pairs on each chosen case
     (``all`` or ``domain:NAME``) it has no submission for yet. Raises :class:`RunError` saying what to fix."""
-    if benchmark.protocol != Benchmark.Protocol.HYPOARENA:
+    if benchmark.protocol != PROTOCOL:
         raise RunError(
             f"{benchmark} is a {benchmark.get_protocol_display()} benchmark; generate its proposals with run_generation"
         )
@@ -100,10 +97,7 @@ def generation_run_create(
         raise RunError(f"K must be between 1 and 20 pairs, got {k}")
     if not base_url:
         raise RunError("a generation run needs a base URL")
-    try:
-        api_key_from_env(api_key_env)
-    except PermanentError as exc:
-        raise RunError(str(exc)) from None
+    api_key_required(api_key_env)
     references = _references(benchmark)
     people = list(benchmark.participants.order_by("name"))
     if participants:
@@ -131,18 +125,18 @@ def generation_run_create(
             benchmark=benchmark,
             prompt_version=prompt_version,
             launched_by=launched_by,
-            parameters={
-                "base_url": base_url,
-                "api_key_env": api_key_env or "",
-                "temperature": temperature,
-                "max_tokens": max_tokens,
-                "concurrency": concurrency,
-                "timeout": timeout,
-                "lease_seconds": lease_seconds or execution.lease_seconds(),
-                "model_names": model_names or {},
-                "cases": cases,
-                "k": k,
-            },
+            parameters=elicit_parameters(
+                base_url=base_url,
+                api_key_env=api_key_env,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                concurrency=concurrency,
+                timeout=timeout,
+                lease_seconds=lease_seconds,
+                model_names=model_names,
+                cases=cases,
+                k=k,
+            ),
         )
         GenerationTask.objects.bulk_create(
             [GenerationTask(run=run, case=c, participant=p) for c in chosen for p in people if (c.pk, p.pk) not in existing]
@@ -212,4 +206,3 @@ KIND = ElicitKind(
     after=_after,
     subject_field="case",
 )
-elicit_kind_register(KIND)

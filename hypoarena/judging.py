@@ -20,18 +20,23 @@ Both kinds refuse a benchmark of another protocol, and the engine refuses a judg
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from typing import Any
 
 from arena.blindness import benchmark_matcher
 from arena.models import Benchmark, JudgeRun
+from jobs.gates import blindness_problem, orientation_gate
+from jobs.lifecycle import RunError
 from jobs.prompts import PromptTemplate
-from jobs.services import RunError, _JudgeResult, blindness_problem, orientation_gate
-from jobs.subjects import JudgeSpec, JudgeSubjects, subjects_register
+from jobs.selection import Selection
+from jobs.services import JudgeResult
+from jobs.subjects import JudgeSpec, JudgeSubjects
 
 from .models import (
+    ARENA_KIND,
     ORDERS,
+    PROTOCOL,
+    RUBRIC_KIND,
     RUBRIC_ORDER,
     ArenaJudgeTask,
     ArenaVerdict,
@@ -45,32 +50,27 @@ from .models import (
 from .parsing import ArenaAnswer, RubricAnswer, parse_arena_answer, parse_rubric_answer
 from .prompts import DEFAULT_ARENA, DEFAULT_RUBRIC, render_arena_task, render_rubric_task
 
-ARENA_KIND = JudgeRun.Subjects.HYPOARENA
-RUBRIC_KIND = JudgeRun.Subjects.HYPOARENA_RUBRIC
+# ``--pairs`` of an arena run selects matches, of a rubric run submissions: all, domain:NAME or sample:N.
+MATCHES = Selection(
+    groups={"domain": lambda match: match.case.domain.name},
+    flag="--pairs",
+    run=" for a HypoArena run",
+    empty="no matches in domain {value!r}; the domains are {known}",
+)
+SUBMISSIONS = Selection(
+    groups={"domain": lambda submission: submission.case.domain.name},
+    flag="--pairs",
+    run=" for a HypoArena run",
+    empty="no submissions in domain {value!r}; the domains are {known}",
+)
 
 
 def _require_hypoarena(benchmark: Benchmark, what: str) -> None:
-    if benchmark.protocol != Benchmark.Protocol.HYPOARENA:
+    if benchmark.protocol != PROTOCOL:
         raise RunError(
             f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: it has no HypoArena {what} to judge; judge its "
             "pairs with run_judge's default task kind"
         )
-
-
-def _choose(items: list[Any], spec: str, seed: int, *, domain_of: Callable[[Any], str], what: str) -> list[Any]:
-    """``all``, ``domain:NAME`` or ``sample:N`` (N drawn with ``seed``, in id order) of ``items`` (sorted by id)."""
-    kind, _, value = spec.partition(":")
-    if kind == "all" and not value:
-        return items
-    if kind == "domain" and value:
-        chosen = [x for x in items if domain_of(x) == value]
-        if not chosen:
-            known = sorted({domain_of(x) for x in items})
-            raise RunError(f"no {what} in domain {value!r}; the domains are {', '.join(known) or 'none'}")
-        return chosen
-    if kind == "sample" and value.isdigit() and int(value) > 0:
-        return sorted(random.Random(seed).sample(items, min(int(value), len(items))), key=lambda x: x.pk)
-    raise RunError(f"--pairs must be 'all', 'domain:NAME' or 'sample:N' for a HypoArena run, got {spec!r}")
 
 
 def _shown(match: Match, order: str) -> tuple[Submission, Submission]:
@@ -95,7 +95,7 @@ def _arena_plan(
     matches = _matches(benchmark=benchmark)
     if not matches:
         raise RunError(f"{benchmark} has no matches to judge; import cases and submissions with import_hypoarena first")
-    chosen = _choose(matches, request.pairs, request.seed, domain_of=lambda m: m.case.domain.name, what="matches")
+    chosen = MATCHES.choose(matches, request.select, request.seed)
     matcher = benchmark_matcher(benchmark_id=benchmark.pk)
     for match in chosen:
         original, reverse = (
@@ -131,7 +131,7 @@ def _arena_parse(text: str, template: PromptTemplate, spec: JudgeSpec) -> ArenaA
     return parse_arena_answer(text)
 
 
-def _arena_judgment(run_id: int, spec: JudgeSpec, result: _JudgeResult) -> ArenaVerdict:
+def _arena_judgment(run_id: int, spec: JudgeSpec, result: JudgeResult) -> ArenaVerdict:
     answer: ArenaAnswer | None = result.answer if result.status == "accepted" else None
     return ArenaVerdict(
         run_id=run_id,
@@ -175,7 +175,7 @@ def _rubric_plan(
     submissions = _submissions(benchmark=benchmark)
     if not submissions:
         raise RunError(f"{benchmark} has no submissions to score; import them with import_hypoarena first")
-    chosen = _choose(submissions, request.pairs, request.seed, domain_of=lambda s: s.case.domain.name, what="submissions")
+    chosen = SUBMISSIONS.choose(submissions, request.select, request.seed)
     empty = [s for s in chosen if not s.pairs]
     if empty:
         raise RunError(
@@ -206,7 +206,7 @@ def _rubric_parse(text: str, template: PromptTemplate, spec: JudgeSpec) -> Rubri
     return parse_rubric_answer(text, k=spec.meaning["k"])
 
 
-def _rubric_judgment(run_id: int, spec: JudgeSpec, result: _JudgeResult) -> list[RubricJudgment | RubricScore]:
+def _rubric_judgment(run_id: int, spec: JudgeSpec, result: JudgeResult) -> list[RubricJudgment | RubricScore]:
     answer: RubricAnswer | None = result.answer if result.status == "accepted" else None
     rows: list[RubricJudgment | RubricScore] = [
         RubricJudgment(
@@ -257,32 +257,32 @@ def _rubric_recorded(source: JudgeRun) -> dict[tuple[int, str], dict[str, Any]]:
     }
 
 
-subjects_register(
-    JudgeSubjects(
-        name=ARENA_KIND,
-        task_model=ArenaJudgeTask,
-        judgment_model=ArenaVerdict,
-        subject_field="match",
-        plan=_arena_plan,
-        specs=_arena_specs,
-        judgment=_arena_judgment,
-        recorded=_arena_recorded,
-        default_prompts=DEFAULT_ARENA,
-        parse=_arena_parse,
-    )
+ARENA = JudgeSubjects(
+    name=ARENA_KIND,
+    label="HypoArena matches",
+    protocol=PROTOCOL,
+    task_model=ArenaJudgeTask,
+    judgment_model=ArenaVerdict,
+    subject_field="match",
+    plan=_arena_plan,
+    specs=_arena_specs,
+    judgment=_arena_judgment,
+    recorded=_arena_recorded,
+    default_prompts=DEFAULT_ARENA,
+    parse=_arena_parse,
 )
-subjects_register(
-    JudgeSubjects(
-        name=RUBRIC_KIND,
-        task_model=RubricJudgeTask,
-        judgment_model=RubricJudgment,
-        subject_field="submission",
-        plan=_rubric_plan,
-        specs=_rubric_specs,
-        judgment=_rubric_judgment,
-        recorded=_rubric_recorded,
-        default_prompts=DEFAULT_RUBRIC,
-        parse=_rubric_parse,
-        ordered=False,
-    )
+RUBRIC = JudgeSubjects(
+    name=RUBRIC_KIND,
+    label="HypoArena rubric scores",
+    protocol=PROTOCOL,
+    task_model=RubricJudgeTask,
+    judgment_model=RubricJudgment,
+    subject_field="submission",
+    plan=_rubric_plan,
+    specs=_rubric_specs,
+    judgment=_rubric_judgment,
+    recorded=_rubric_recorded,
+    default_prompts=DEFAULT_RUBRIC,
+    parse=_rubric_parse,
+    ordered=False,
 )

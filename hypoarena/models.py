@@ -20,8 +20,12 @@ from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Greatest, Least
 
-from arena.models import Benchmark, JudgeRun, Participant
+from arena.models import Benchmark, JudgeRun, JudgmentRecord, Participant
 from jobs.models import ClaimableTask, EngineRun
+
+PROTOCOL = "hypoarena"  # Benchmark.protocol of a HypoArena benchmark
+ARENA_KIND = "hypoarena"  # the judging task kind of arena runs
+RUBRIC_KIND = "hypoarena_rubric"  # the judging task kind of rubric runs
 
 #: The 5-level verdict, from the A/B labels of the order it was given in, and the win share it gives A
 #: (the statistics' ``FIVE_LEVEL_SHARES`` says the same; kept here so the data model needs no statistics import).
@@ -94,7 +98,7 @@ class Submission(models.Model):
 
 class Match(models.Model):
     """Two submissions of one case. ``first`` is shown as A in the original order, ``second`` in the reverse order;
-    the orientation is seeded (``arena.release.orientation_flipped``) unless an imported verdict fixed it."""
+    the orientation is seeded (``arena.orientation.orientation_flipped``) unless an imported verdict fixed it."""
 
     case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="matches")
     first = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="+")
@@ -113,7 +117,7 @@ class Match(models.Model):
         return self.public_id
 
 
-class ArenaVerdict(models.Model):
+class ArenaVerdict(JudgmentRecord):
     """One judge verdict on one presentation order of a match, in that order's labels (A is ``match.first`` in the
     original order, ``match.second`` in the reverse). At most one accepted verdict per (run, match, order), enforced
     by the database, as for ``arena.OrderedJudgment`` and ``controls.ControlJudgment``; invalid answers are kept."""
@@ -129,24 +133,11 @@ class ArenaVerdict(models.Model):
         B = "B>A", "B > A"
         B_MUCH = "B>>A", "B ≫ A"
 
-    class Status(models.TextChoices):
-        ACCEPTED = "accepted", "accepted"
-        INVALID = "invalid", "invalid"
-
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="arena_verdicts")
     match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="verdicts")
     order = models.CharField(max_length=10, choices=Order.choices)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACCEPTED)
     verdict = models.CharField(max_length=4, choices=Verdict.choices, null=True, blank=True)
     reasons = models.TextField(blank=True)
-    raw_response = models.TextField(blank=True)
-    errors = models.JSONField(default=list, blank=True)
-    attempt = models.PositiveSmallIntegerField(default=1)
-    latency_seconds = models.FloatField(null=True, blank=True)
-    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
-    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
-    metadata = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [
@@ -232,31 +223,18 @@ class RubricJudgeTask(ClaimableTask):
         indexes = [models.Index(fields=["run", "status"])]
 
 
-class RubricJudgment(models.Model):
+class RubricJudgment(JudgmentRecord):
     """Every answer a rubric run's judge gave, accepted or not (the run's record, as :class:`ArenaVerdict` is for an
     arena run). An accepted answer's scores are also a :class:`RubricScore` row, written in the same transaction:
     that table is what the statistics, the export and the pages read, so it holds accepted scores only."""
 
-    class Status(models.TextChoices):
-        ACCEPTED = "accepted", "accepted"
-        INVALID = "invalid", "invalid"
-
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="rubric_judgments")
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="rubric_judgments")
     order = models.CharField(max_length=10, blank=True, default=RUBRIC_ORDER)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACCEPTED)
     scores = models.JSONField(
         null=True, blank=True, help_text='the parsed answer: {"pairs": [{"g", "l", "j"}, ...], "b", "d", "u"}'
     )
     reasons = models.TextField(blank=True)
-    raw_response = models.TextField(blank=True)
-    errors = models.JSONField(default=list, blank=True)
-    attempt = models.PositiveSmallIntegerField(default=1)
-    latency_seconds = models.FloatField(null=True, blank=True)
-    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
-    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
-    metadata = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from jobs.parsing import ParseError, _json_object, _text_key
+from jobs.parsing import ParseError, json_object, text_key
 
 from .models import RUBRIC_MAX, RUBRIC_MIN, VERDICTS
 
@@ -38,12 +38,12 @@ class RubricAnswer:
 
 def parse_arena_answer(text: str) -> ArenaAnswer:
     """``{"verdict": one of the five levels, "reason": non-empty text}``."""
-    obj = _json_object(text)
-    raw = _text_key(obj, "verdict")
+    obj = json_object(text)
+    raw = text_key(obj, "verdict")
     verdict = raw.strip()
     if verdict not in VERDICTS:
         raise ParseError(f"'verdict' must be one of {', '.join(VERDICTS)}, got {raw!r}")
-    return ArenaAnswer(verdict=verdict, reason=_text_key(obj, "reason").strip())
+    return ArenaAnswer(verdict=verdict, reason=text_key(obj, "reason").strip())
 
 
 def _score(value: Any, where: str) -> int:  # noqa: ANN401 - any JSON value
@@ -55,7 +55,7 @@ def _score(value: Any, where: str) -> int:  # noqa: ANN401 - any JSON value
 def parse_rubric_answer(text: str, *, k: int) -> RubricAnswer:
     """Scores of a submission of ``k`` pairs: exactly ``k`` objects with g, l, j; b and u; d for k > 1 and null (or
     absent) for k = 1. ``reason`` is optional text."""
-    obj = _json_object(text)
+    obj = json_object(text)
     pairs = obj.get("pairs")
     if not isinstance(pairs, list):
         raise ParseError("missing key 'pairs'" if pairs is None else f"'pairs' must be a list, got {type(pairs).__name__}")

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from arena.aliases import Matcher
-from jobs.prompts import PromptTemplate, RenderedTask
+from jobs.prompts import PromptTemplate, RenderedTask, prompt_register
 
 from .models import Case, Submission
 
@@ -73,11 +73,9 @@ DEFAULT_RUBRIC = {RUBRIC_KIND: RUBRIC_V1}
 
 
 def prompts_register() -> None:
-    """Add the templates to the engine's registry (idempotent: ``ready()`` may run more than once in tests)."""
-    from jobs.prompts import PROMPTS
-
+    """Register the templates with the engine (a second template of one version raises)."""
     for template in TEMPLATES:
-        PROMPTS.setdefault(template.version, template)
+        prompt_register(template)
 
 
 def render_case(case: Case) -> str:

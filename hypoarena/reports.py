@@ -10,30 +10,22 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
-
 from arena.caching import report_cached, run_rows_fingerprint
+from arena.errors import NotFoundError
 from arena.models import Benchmark, JudgeRun
-from arena.stats.hypoarena import (
-    hypoarena_leaderboard,
-    inter_judge_agreement,
-    pairwise_verdict_agreement,
-    pooled_spearman_ci,
-    rubric_scores,
-    rubric_table,
-)
 
-from .models import ArenaVerdict, RubricScore
+from .models import ARENA_KIND, RUBRIC_KIND, ArenaVerdict, RubricScore
 from .selectors import rubric_rows, singleton_domains, verdict_frame
 from .services import ARENA_RUN, RUBRIC_RUN
 
 
-class ReportError(Exception):
-    """No leaderboard can be made as asked (no run, no verdicts); the message says what to do."""
+class ReportError(NotFoundError):
+    """No leaderboard can be made as asked (no run, no verdicts); the message says what to do. A
+    :class:`~arena.errors.NotFoundError`: there is nothing to report, so the API answers 404."""
 
 
 def arena_runs(*, benchmark: Benchmark) -> list[JudgeRun]:
-    return list(benchmark.runs.filter(subjects=JudgeRun.Subjects.HYPOARENA, run_type=ARENA_RUN).order_by("created_at", "id"))
+    return list(benchmark.runs.filter(subjects=ARENA_KIND, run_type=ARENA_RUN).order_by("created_at", "id"))
 
 
 def arena_run_pick(*, benchmark: Benchmark, run_id: int | None) -> JudgeRun:
@@ -52,11 +44,7 @@ def arena_run_pick(*, benchmark: Benchmark, run_id: int | None) -> JudgeRun:
 
 def rubric_run_first(*, benchmark: Benchmark) -> JudgeRun | None:
     """The rubric run whose scores the leaderboard shows beside the arena ranks: the benchmark's first."""
-    return (
-        benchmark.runs.filter(subjects=JudgeRun.Subjects.HYPOARENA_RUBRIC, run_type=RUBRIC_RUN)
-        .order_by("created_at", "id")
-        .first()
-    )
+    return benchmark.runs.filter(subjects=RUBRIC_KIND, run_type=RUBRIC_RUN).order_by("created_at", "id").first()
 
 
 def hypoarena_report(*, benchmark: Benchmark, run: JudgeRun, replicates: int, seed: int, level: float = 0.95) -> dict[str, Any]:
@@ -64,6 +52,14 @@ def hypoarena_report(*, benchmark: Benchmark, run: JudgeRun, replicates: int, se
     the rubric scores and ranks of the benchmark's first rubric run beside them (Δ = rubric rank − arena rank).
 
     The Reference is named in ``reference_models``: this document is for researchers (the API is researcher-only)."""
+    import pandas as pd
+
+    from arena.stats.hypoarena import (
+        hypoarena_leaderboard,
+        rubric_scores,
+        rubric_table,
+    )
+
     verdicts = verdict_frame(run=run)
     if verdicts.empty:
         raise ReportError(f"run {run.pk} ({run.judge_model}, {run.label}) has no accepted verdict yet")
@@ -139,6 +135,12 @@ def hypoarena_agreement_report(
 
     Preconditions: two different arena runs of ``benchmark`` (:func:`agreement_runs_pick`); ``replicates >= 1``.
     Raises :class:`ReportError` when a run has no accepted verdict or the two share no domain."""
+    from arena.stats.hypoarena import (
+        inter_judge_agreement,
+        pairwise_verdict_agreement,
+        pooled_spearman_ci,
+    )
+
     frames = {}
     for name, run in (("A", run_a), ("B", run_b)):
         if run.benchmark_id != benchmark.pk:

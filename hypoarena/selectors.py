@@ -16,7 +16,7 @@ from django.http import Http404
 
 from arena.models import Benchmark, JudgeRun
 
-from .models import ArenaVerdict, Case, Domain, RubricScore, Submission
+from .models import ARENA_KIND, PROTOCOL, RUBRIC_KIND, ArenaVerdict, Case, Domain, RubricScore, Submission
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -29,7 +29,7 @@ def hypoarena_benchmark_get(*, benchmark_id: int) -> Benchmark:
     benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
     if benchmark is None:
         raise Http404(f"no benchmark {benchmark_id}")
-    if benchmark.protocol != Benchmark.Protocol.HYPOARENA:
+    if benchmark.protocol != PROTOCOL:
         raise Http404(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a HypoArena one")
     return benchmark
 
@@ -102,7 +102,7 @@ def benchmark_overview(*, benchmark: Benchmark) -> dict[str, Any]:
     )
     # One subquery per count: joining verdicts and scores at once would multiply their rows before counting.
     runs = list(
-        benchmark.runs.filter(subjects__in=[JudgeRun.Subjects.HYPOARENA, JudgeRun.Subjects.HYPOARENA_RUBRIC])
+        benchmark.runs.filter(subjects__in=[ARENA_KIND, RUBRIC_KIND])
         .annotate(
             n_accepted=_count_of(ArenaVerdict, status=ArenaVerdict.Status.ACCEPTED),
             n_invalid=_count_of(ArenaVerdict, status=ArenaVerdict.Status.INVALID),
@@ -116,3 +116,15 @@ def benchmark_overview(*, benchmark: Benchmark) -> dict[str, Any]:
         "runs": runs,
         "n_cases": Case.objects.filter(benchmark=benchmark).count(),
     }
+
+
+def dashboard_counts(benchmark_ids: list[int]) -> dict[int, str]:
+    """What each of these HypoArena benchmarks holds, for the dashboard: its cases and matches, in two grouped
+    queries whatever the number of benchmarks."""
+    from .models import Match
+
+    cases = dict(Case.objects.filter(benchmark_id__in=benchmark_ids).values_list("benchmark_id").annotate(n=Count("id")))
+    matches = dict(
+        Match.objects.filter(case__benchmark_id__in=benchmark_ids).values_list("case__benchmark_id").annotate(n=Count("id"))
+    )
+    return {pk: f"{cases.get(pk, 0):,} cases · {matches.get(pk, 0):,} matches" for pk in benchmark_ids}

@@ -8,6 +8,7 @@ from typing import Any
 from arena.models import Benchmark
 from arena.protocol_reports import ProtocolReportApi
 
+from .models import PROTOCOL
 from .reports import ReportError, intrinsic_report_cached
 
 
@@ -20,7 +21,7 @@ class IntrinsicReportApi(ProtocolReportApi):
 
     At most ``LIT2TEST_LEADERBOARD_MAX_REPLICATES`` bootstrap replicates a request."""
 
-    protocol = Benchmark.Protocol.INTRINSIC
+    protocol = PROTOCOL
     error = ReportError
 
     def report(self, benchmark: Benchmark, replicates: int, seed: int) -> dict[str, Any]:

@@ -13,12 +13,33 @@ class IntrinsicConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # The listwise prompt joins the engine's registry; the listwise judging task kind and the scoring run kind
-        # register with the run engine, and scoring runs join the runs page's table (jobs/ never imports this app).
-        from jobs.views import run_listing_register
+        # The listwise prompt and judging kind and the scoring run kind join the engine (scoring runs then show on the
+        # runs page); the protocol joins the registry (jobs/ never imports this app).
+        from arena.protocols import ProtocolSpec, RunType, protocol_register
+        from jobs.kinds import run_kind_register
+        from jobs.subjects import subjects_register
 
-        from . import listwise, scoring  # noqa: F401
+        from .listwise import LISTWISE
+        from .models import PROTOCOL
         from .prompts import prompts_register
+        from .scoring import SCORING
+        from .selectors import dashboard_counts
 
         prompts_register()
-        run_listing_register(scoring.scoring_runs_listed)
+        subjects_register(LISTWISE)
+        run_kind_register(SCORING)
+        protocol_register(
+            ProtocolSpec(
+                name=PROTOCOL,
+                label="Intrinsic scoring",
+                run_types=(
+                    RunType("listwise", "listwise (Intrinsic scoring: the judge's top 5 of a paper's candidates)", LISTWISE.name),
+                ),
+                selection_help="all · discipline:NAME · sample:N (papers to rank)",
+                benchmark_page="intrinsic:benchmark",
+                counts=dashboard_counts,
+                urls="intrinsic.urls",
+                import_command="import_intrinsic",
+                report_command="intrinsic_report",
+            )
+        )

@@ -26,8 +26,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from .exporting import jsonl_line
+from .importing import ImportSummary, import_files, intrinsic_import
 from .models import LISTWISE_TOP
-from .services import ImportSummary, _dump, import_files, intrinsic_import
 
 DEMO_NAME = "intrinsic-demo"
 SEED = 20260414
@@ -226,7 +227,7 @@ def demo_files(directory: Path, *, seed: int = SEED) -> None:
                 }
                 rows["listwise"].append(line | {"top": sorted(ids, key=latent.__getitem__)[:LISTWISE_TOP]})
     for kind, records in rows.items():
-        (directory / f"{kind}.jsonl").write_text("".join(_dump(r) for r in records), encoding="utf-8")
+        (directory / f"{kind}.jsonl").write_text("".join(jsonl_line(r) for r in records), encoding="utf-8")
 
 
 def demo_build(*, seed: int = SEED, name: str = DEMO_NAME) -> ImportSummary:

@@ -52,7 +52,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobs.providers import Completion, PermanentError, TransientError, _error_message, _short, api_key_from_env
+from jobs.providers import Completion, PermanentError, TransientError, api_key_from_env, error_message, shorten
 
 PROMPT_TEMPLATE = "Background: {background}\nResearch Question: {question}\nHypothesis: {candidate}"
 PREFIX_TEMPLATE = "Background: {background}\nResearch Question: {question}\nHypothesis:"
@@ -380,7 +380,7 @@ class CompletionsScorer:
             return None
         tokens = data.get("tokens") if isinstance(data, dict) else None
         if not isinstance(tokens, list) or not all(isinstance(t, int) for t in tokens):
-            raise PermanentError(f"{self.tokenize_url} did not answer a token list: {_short(json.dumps(data))}")
+            raise PermanentError(f"{self.tokenize_url} did not answer a token list: {shorten(json.dumps(data))}")
         return tokens
 
     async def _post(self, url: str, body: dict[str, Any], *, what: str) -> Any:
@@ -404,11 +404,11 @@ class CompletionsScorer:
         if what == "tokenize" and status in (404, 405):
             return None
         if status >= 300:
-            raise PermanentError(f"HTTP {status} from {url}: {_short(_error_message(response.content))}")
+            raise PermanentError(f"HTTP {status} from {url}: {shorten(error_message(response.content))}")
         try:
             return json.loads(response.content)
         except ValueError:
-            raise PermanentError(f"{url} answered something that is not JSON: {_short(response.text)}") from None
+            raise PermanentError(f"{url} answered something that is not JSON: {shorten(response.text)}") from None
 
 
 async def score_candidates(

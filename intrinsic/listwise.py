@@ -21,22 +21,31 @@ stand for the same candidates.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from typing import Any
 
 from django.urls import reverse
 
 from arena.models import Benchmark, JudgeRun
-from jobs.parsing import ParseError, _json_object
+from jobs.gates import blindness_problem
+from jobs.lifecycle import RunError
+from jobs.parsing import ParseError, json_object
 from jobs.prompts import PromptTemplate
-from jobs.services import RunError, _JudgeResult, blindness_problem
-from jobs.subjects import JudgeSpec, JudgeSubjects, subjects_register
+from jobs.selection import Selection
+from jobs.services import JudgeResult
+from jobs.subjects import JudgeSpec, JudgeSubjects
 
-from .models import LISTWISE_TOP, ListwiseJudgment, ListwiseRanking, ListwiseTask, Paper, Scorer
+from .models import LISTWISE_KIND, LISTWISE_TOP, PROTOCOL, ListwiseJudgment, ListwiseRanking, ListwiseTask, Paper, Scorer
 from .prompts import DEFAULT_LISTWISE, label, render_listwise_task, shuffled
 
-KIND = JudgeRun.Subjects.INTRINSIC_LISTWISE
+KIND = LISTWISE_KIND
+# ``--pairs`` of a listwise run selects papers: all, discipline:NAME or sample:N.
+PAPERS = Selection(
+    groups={"discipline": lambda paper: paper.discipline},
+    flag="--pairs",
+    run=" for an Intrinsic listwise run",
+    empty="no papers in discipline {value!r}; the disciplines are {known}",
+)
 SINGLE = "single"
 
 
@@ -58,29 +67,13 @@ def shuffle_seed(run: JudgeRun) -> int:
     return int(run.parameters.get("seed") or 0)
 
 
-def _choose(papers: list[Paper], spec: str, seed: int) -> list[Paper]:
-    kind, _, value = spec.partition(":")
-    if kind == "all" and not value:
-        return papers
-    if kind == "discipline" and value:
-        chosen = [p for p in papers if p.discipline == value]
-        if not chosen:
-            raise RunError(
-                f"no papers in discipline {value!r}; the disciplines are {', '.join(sorted({p.discipline for p in papers}))}"
-            )
-        return chosen
-    if kind == "sample" and value.isdigit() and int(value) > 0:
-        return sorted(random.Random(seed).sample(papers, min(int(value), len(papers))), key=lambda p: p.pk)
-    raise RunError(f"--pairs must be 'all', 'discipline:NAME' or 'sample:N' for an Intrinsic listwise run, got {spec!r}")
-
-
 def _plan(benchmark: Benchmark, request: Any, template: PromptTemplate) -> tuple[Callable[[JudgeRun], list[ListwiseTask]], int]:  # noqa: ANN401
-    if benchmark.protocol != Benchmark.Protocol.INTRINSIC:
+    if benchmark.protocol != PROTOCOL:
         raise RunError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: it has no Intrinsic papers to rank")
     papers = list(Paper.objects.filter(benchmark=benchmark).order_by("id"))
     if not papers:
         raise RunError(f"{benchmark} has no papers; import them first (import_intrinsic)")
-    chosen = _choose(papers, request.pairs, request.seed)
+    chosen = PAPERS.choose(papers, request.select, request.seed)
     judge = request.judge_model.strip()
     endpoint = f"replay of judge run {request.replay_of.pk}" if request.replay_of is not None else request.base_url
 
@@ -123,7 +116,7 @@ def _specs(run: JudgeRun, ids: list[int], template: PromptTemplate, aliases: Any
 def parse_listwise_answer(text: str, *, n: int, k: int) -> list[str]:
     """``{"top": ["C3", "C1", ...]}``: exactly ``k`` distinct labels among C1..Cn, best first (case and surrounding
     spaces tolerated). Anything else is a ParseError naming what is wrong."""
-    obj = _json_object(text)
+    obj = json_object(text)
     top = obj.get("top")
     if not isinstance(top, list):
         raise ParseError(f'"top" must be a list of {k} labels, got {type(top).__name__ if top is not None else "nothing"}')
@@ -149,7 +142,7 @@ def _parse(text: str, template: PromptTemplate, spec: JudgeSpec) -> list[str]:
     return parse_listwise_answer(text, n=len(spec.meaning["shown"]), k=spec.meaning["k"])
 
 
-def _judgment(run_id: int, spec: JudgeSpec, result: _JudgeResult) -> list[ListwiseJudgment | ListwiseRanking]:
+def _judgment(run_id: int, spec: JudgeSpec, result: JudgeResult) -> list[ListwiseJudgment | ListwiseRanking]:
     labels = result.answer if result.status == "accepted" else []
     shown = spec.meaning["shown"]
     top = [shown[int(lab[1:]) - 1] for lab in labels]
@@ -195,19 +188,19 @@ def _describe(judgment: ListwiseJudgment) -> tuple[str, str]:
     return f"paper {paper.external_id} ({paper.discipline}): {outcome}", reverse("intrinsic:benchmark", args=[paper.benchmark_id])
 
 
-subjects_register(
-    JudgeSubjects(
-        name=KIND,
-        task_model=ListwiseTask,
-        judgment_model=ListwiseJudgment,
-        subject_field="paper",
-        plan=_plan,
-        specs=_specs,
-        judgment=_judgment,
-        recorded=_recorded,
-        default_prompts=DEFAULT_LISTWISE,
-        parse=_parse,
-        describe=_describe,
-        ordered=False,
-    )
+LISTWISE = JudgeSubjects(
+    name=KIND,
+    label="Intrinsic listwise rankings",
+    protocol=PROTOCOL,
+    task_model=ListwiseTask,
+    judgment_model=ListwiseJudgment,
+    subject_field="paper",
+    plan=_plan,
+    specs=_specs,
+    judgment=_judgment,
+    recorded=_recorded,
+    default_prompts=DEFAULT_LISTWISE,
+    parse=_parse,
+    describe=_describe,
+    ordered=False,
 )

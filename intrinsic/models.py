@@ -18,8 +18,11 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from arena.models import Benchmark, JudgeRun
-from jobs.models import ClaimableTask, EngineRun, JudgmentRecord
+from arena.models import Benchmark, JudgeRun, JudgmentRecord
+from jobs.models import ClaimableTask, EngineRun
+
+PROTOCOL = "intrinsic"  # Benchmark.protocol of an Intrinsic-scoring benchmark
+LISTWISE_KIND = "intrinsic_listwise"  # the judging task kind of listwise runs
 
 #: How many candidates a listwise judge returns, in order; the others share the terminal rank.
 LISTWISE_TOP = 5

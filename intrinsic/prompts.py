@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from jobs.prompts import PromptTemplate, RenderedTask
+from jobs.prompts import PromptTemplate, RenderedTask, prompt_register
 
 LISTWISE_V1 = "intrinsic-listwise-v1"
 LISTWISE_KIND = "listwise"
@@ -34,11 +34,9 @@ DEFAULT_LISTWISE = {LISTWISE_KIND: LISTWISE_V1}
 
 
 def prompts_register() -> None:
-    """Add the templates to the engine's registry (idempotent)."""
-    from jobs.prompts import PROMPTS
-
+    """Register the templates with the engine (a second template of one version raises)."""
     for template in TEMPLATES:
-        PROMPTS.setdefault(template.version, template)
+        prompt_register(template)
 
 
 def label(index: int) -> str:

@@ -27,16 +27,19 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from django.db.models import Count, Max, Q
 
 from arena.caching import report_cached
+from arena.errors import NotFoundError
 from arena.models import Benchmark
-from arena.stats.intrinsic import POOLED, intrinsic_report
 
 from .models import LISTWISE_TOP, Candidate, CandidateScore, ListwiseRanking, Paper, Scorer
+
+if TYPE_CHECKING:
+    import numpy as np
+
 
 #: Bootstrap replicates by default (the protocol's 2,000) and the default seed and level.
 REPORT_REPLICATES = 2000
@@ -46,9 +49,9 @@ REPORT_LEVEL = 0.95
 CRITERION_ORDER = {Scorer.Criterion.NLL.value: 0, Scorer.Criterion.ENERGY.value: 1, Scorer.Criterion.LISTWISE.value: 2}
 
 
-class ReportError(Exception):
+class ReportError(NotFoundError):
     """No report can be made as asked (no papers, no scores, candidates that cannot be ranked together); the message
-    says what to do."""
+    says what to do. A :class:`~arena.errors.NotFoundError`: there is nothing to answer with, so the API says 404."""
 
 
 def _natural(text: str) -> tuple[Any, ...]:
@@ -79,6 +82,8 @@ def _papers_and_columns(
 ) -> tuple[list[tuple[int, str, str]], np.ndarray, int, np.ndarray, np.ndarray, np.ndarray, dict[tuple[int, str], int]]:
     """Papers in external-id order and every candidate's (paper row, column); raises ReportError when the papers
     cannot be ranked together (no paper, differing candidate counts, a paper without its gold)."""
+    import numpy as np
+
     papers = list(
         Paper.objects.filter(benchmark=benchmark).order_by("external_id").values_list("pk", "external_id", "discipline")
     )
@@ -124,6 +129,8 @@ def report_inputs(*, benchmark: Benchmark) -> ReportInputs:
 
     Raises :class:`ReportError` when there is nothing to rank (no paper; no score and no ranking) or the papers
     cannot be ranked together (differing candidate counts, a paper without exactly one gold)."""
+    import numpy as np
+
     papers, gold, n, c_pk, c_row, c_col, by_external = _papers_and_columns(benchmark)
     paper_ids = [p[1] for p in papers]
     n_papers = len(papers)
@@ -191,6 +198,8 @@ def report_inputs(*, benchmark: Benchmark) -> ReportInputs:
 
 
 def _ranked(pk: int, inputs: ReportInputs) -> int:
+    import numpy as np
+
     if pk in inputs.means:
         return int((~np.isnan(inputs.means[pk]).any(axis=1)).sum())
     return int((inputs.tops[pk] >= 0).all(axis=1).sum()) if pk in inputs.tops else 0
@@ -239,6 +248,8 @@ def benchmark_intrinsic_report(
     Preconditions: ``benchmark`` is an Intrinsic benchmark, ``replicates >= 1``, ``0 < level < 1``. Raises
     :class:`ReportError` when there is nothing to report or the rows cannot be ranked together. The document names
     the models: it is for researchers."""
+    from arena.stats.intrinsic import POOLED, intrinsic_report
+
     inputs = report_inputs(benchmark=benchmark)
     specs: dict[str, dict[str, Any]] = {}
     sum_specs: dict[str, dict[str, Any]] = {}

@@ -3,7 +3,7 @@
 A run scores candidates for ONE nll/energy :class:`~intrinsic.models.Scorer` (a model read by a criterion; created, or
 reused when its name, model and criterion match) against an OpenAI-compatible *completions* endpoint that returns
 prompt log-probabilities (vLLM; ``intrinsic.endpoint.CompletionsScorer`` does the request, the span and the
-numbers). One task per candidate, one request each; the engine's driver (``jobs.services._drive``) claims, leases,
+numbers). One task per candidate, one request each; the engine's driver (``jobs.driving.drive``) claims, leases,
 heartbeats, rate-limits (``rate_per_second``, ``concurrency`` calls at a time) and counts calls, failed calls and
 tokens exactly as for judge runs; the watchdog relaunches a run whose driver died and its open claims are taken over.
 
@@ -14,7 +14,7 @@ acknowledging is skipped when redone. A resume (``scoring_run_resume``) reopens 
 Refusals before any request: a criterion the endpoint's configured ``--logprobs-mode`` cannot give, an unknown mode,
 a missing API key (at creation and again when the driver starts), a blank candidate (at creation; the import refuses
 them too). An energy run's driver first calls the scorer's ``probe()``: a server configured as raw logits that
-answers like log-probabilities fails the run with that reason (``jobs.services._start_problem``) before any candidate
+answers like log-probabilities fails the run with that reason (``jobs.driving.driver_start_failed``) before any candidate
 is scored. An nll run's every answer is checked by the client (a value no log-probability can have fails its task).
 
 A stored score (:class:`~intrinsic.models.CandidateScore`) keeps the mean (primary), the sum, the span's token count,
@@ -23,28 +23,27 @@ its run, and ``detail``: the per-token values and how the span was located.
 
 from __future__ import annotations
 
-import random
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from celery import shared_task
 from django.db import IntegrityError, transaction
-from django.db.models import Sum
 from django.utils import timezone
 
 from arena.models import Benchmark, JudgeRun
-from jobs import execution
+from jobs import execution, lifecycle
+from jobs.driving import drive, driver_start_failed, endpoint_limiter, run_finish, run_lease, running_run, tasks_owned
 from jobs.engine import BeforeCall, call_with_backoff, run_blocking
-from jobs.execution import RunKindSpec, run_event_add, run_kind_register
+from jobs.execution import run_event_add
+from jobs.kinds import RunKindSpec
+from jobs.lifecycle import RunError
 from jobs.models import TaskStatus
 from jobs.providers import Completion, PermanentError
-from jobs.selectors import Progress, _health, _task_counts
-from jobs.services import RunError, _drive, _finish, _lease, _limiter_for, _owned, _running, _start_problem
-from jobs.tasks import _DRIVER
+from jobs.selection import Selection
+from jobs.selectors import Progress, engine_progress
 
 from .endpoint import CRITERIA, CompletionsScorer, SpanScore, scoring_messages
-from .models import Candidate, CandidateScore, IntrinsicScoringRun, Paper, Scorer, ScoringTask
+from .models import PROTOCOL, Candidate, CandidateScore, IntrinsicScoringRun, Paper, Scorer, ScoringTask
 
 RUN_KIND = "intrinsic_scoring"
 TITLE = "Intrinsic scoring"
@@ -88,20 +87,14 @@ def _configuration_problem(p: dict[str, Any]) -> str | None:
 
 
 def _choose(benchmark: Benchmark, spec: str, seed: int) -> list[int]:
-    papers = list(Paper.objects.filter(benchmark=benchmark).order_by("id").values_list("id", "discipline"))
-    kind, _, value = spec.partition(":")
-    if kind == "all" and not value:
-        return [pk for pk, _ in papers]
-    if kind == "discipline" and value:
-        chosen = [pk for pk, d in papers if d == value]
-        if not chosen:
-            raise RunError(
-                f"{benchmark} has no papers in discipline {value!r}; its disciplines are {', '.join(sorted({d for _, d in papers}))}"
-            )
-        return chosen
-    if kind == "sample" and value.isdigit() and int(value) > 0:
-        return sorted(random.Random(seed).sample([pk for pk, _ in papers], min(int(value), len(papers))))
-    raise RunError(f"papers must be 'all', 'discipline:NAME' or 'sample:N', got {spec!r}")
+    """The ids of the papers ``spec`` selects: all, discipline:NAME or sample:N."""
+    papers = list(Paper.objects.filter(benchmark=benchmark).order_by("id").only("id", "discipline"))
+    selection = Selection(
+        groups={"discipline": lambda paper: paper.discipline},
+        flag="papers",
+        empty=f"{benchmark} has no papers in discipline {{value!r}}; its disciplines are {{known}}",
+    )
+    return [paper.pk for paper in selection.choose(papers, spec, seed)]
 
 
 def scoring_run_create(
@@ -127,7 +120,7 @@ def scoring_run_create(
     """A pending run with one task per chosen candidate its scorer has not scored yet. Raises :class:`RunError`
     saying what to fix: another protocol's benchmark, a criterion the endpoint's mode cannot give, a missing key, a
     scorer name held by another model or criterion, a scorer with a run still active, a blank candidate, nothing to do."""
-    if benchmark.protocol != Benchmark.Protocol.INTRINSIC:
+    if benchmark.protocol != PROTOCOL:
         raise RunError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: it has no Intrinsic candidates to score")
     model = model.strip()
     if not model:
@@ -199,56 +192,24 @@ def scoring_run_create(
     return run
 
 
-def _enqueue(run_id: int) -> None:
-    execution.enqueue(lambda: scoring_run_execute_task.delay(run_id), kind=RUN_KIND, run_id=run_id)
-
-
 def scoring_run_launch(*, run: IntrinsicScoringRun, event: str = "launched") -> None:
     """Mark a pending or paused run running and enqueue its driver once the transaction commits."""
-    with transaction.atomic():
-        if not IntrinsicScoringRun.objects.filter(pk=run.pk, status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.PAUSED]).update(
-            status=JudgeRun.Status.RUNNING, finished_at=None
-        ):
-            raise RunError(
-                f"scoring run {run.pk} is {IntrinsicScoringRun.objects.get(pk=run.pk).status}; only a pending or paused run starts"
-            )
-        run_event_add(kind=RUN_KIND, run_id=run.pk, code=event, message=f"{event} with 1 driver(s)")
-        transaction.on_commit(lambda: _enqueue(run.pk))
-    run.refresh_from_db()
+    lifecycle.run_launch(run=run, event=event)
 
 
 def scoring_run_pause(*, run: IntrinsicScoringRun) -> None:
     """Stop claiming new candidates; requests already sent are still stored."""
-    if not IntrinsicScoringRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).update(status=JudgeRun.Status.PAUSED):
-        raise RunError(f"scoring run {run.pk} is not running")
-    run.refresh_from_db()
+    lifecycle.run_pause(run=run)
 
 
 def scoring_run_cancel(*, run: IntrinsicScoringRun) -> None:
-    if not IntrinsicScoringRun.objects.filter(pk=run.pk, status__in=ACTIVE).update(
-        status=JudgeRun.Status.CANCELLED, finished_at=timezone.now()
-    ):
-        raise RunError(f"scoring run {run.pk} has already ended")
-    ScoringTask.objects.filter(run=run, status=TaskStatus.PENDING).update(status=TaskStatus.SKIPPED, last_error="cancelled")
-    run.refresh_from_db()
+    lifecycle.run_cancel(run=run)
 
 
 def scoring_run_resume(*, run: IntrinsicScoringRun) -> int:
     """Reopen the failed, skipped and abandoned tasks of a paused, failed or cancelled run and launch it; returns how
     many tasks were reopened. A scored candidate is never asked for again."""
-    with transaction.atomic():
-        run = IntrinsicScoringRun.objects.select_for_update().get(pk=run.pk)
-        if run.status not in (JudgeRun.Status.PAUSED, JudgeRun.Status.FAILED, JudgeRun.Status.CANCELLED):
-            why = " (a worker's watchdog takes over a run whose driver died)" if run.status == JudgeRun.Status.RUNNING else ""
-            raise RunError(f"scoring run {run.pk} is {run.status}{why}; only a paused, failed or cancelled run resumes")
-        reopened = execution.tasks_reclaim(kind=RUN_KIND, task_model=ScoringTask, run_id=run.pk)
-        reopened += ScoringTask.objects.filter(run=run, status=TaskStatus.SKIPPED).update(
-            status=TaskStatus.PENDING, last_error=""
-        )
-        IntrinsicScoringRun.objects.filter(pk=run.pk).update(status=JudgeRun.Status.PAUSED)
-        run.refresh_from_db()
-        scoring_run_launch(run=run, event="resumed")
-    return reopened
+    return lifecycle.run_resume(run=run)
 
 
 # --------------------------------------------------------------------------- execution
@@ -315,7 +276,7 @@ def _store(run: IntrinsicScoringRun, token: str, batch: list[tuple[_Spec, dict[s
     tasks; an answer for a task that passed to another driver is counted as discarded, not stored."""
     now = timezone.now()
     with transaction.atomic():
-        owned, finished = _owned(ScoringTask, token, [spec.task_id for spec, _ in batch])
+        owned, finished = tasks_owned(ScoringTask, token, [spec.task_id for spec, _ in batch])
         scores: list[CandidateScore] = []
         done: dict[int, SpanScore] = {}
         failed: dict[int, str] = {}
@@ -373,21 +334,21 @@ def scoring_run_execute(*, run_id: int) -> str:
 
     A driver that cannot start (refused configuration, missing key, a probe that contradicts the configured mode)
     fails the run with the reason, before any candidate is scored."""
-    run, status = _running(IntrinsicScoringRun, run_id)
+    run, status = running_run(IntrinsicScoringRun, run_id)
     if run is None:
         return status
     try:
         scorer = _completions_scorer(run.parameters)
     except PermanentError as exc:
-        return _start_problem(RUN_KIND, run.pk, exc)
+        return driver_start_failed(RUN_KIND, run.pk, exc)
     if run.parameters["criterion"] == "energy":
         problem = _probe_problem(run)
         if problem is not None:
             run_blocking(scorer.close)
-            return _start_problem(RUN_KIND, run.pk, PermanentError(problem))
+            return driver_start_failed(RUN_KIND, run.pk, PermanentError(problem))
     token = uuid.uuid4().hex
-    limiter = _limiter_for(run)  # type: ignore[arg-type]
-    lease = _lease(run)  # type: ignore[arg-type]
+    limiter = endpoint_limiter(run)
+    lease = run_lease(run)
 
     def claim(n: int, held: frozenset[int]) -> list[_Spec]:
         ids = execution.tasks_claim(
@@ -409,7 +370,7 @@ def scoring_run_execute(*, run_id: int) -> str:
             return {"failed": outcome.error or "no answer"}
         return {"score": outcome.completion}
 
-    _drive(
+    drive(
         run=run,
         kind=RUN_KIND,
         task_model=ScoringTask,
@@ -422,12 +383,7 @@ def scoring_run_execute(*, run_id: int) -> str:
         limiter=limiter,
         on_error=lambda exc: {"failed": f"internal error: {type(exc).__name__}: {exc}"},
     )
-    return _finish(RUN_KIND, run.pk)
-
-
-@shared_task(name="intrinsic.scoring_run_execute", **_DRIVER)
-def scoring_run_execute_task(run_id: int) -> str:
-    return scoring_run_execute(run_id=run_id)
+    return run_finish(RUN_KIND, run.pk)
 
 
 # --------------------------------------------------------------------------- progress
@@ -436,54 +392,34 @@ def scoring_run_execute_task(run_id: int) -> str:
 def scoring_progress(*, run: IntrinsicScoringRun) -> Progress:
     """The run's counts in the engine's terms (done = a score stored), with calls, tokens and, when priced, the cost
     (answers discarded after a takeover were paid for too)."""
-    tasks_qs = ScoringTask.objects.filter(run=run)
-    tasks = _task_counts(tasks_qs, prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"))
-    prompt, completion = tasks["prompt"] or 0, tasks["completion"] or 0
-    p = run.parameters
-    cost = None
-    if p.get("price_per_1k_prompt") is not None or p.get("price_per_1k_completion") is not None:
-        paid_in, paid_out = prompt + (tasks["discarded_prompt"] or 0), completion + (tasks["discarded_completion"] or 0)
-        cost = paid_in / 1000 * float(p.get("price_per_1k_prompt") or 0) + paid_out / 1000 * float(
-            p.get("price_per_1k_completion") or 0
-        )
-    errors = list(tasks_qs.exclude(last_error="").order_by("-updated_at").values_list("last_error", flat=True)[:5])
-    return Progress(
-        total=tasks["total"],
-        done=tasks["done"],
-        accepted=tasks["done"],
-        invalid=0,
-        failed=tasks["failed"],
-        remaining=tasks["remaining"],
-        skipped=tasks["skipped"],
-        prompt_tokens=prompt,
-        completion_tokens=completion,
-        cost=cost,
-        eta_seconds=None,
-        recent_errors=errors,
-        status=run.status,
-        replay=False,
-        **_health(RUN_KIND, run, tasks),  # type: ignore[arg-type]
-    )
+    return engine_progress(kind=RUN_KIND, run=run, tasks_qs=ScoringTask.objects.filter(run=run))
 
 
 def scoring_runs_listed(limit: int = 20) -> list[tuple[str, IntrinsicScoringRun, Progress]]:
-    """The newest scoring runs with their progress, for the runs page."""
+    """The newest scoring runs with their progress."""
     runs = IntrinsicScoringRun.objects.select_related("benchmark", "scorer").order_by("-created_at", "-id")[:limit]
-    return [(f"{TITLE} ({run.scorer.criterion}: {run.scorer.name})", run, scoring_progress(run=run)) for run in runs]
+    return [(_title(run), run, scoring_progress(run=run)) for run in runs]
 
 
-run_kind_register(
-    RunKindSpec(
-        kind=RUN_KIND,
-        run_model=IntrinsicScoringRun,
-        task_model_of=lambda run_id: ScoringTask,
-        launch=_enqueue,
-        finish=lambda run_id: _finish(RUN_KIND, run_id),
-    )
+def _title(run: IntrinsicScoringRun) -> str:
+    return f"{TITLE} ({run.scorer.criterion}: {run.scorer.name})"
+
+
+SCORING = RunKindSpec(
+    kind=RUN_KIND,
+    run_model=IntrinsicScoringRun,
+    task_model_of=lambda run_id: ScoringTask,
+    execute=lambda run_id: scoring_run_execute(run_id=run_id),
+    finish=lambda run_id: run_finish(RUN_KIND, run_id),
+    progress=lambda run: scoring_progress(run=run),
+    title=TITLE,
+    noun="scoring run",
+    listed=_title,
 )
 
 __all__ = [
     "RUN_KIND",
+    "SCORING",
     "default_scorer_name",
     "endpoint_description",
     "scoring_progress",

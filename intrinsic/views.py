@@ -20,14 +20,13 @@ from arena.apis import MAX_SEED
 from arena.models import Benchmark
 from arena.permissions import researcher_required
 from arena.protocol_reports import int_option, protocol_benchmark_or_404
-from arena.stats.intrinsic import HIT_KS, POOLED
 
-from .models import LISTWISE_TOP, Candidate, Paper, Scorer
+from .models import LISTWISE_TOP, PROTOCOL, Candidate, Paper, Scorer
 from .reports import REPORT_REPLICATES, REPORT_SEED, ReportError, intrinsic_report_cached
 
 
 def _benchmark_get(benchmark_id: int) -> Benchmark:
-    return protocol_benchmark_or_404(benchmark_id, Benchmark.Protocol.INTRINSIC)
+    return protocol_benchmark_or_404(benchmark_id, PROTOCOL)
 
 
 @require_GET
@@ -164,11 +163,54 @@ def report_sections(doc: dict[str, Any]) -> dict[str, Any]:
     (a row per discipline and the pooled row, a column per scorer: Hit@1), the gold-rank distributions (an SVG bar
     chart and the counts per scorer), cross-model agreement (a row per criterion, a cell per scope), each scoring
     scorer against the listwise baseline, and the best scorer (pooled Hit@1, then MRR; picked after the fact) against
-    every other."""
+    every other. One step per section, each reading only the part of the document it shows."""
+    from arena.stats.intrinsic import HIT_KS, POOLED
+
     scorers = doc["scorers"]
     by_key = {(r["discipline"], r["scorer"]): r for r in doc["results"]}
     pooled = {s["name"]: by_key[(POOLED, s["name"])] for s in scorers}
     hit_names = [f"hit_at_{k}" for k in HIT_KS]
+    scoring = [s for s in scorers if s["kind"] == "scoring"]
+    best = _best_scorer(scoring, pooled)
+    main = _main_rows(scorers, pooled, hit_names, best)
+    differences = _Differences(doc, hit_names)
+    baseline = doc["baselines"][0] if doc["baselines"] else None
+    vs_baseline = [x for x in (differences.row(s["name"], baseline) for s in scoring) if x] if baseline else []
+    vs_best = [x for x in (differences.row(best, s["name"]) for s in scorers if s["name"] != best) if x] if best else []
+    return {
+        "main_rows": main,
+        "hit_ks": HIT_KS,
+        "best": best,
+        "baseline": baseline,
+        "heat_rows": _heat_rows(doc, by_key),
+        "heat_legend": [{"step": i, "text": f"{10 * i}–{10 * (i + 1)}%"} for i in range(HEAT_STEPS)],
+        "heat_scorers": scorers,
+        "distributions": _distributions(scorers, pooled, doc["method"]["n_candidates"]),
+        "agreement_rows": _agreement_rows(doc),
+        "vs_baseline": vs_baseline,
+        "vs_best": vs_best,
+        "listwise_note": pooled[baseline]["not_reported"].get("mrr") if baseline else None,
+        "length_rows": _length_rows(doc, pooled),
+    }
+
+
+def _best_scorer(scoring: list[dict[str, Any]], pooled: dict[str, dict[str, Any]]) -> str | None:
+    """The scoring scorer of the highest pooled Hit@1, then MRR (None without one): the row the page marks and compares
+    every other against. Picked after the fact, which the page says."""
+    if not scoring:
+        return None
+
+    def strength(s: dict[str, Any]) -> tuple[float, float]:
+        m = pooled[s["name"]]["metrics"]
+        return (m["hit_at_1"]["value"] or 0.0, (m["mrr"] or {}).get("value") or 0.0)
+
+    return max(scoring, key=strength)["name"]
+
+
+def _main_rows(
+    scorers: list[dict[str, Any]], pooled: dict[str, dict[str, Any]], hit_names: list[str], best: str | None
+) -> list[dict[str, Any]]:
+    """The main table: a row per scorer with its pooled Hit@k, MRR and gold-beats rate, each with its interval."""
     main = []
     for s in scorers:
         r = pooled[s["name"]]
@@ -181,24 +223,21 @@ def report_sections(doc: dict[str, Any]) -> dict[str, Any]:
                 "hits": [_cell(m[h], True) for h in hit_names],
                 "mrr": _cell(m["mrr"], False),
                 "beats": _cell(m["beats"], True),
+                "best": s["name"] == best,
             }
         )
-    scoring = [s for s in scorers if s["kind"] == "scoring"]
-    best = None
-    if scoring:
+    return main
 
-        def strength(s: dict[str, Any]) -> tuple[float, float]:
-            m = pooled[s["name"]]["metrics"]
-            return (m["hit_at_1"]["value"] or 0.0, (m["mrr"] or {}).get("value") or 0.0)
 
-        best = max(scoring, key=strength)["name"]
-    for row in main:
-        row["best"] = row["scorer"]["name"] == best
+def _heat_rows(doc: dict[str, Any], by_key: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]]:
+    """The heat map: a row per discipline (and the pooled row), a Hit@1 cell per scorer with its colour step; every
+    cell prints its value too, so colour is never the only cue."""
+    from arena.stats.intrinsic import POOLED
 
     heat_rows = []
     for d in doc["disciplines"]:
         cells = []
-        for s in scorers:
+        for s in doc["scorers"]:
             r = by_key[(d, s["name"])]
             hit = r["metrics"]["hit_at_1"]
             v = None if hit is None else hit["value"]
@@ -222,9 +261,11 @@ def report_sections(doc: dict[str, Any]) -> dict[str, Any]:
                 "n_papers": doc["n_papers"][d],
             }
         )
-    legend = [{"step": i, "text": f"{10 * i}–{10 * (i + 1)}%"} for i in range(HEAT_STEPS)]
+    return heat_rows
 
-    n = doc["method"]["n_candidates"]
+
+def _distributions(scorers: list[dict[str, Any]], pooled: dict[str, dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """Each scorer's gold-rank distribution: the bar chart and the same counts in words (for a screen reader)."""
     distributions = []
     for s in scorers:
         counts = pooled[s["name"]]["rank_distribution"]
@@ -239,7 +280,11 @@ def report_sections(doc: dict[str, Any]) -> dict[str, Any]:
                 ),
             }
         )
+    return distributions
 
+
+def _agreement_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Cross-model agreement: a row per (criterion, aggregate), a cell per discipline in the heat map's order."""
     agreement: dict[tuple[str, str | None], dict[str, Any]] = {}
     for a in doc["agreement"]:
         row = agreement.setdefault(
@@ -247,57 +292,53 @@ def report_sections(doc: dict[str, Any]) -> dict[str, Any]:
             {"criterion": CRITERION_LABELS.get(a["criterion"], a["criterion"]), "models": a["models"], "cells": {}},
         )
         row["cells"][a["discipline"]] = a | {"text": _pct(a["share"]), "ci_text": _ci_pct(a["ci"])}
-    agreement_rows = [r | {"cells": [r["cells"].get(d) for d in doc["disciplines"]]} for r in agreement.values()]
+    return [r | {"cells": [r["cells"].get(d) for d in doc["disciplines"]]} for r in agreement.values()]
 
-    pairs = {(p["a"], p["b"]): p for p in doc["pairs"] if p["discipline"] == POOLED}
 
-    def difference(a: str, b: str) -> tuple[dict[str, Any] | None, int | None]:
+class _Differences:
+    """Pooled paired differences between two scorers, either way round: the document holds each pair once (a − b),
+    the page asks for b − a too (against the baseline, against the best)."""
+
+    def __init__(self, doc: dict[str, Any], hit_names: list[str]) -> None:
+        from arena.stats.intrinsic import POOLED
+
+        self.pairs = {(p["a"], p["b"]): p for p in doc["pairs"] if p["discipline"] == POOLED}
+        self.hit_names = hit_names
+
+    def difference(self, a: str, b: str) -> tuple[dict[str, Any] | None, int | None]:
         """a − b per metric (None when that pair was not computed) and the papers both ranked."""
+        pairs = self.pairs
         if (a, b) in pairs:
             return pairs[(a, b)]["differences"], pairs[(a, b)]["n_papers"]
         if (b, a) in pairs:
             return {m: _flipped(v) for m, v in pairs[(b, a)]["differences"].items()}, pairs[(b, a)]["n_papers"]
         return None, None
 
-    def diff_row(a: str, b: str) -> dict[str, Any] | None:
-        diffs, n_both = difference(a, b)
+    def row(self, a: str, b: str) -> dict[str, Any] | None:
+        diffs, n_both = self.difference(a, b)
         if diffs is None:
             return None
         return {
             "a": a,
             "b": b,
             "n_papers": n_both,
-            "hits": [_signed_pct(diffs[h]) for h in hit_names],
+            "hits": [_signed_pct(diffs[h]) for h in self.hit_names],
             "mrr": _signed_pct(diffs["mrr"], percent=False),
             "beats": _signed_pct(diffs["beats"]),
         }
 
-    baseline = doc["baselines"][0] if doc["baselines"] else None
-    vs_baseline = [x for x in (diff_row(s["name"], baseline) for s in scoring) if x] if baseline else []
-    vs_best = [x for x in (diff_row(best, s["name"]) for s in scorers if s["name"] != best) if x] if best else []
-    return {
-        "main_rows": main,
-        "hit_ks": HIT_KS,
-        "best": best,
-        "baseline": baseline,
-        "heat_rows": heat_rows,
-        "heat_legend": legend,
-        "heat_scorers": scorers,
-        "distributions": distributions,
-        "agreement_rows": agreement_rows,
-        "vs_baseline": vs_baseline,
-        "vs_best": vs_best,
-        "listwise_note": pooled[baseline]["not_reported"].get("mrr") if baseline else None,
-        "length_rows": [
-            r
-            | {
-                "hit1": _cell(r["metrics"]["hit_at_1"], True),
-                "mrr_cell": _cell(r["metrics"]["mrr"], False),
-                "mean_hit1": _cell(pooled[r["scorer"]]["metrics"]["hit_at_1"], True),
-            }
-            for r in doc["length_check"]
-        ],
-    }
+
+def _length_rows(doc: dict[str, Any], pooled: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The length check: each scoring scorer ranked by the sum, beside its Hit@1 ranked by the mean."""
+    return [
+        r
+        | {
+            "hit1": _cell(r["metrics"]["hit_at_1"], True),
+            "mrr_cell": _cell(r["metrics"]["mrr"], False),
+            "mean_hit1": _cell(pooled[r["scorer"]]["metrics"]["hit_at_1"], True),
+        }
+        for r in doc["length_check"]
+    ]
 
 
 @require_GET

@@ -2,16 +2,17 @@
 subject (a HypoArena case, a Reconstruction seed paper ...), checks it against a schema, asks again on a malformed
 answer, and stores what passed. A protocol plugs in an :class:`ElicitKind`; this module owns the rest.
 
-The engine's driver (``jobs.services._drive``) claims, leases, heartbeats, limits and counts calls as for judge runs.
-Per task: at most ``jobs.services.MAX_PARSE_ATTEMPTS`` answers (two retries), each kept with its problems in the
+The engine's driver (``jobs.driving.drive``) claims, leases, heartbeats, limits and counts calls as for judge runs;
+launch, pause, resume, cancel, progress and the runs page are the engine's one lifecycle (``jobs.lifecycle``).
+Per task: at most ``jobs.driving.MAX_PARSE_ATTEMPTS`` answers (two retries), each kept with its problems in the
 task's ``attempts``; what still fails is *invalid* (the task is done, ``last_error`` starts ``invalid:``, nothing
-stored); an endpoint that gives up leaves the task *failed* (a resume retries it). When the run closes, the kind's
-``after`` hook runs on the subjects that got an answer (HypoArena pairs the new submissions into matches).
+stored, unless the kind keeps invalid answers: ``keep_invalid``); an endpoint that gives up leaves the task *failed*
+(a resume retries it). When the run closes, the kind's ``after`` hook runs on the subjects that got an answer
+(HypoArena pairs the new submissions into matches, Lit2Test pairs the new proposals).
 
-Run models need the fields of ``jobs.GenerationRun`` that the engine's helpers read (``benchmark``, ``provider``,
-``parameters`` with ``base_url``, ``api_key_env``, ``model_names``, ``concurrency``, ``timeout`` ..., ``status``,
-``finished_at``); task models are ``jobs.models.ClaimableTask`` with ``participant``, ``attempts``,
-``prompt_tokens`` and ``completion_tokens``.
+Run models extend ``jobs.models.EngineRun`` with a ``benchmark`` (``parameters`` holds ``base_url``, ``api_key_env``,
+``model_names``, ``concurrency``, ``timeout`` ...); task models are ``jobs.models.ClaimableTask`` with
+``participant``, ``attempts``, ``prompt_tokens`` and ``completion_tokens``.
 """
 
 from __future__ import annotations
@@ -21,30 +22,28 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from celery import shared_task
 from django.db import IntegrityError, models, transaction
-from django.db.models import Sum
 
 from arena.models import JudgeRun
+from arena.registry import Registry
 
-from . import execution
-from .engine import BeforeCall, call_with_backoff
-from .execution import RunKindSpec, run_event_add, run_kind_register
-from .providers import PermanentError, Provider, api_key_from_env
-from .selectors import Progress, _health, _task_counts
-from .services import (
+from . import execution, lifecycle
+from .driving import (
     MAX_PARSE_ATTEMPTS,
-    RunError,
-    _drive,
-    _finish,
-    _lease,
-    _limiter_for,
-    _owned,
-    _provider_for,
-    _running,
-    _start_problem,
+    chat_provider,
+    drive,
+    driver_start_failed,
+    endpoint_limiter,
+    run_finish,
+    run_lease,
+    running_run,
+    tasks_owned,
 )
-from .tasks import _DRIVER
+from .engine import BeforeCall, call_with_backoff
+from .kinds import RunKindSpec, run_kind_register
+from .lifecycle import RunError
+from .providers import PermanentError, Provider, api_key_from_env
+from .selectors import Progress, engine_progress
 
 Problems = list[dict[str, str]]
 
@@ -58,8 +57,8 @@ class ElicitKind:
     related: tuple[str, ...]  # select_related of a claimed task, for ``messages``
     # (run, task) -> the chat messages (blind: what the participant may see, nothing held out)
     messages: Callable[[Any, Any], list[dict[str, str]]]
-    # (run, task, answer text, context) -> (parsed value, problems); no problems = valid. It runs in the driver's event
-    # loop: no database access (what it needs from the database, ``context`` read it when the task was claimed)
+    # (run, task, answer text, prepared) -> (parsed value, problems); no problems = valid. It runs in the driver's event
+    # loop: no database access (what it needs from the database, ``prepare`` read it when the task was claimed)
     check: Callable[[Any, Any, str, Any], tuple[Any, Problems]]
     # (task, valid value) -> store it (inside the task's transaction); an IntegrityError means it exists already
     store: Callable[[Any, Any], None]
@@ -67,82 +66,40 @@ class ElicitKind:
     after: Callable[[Any, set[int]], None] | None = None
     subject_field: str = "case"  # the task's foreign key to its subject, for ``after``
     # (run, task) -> what ``check`` needs from the database, read when the task is claimed; None: nothing
-    context: Callable[[Any, Any], Any] | None = None
+    prepare: Callable[[Any, Any], Any] | None = None
+    prefetch: tuple[str, ...] = ()  # prefetch_related of a claimed task, for ``messages``
+    # a malformed answer is asked again with its problems listed (False: the same messages again)
+    retry_with_problems: bool = True
+    # an answer still malformed after every attempt is stored too (``store`` gets it, and decides how to mark it)
+    keep_invalid: bool = False
 
 
-ELICIT_KINDS: dict[str, ElicitKind] = {}
+ELICIT_KINDS: Registry[ElicitKind] = Registry("elicitation kind")
 
 
 def elicit_progress(*, kind: ElicitKind, run: Any) -> Progress:  # noqa: ANN401
     """The run's counts in the engine's terms: a done task has stored answers or, when its answer stayed malformed,
     an invalid record (``last_error`` starts with ``invalid:``) and nothing stored."""
     tasks_qs = kind.task_model.objects.filter(run=run)
-    tasks = _task_counts(tasks_qs, prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"))
     invalid = tasks_qs.filter(status="done", last_error__startswith="invalid:").count()
-    errors = list(tasks_qs.exclude(last_error="").values_list("last_error", flat=True)[:5])
-    return Progress(
-        total=tasks["total"],
-        done=tasks["done"],
-        accepted=tasks["done"] - invalid,
-        invalid=invalid,
-        failed=tasks["failed"],
-        remaining=tasks["remaining"],
-        skipped=tasks["skipped"],
-        prompt_tokens=tasks["prompt"] or 0,
-        completion_tokens=tasks["completion"] or 0,
-        cost=None,
-        eta_seconds=None,
-        recent_errors=errors,
-        status=run.status,
-        replay=False,
-        **_health(kind.run_kind, run, tasks),
-    )
-
-
-def elicit_runs_listed(limit: int = 20) -> list[tuple[ElicitKind, Any, Progress]]:
-    """The newest runs of every registered elicitation kind, with their progress, for the runs page."""
-    rows = []
-    for kind in ELICIT_KINDS.values():
-        for run in kind.run_model.objects.select_related("benchmark").order_by("-created_at", "-id")[:limit]:
-            rows.append((kind, run, elicit_progress(kind=kind, run=run)))
-    rows.sort(key=lambda r: r[1].created_at, reverse=True)
-    return rows[:limit]
+    return engine_progress(kind=kind.run_kind, run=run, tasks_qs=tasks_qs, invalid=invalid)
 
 
 def elicit_launch(*, kind: ElicitKind, run: Any, event: str = "launched") -> None:  # noqa: ANN401
     """Mark a pending or paused run running and enqueue its driver once the transaction commits."""
-    with transaction.atomic():
-        if not kind.run_model.objects.filter(pk=run.pk, status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.PAUSED]).update(
-            status=JudgeRun.Status.RUNNING, finished_at=None
-        ):
-            raise RunError(f"{kind.title} run {run.pk} cannot start from {kind.run_model.objects.get(pk=run.pk).status}")
-        run_event_add(kind=kind.run_kind, run_id=run.pk, code=event, message=f"{event} with 1 driver(s)")
-        transaction.on_commit(lambda: _enqueue(kind.run_kind, run.pk))
-    run.refresh_from_db()
+    lifecycle.run_launch(run=run, event=event)
 
 
 def elicit_resume(*, kind: ElicitKind, run: Any) -> int:  # noqa: ANN401
     """Failed tasks and abandoned claims of a paused, failed or cancelled run become pending again, and it is
     launched; returns how many tasks were reopened. Stored answers are never asked for again."""
-    if run.status not in (JudgeRun.Status.PAUSED, JudgeRun.Status.FAILED, JudgeRun.Status.CANCELLED):
-        raise RunError(f"{kind.title} run {run.pk} is {run.status}; only a paused, failed or cancelled run resumes")
-    with transaction.atomic():
-        reopened = execution.tasks_reclaim(kind=kind.run_kind, task_model=kind.task_model, run_id=run.pk)
-        reopened += kind.task_model.objects.filter(run_id=run.pk, status="skipped").update(status="pending", last_error="")
-        kind.run_model.objects.filter(pk=run.pk).update(status=JudgeRun.Status.PAUSED)
-        run.refresh_from_db()
-        elicit_launch(kind=kind, run=run, event="resumed")
-    return reopened
-
-
-def _enqueue(run_kind: str, run_id: int) -> None:
-    execution.enqueue(lambda: elicit_execute_task.delay(run_kind, run_id), kind=run_kind, run_id=run_id)
+    return lifecycle.run_resume(run=run)
 
 
 def _store(kind: ElicitKind, token: str, task_id: int, result: dict[str, Any]) -> None:
     model = kind.task_model
     with transaction.atomic():
-        owned, finished = _owned(model, token, [task_id])
+        owned, finished = tasks_owned(model, token, [task_id])
         if task_id not in owned:
             if task_id not in finished and result.get("attempts"):
                 execution.answer_discard(
@@ -155,7 +112,7 @@ def _store(kind: ElicitKind, token: str, task_id: int, result: dict[str, Any]) -
         task.status, task.last_error = "done", ""
         if "failed" in result:
             task.status, task.last_error = "failed", result["failed"] or "no answer"
-        elif result["problems"]:
+        elif result["problems"] and not kind.keep_invalid:
             # Invalid after every attempt: recorded on the task, with each raw answer; nothing is stored.
             task.last_error = "invalid: " + "; ".join(f"{p['field']}: {p['message']}" for p in result["problems"])
         else:
@@ -168,7 +125,7 @@ def _store(kind: ElicitKind, token: str, task_id: int, result: dict[str, Any]) -
 
 
 def _elicit_finish(kind: ElicitKind, run_id: int) -> str:
-    status = _finish(kind.run_kind, run_id)
+    status = run_finish(kind.run_kind, run_id)
     if status in (JudgeRun.Status.COMPLETED, JudgeRun.Status.FAILED) and kind.after is not None:
         run = kind.run_model.objects.select_related("benchmark").get(pk=run_id)
         done = set(kind.task_model.objects.filter(run=run, status="done").values_list(f"{kind.subject_field}_id", flat=True))
@@ -179,7 +136,7 @@ def _elicit_finish(kind: ElicitKind, run_id: int) -> str:
 def elicit_execute(*, run_kind: str, run_id: int) -> str:
     """Elicit the run's open tasks until done, paused or cancelled; then close the run and run ``after``."""
     kind = ELICIT_KINDS[run_kind]
-    run, status = _running(kind.run_model, run_id)
+    run, status = running_run(kind.run_model, run_id)
     if run is None:
         return status
     token = uuid.uuid4().hex
@@ -187,24 +144,29 @@ def elicit_execute(*, run_kind: str, run_id: int) -> str:
     try:
         api_key_from_env(run.parameters.get("api_key_env") or None)
     except PermanentError as exc:
-        return _start_problem(run_kind, run.pk, exc)
+        return driver_start_failed(run_kind, run.pk, exc)
     providers: dict[str, Provider] = {}
-    limiter = _limiter_for(run)
+    limiter = endpoint_limiter(run)
 
-    Spec = tuple[int, str, Any, list[dict[str, str]], Any]  # task id, participant, task, messages, check's context
+    Spec = tuple[int, str, Any, list[dict[str, str]], Any]  # task id, participant, task, messages, what check needs
 
     def claim(n: int, held: frozenset[int]) -> list[Spec]:
         ids = execution.tasks_claim(
-            kind=run_kind, task_model=kind.task_model, run_id=run.pk, token=token, lease=_lease(run), n=n, held=held
+            kind=run_kind, task_model=kind.task_model, run_id=run.pk, token=token, lease=run_lease(run), n=n, held=held
         )
-        tasks = kind.task_model.objects.filter(id__in=ids).select_related("participant", *kind.related).order_by("id")
+        tasks = (
+            kind.task_model.objects.filter(id__in=ids)
+            .select_related("participant", *kind.related)
+            .prefetch_related(*kind.prefetch)
+            .order_by("id")
+        )
         return [
-            (t.pk, t.participant.name, t, kind.messages(run, t), kind.context(run, t) if kind.context else None) for t in tasks
+            (t.pk, t.participant.name, t, kind.messages(run, t), kind.prepare(run, t) if kind.prepare else None) for t in tasks
         ]
 
     async def work(spec: Spec, before_call: BeforeCall) -> dict[str, Any]:
-        _, name, task, messages, context = spec
-        provider = providers.setdefault(name, _provider_for(run, model_names.get(name, name)))
+        _, name, task, messages, prepared = spec
+        provider = providers.setdefault(name, chat_provider(run, model_names.get(name, name)))
         attempts: list[dict[str, Any]] = []
         calls = tokens_in = tokens_out = 0
         value: Any = None
@@ -217,10 +179,12 @@ def elicit_execute(*, run_kind: str, run_id: int) -> str:
             c = outcome.completion
             tokens_in += c.prompt_tokens or 0
             tokens_out += c.completion_tokens or 0
-            value, problems = kind.check(run, task, c.text, context)
+            value, problems = kind.check(run, task, c.text, prepared)
             attempts.append({"attempt": attempt, "raw": c.text, "problems": problems})
             if not problems:
                 break
+            if not kind.retry_with_problems:
+                continue
             # The next answer is asked with the problems of this one, so the model can fix them.
             messages = [*messages, {"role": "assistant", "content": c.text}, {"role": "user", "content": _retry_prompt(problems)}]
         return {"value": value, "problems": problems, "attempts": attempts, "calls": calls, "in": tokens_in, "out": tokens_out}
@@ -229,7 +193,7 @@ def elicit_execute(*, run_kind: str, run_id: int) -> str:
         for spec, result in batch:
             _store(kind, token, spec[0], result)
 
-    _drive(
+    drive(
         run=run,
         kind=run_kind,
         task_model=kind.task_model,
@@ -252,23 +216,52 @@ def _retry_prompt(problems: Problems) -> str:
     )
 
 
-@shared_task(name="jobs.elicit_execute", **_DRIVER)
-def elicit_execute_task(run_kind: str, run_id: int) -> str:
-    return elicit_execute(run_kind=run_kind, run_id=run_id)
-
-
 def elicit_kind_register(kind: ElicitKind) -> None:
-    """Register a protocol's elicitation runs with this driver and with the engine (watchdog, finish)."""
-    ELICIT_KINDS[kind.run_kind] = kind
+    """Register a protocol's elicitation runs with this driver and with the engine's lifecycle (launch, watchdog,
+    finish, progress, the runs page). Registering the same kind again changes nothing; another kind of one name raises."""
+    if ELICIT_KINDS.get(kind.run_kind) is kind:
+        return
+    ELICIT_KINDS.register(kind.run_kind, kind)
     run_kind_register(
         RunKindSpec(
             kind=kind.run_kind,
             run_model=kind.run_model,
             task_model_of=lambda run_id: kind.task_model,
-            launch=lambda run_id: _enqueue(kind.run_kind, run_id),
+            execute=lambda run_id: elicit_execute(run_kind=kind.run_kind, run_id=run_id),
             finish=lambda run_id: _elicit_finish(kind, run_id),
+            progress=lambda run: elicit_progress(kind=kind, run=run),
+            title=kind.title,
+            noun=f"{kind.title} run",
+            listed=lambda run: kind.title,
         )
     )
+
+
+def elicit_parameters(
+    *,
+    base_url: str,
+    api_key_env: str | None,
+    temperature: float,
+    max_tokens: int,
+    concurrency: int,
+    timeout: float,
+    lease_seconds: float | None,
+    model_names: dict[str, str] | None,
+    **extra: Any,  # noqa: ANN401
+) -> dict[str, Any]:
+    """An elicitation run's ``parameters``: the endpoint and its limits as the engine reads them, and what the kind
+    reads itself (``extra``)."""
+    return {
+        "base_url": base_url,
+        "api_key_env": api_key_env or "",
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "concurrency": concurrency,
+        "timeout": timeout,
+        "lease_seconds": lease_seconds or execution.lease_seconds(),
+        "model_names": model_names or {},
+        **extra,
+    }
 
 
 def elicit_problem(field: str, code: str, message: str) -> dict[str, str]:
@@ -278,12 +271,13 @@ def elicit_problem(field: str, code: str, message: str) -> dict[str, str]:
 __all__ = [
     "ELICIT_KINDS",
     "ElicitKind",
+    "Problems",
     "RunError",
     "elicit_execute",
     "elicit_kind_register",
     "elicit_launch",
+    "elicit_parameters",
     "elicit_problem",
     "elicit_progress",
     "elicit_resume",
-    "elicit_runs_listed",
 ]

@@ -1,9 +1,8 @@
 """What every run kind shares when it executes: claims and leases, driver liveness, the call
 ledger, the run's event log, failing a run with its reason, and the watchdog.
 
-A run kind (judge, generation, ...) registers a ``RunKindSpec`` saying which models hold its
-runs and tasks, how to enqueue a driver and how to close a run whose work is done. The rest
-of this module knows nothing about pairs or proposals.
+A run kind (``jobs.kinds``) says which models hold its runs and tasks, how to enqueue a driver and
+how to close a run whose work is done. This module knows nothing about what a task is about.
 
 Liveness: a driver writes a ``RunDriver`` row before it claims anything and renews it (with the
 leases of the tasks it holds) every heartbeat. A claim is taken over when its lease ran out or
@@ -17,7 +16,6 @@ import os
 import socket
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -28,6 +26,7 @@ from django.utils import timezone
 
 from arena.models import JudgeRun
 
+from .kinds import run_kinds
 from .models import RunDriver, RunEvent, TaskStatus
 
 log = logging.getLogger(__name__)
@@ -64,22 +63,6 @@ def db_patience_seconds() -> float:
     return _setting("LIT2TEST_DB_PATIENCE_SECONDS", 300)
 
 
-@dataclass(frozen=True)
-class RunKindSpec:
-    kind: str
-    run_model: type[models.Model]
-    task_model_of: Callable[[int], type[models.Model]]  # the task model of a run (a judge run's depends on what it judges)
-    launch: Callable[[int], None]  # enqueue one driver for the run (after commit)
-    finish: Callable[[int], str]  # close the run if nothing is left to do; returns its status
-
-
-KINDS: dict[str, RunKindSpec] = {}
-
-
-def run_kind_register(spec: RunKindSpec) -> None:
-    KINDS[spec.kind] = spec
-
-
 def worker_identity() -> str:
     return f"{socket.gethostname()} pid {os.getpid()}"
 
@@ -100,7 +83,7 @@ def run_events(*, kind: str, run_id: int, limit: int = 20) -> list[RunEvent]:
 
 def run_fail(*, kind: str, run_id: int, reason: str, code: str = "failed") -> bool:
     """Mark a running (or paused) run failed with its reason; False if it had already ended."""
-    spec = KINDS[kind]
+    spec = run_kinds[kind]
     with transaction.atomic():
         changed = spec.run_model.objects.filter(pk=run_id, status__in=[RUNNING, JudgeRun.Status.PAUSED]).update(
             status=JudgeRun.Status.FAILED, finished_at=timezone.now()
@@ -148,7 +131,7 @@ def tasks_claim(
     now = timezone.now()
     claimable = _claimable(kind, run_id, now)
     with transaction.atomic():
-        candidates = list(
+        ids_free = list(
             task_model.objects.select_for_update(skip_locked=True)
             .filter(run_id=run_id)
             .filter(claimable)
@@ -156,13 +139,13 @@ def tasks_claim(
             .order_by("id")
             .values_list("id", flat=True)[:n]
         )
-        if not candidates:
+        if not ids_free:
             return []
-        task_model.objects.filter(id__in=candidates).filter(claimable).update(
+        task_model.objects.filter(id__in=ids_free).filter(claimable).update(
             status=TaskStatus.CLAIMED, claimed_by=token, lease_until=now + timedelta(seconds=lease)
         )
         return list(
-            task_model.objects.filter(id__in=candidates, claimed_by=token, status=TaskStatus.CLAIMED).values_list("id", flat=True)
+            task_model.objects.filter(id__in=ids_free, claimed_by=token, status=TaskStatus.CLAIMED).values_list("id", flat=True)
         )
 
 
@@ -246,7 +229,7 @@ def runs_watchdog() -> list[str]:
     Returns what it did, one line per run it touched.
     """
     did: list[str] = []
-    for kind, spec in KINDS.items():
+    for kind, spec in run_kinds.items():
         for run_id in list(spec.run_model.objects.filter(status=RUNNING).values_list("pk", flat=True)):
             now = timezone.now()
             if _live_tokens(kind, run_id, now).exists():
@@ -275,7 +258,7 @@ def runs_watchdog() -> list[str]:
                     level=RunEvent.Level.WARNING,
                     message=f"the watchdog launched a new driver: {why}; open work is taken over once",
                 )
-                transaction.on_commit(lambda run_id=run_id, spec=spec: spec.launch(run_id))
+                transaction.on_commit(lambda run_id=run_id, kind=kind: driver_enqueue(kind, run_id))
             did.append(f"{kind} run {run_id}: relaunched ({why})")
     return did
 
@@ -312,3 +295,14 @@ def enqueue(send: Callable[[], Any], *, kind: str, run_id: int) -> None:
             )
         except Exception:  # noqa: BLE001
             log.exception("could not record the broker failure")
+
+
+def driver_enqueue(kind: str, run_id: int) -> None:
+    """Publish one driver message for a run of ``kind`` (its own task, or the engine's generic one)."""
+    spec = run_kinds[kind]
+    if spec.enqueue is not None:
+        spec.enqueue(run_id)
+        return
+    from .tasks import run_execute_task
+
+    enqueue(lambda: run_execute_task.delay(kind, run_id), kind=kind, run_id=run_id)

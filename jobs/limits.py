@@ -69,7 +69,7 @@ class _Backend(Protocol):
 # --------------------------------------------------------------------------- in-process backend
 
 
-class _LocalState:
+class LocalState:
     """Slots and rate counters of every driver in this process (drivers run in threads, each with its loop)."""
 
     def __init__(self) -> None:
@@ -78,11 +78,13 @@ class _LocalState:
         self.rates: dict[str, tuple[int, int]] = {}  # key -> (second, calls)
 
 
-_LOCAL = _LocalState()
+_LOCAL = LocalState()
 
 
-class _LocalBackend:
-    def __init__(self, state: _LocalState = _LOCAL) -> None:
+class LocalBackend:
+    """The limiter's backend when no shared cache is reachable: the slots of this process's drivers only."""
+
+    def __init__(self, state: LocalState = _LOCAL) -> None:
         self.state = state
 
     async def exchange(self, key: str, *, release: list[str], want: list[str], limit: int, ttl: float) -> list[str]:
@@ -184,16 +186,16 @@ class _RedisBackend:
 
     async def exchange(self, key: str, *, release: list[str], want: list[str], limit: int, ttl: float) -> list[str]:
         taken = await self._call(
-            "exchange", _EXCHANGE, [f"lit2test:slots:{key}"], [int(ttl * 1000), limit, len(release), *release, *want]
+            "exchange", _EXCHANGE, [f"limiter:slots:{key}"], [int(ttl * 1000), limit, len(release), *release, *want]
         )
         return [t.decode() if isinstance(t, bytes) else t for t in taken]
 
     async def renew(self, key: str, tokens: list[str], ttl: float) -> None:
         if tokens:
-            await self._call("renew", _RENEW, [f"lit2test:slots:{key}"], [int(ttl * 1000), *tokens])
+            await self._call("renew", _RENEW, [f"limiter:slots:{key}"], [int(ttl * 1000), *tokens])
 
     async def permits(self, key: str, n: int, per_second: int) -> tuple[int, float]:
-        granted, ms = await self._call("permits", _PERMITS, [f"lit2test:rate:{key}"], [n, per_second])
+        granted, ms = await self._call("permits", _PERMITS, [f"limiter:rate:{key}"], [n, per_second])
         return int(granted), int(ms) / 1000
 
     async def close(self) -> None:
@@ -214,7 +216,7 @@ def shared_backend() -> _Backend:
     if "redis" in backend.lower() and location:
         url = location[0] if isinstance(location, list | tuple) else str(location).split(",")[0]
         return _RedisBackend(url)
-    return _LocalBackend()
+    return LocalBackend()
 
 
 # --------------------------------------------------------------------------- the limiter

@@ -1,9 +1,8 @@
-"""Work lists of judge and generation runs, the drivers working on them, and what happened to them.
+"""What the engine needs of every run kind's rows, the drivers working on runs, and what happened to them.
 
-A run's tasks are materialised when it is created, so progress, resume and
-idempotency are questions about rows: a task is claimed by a conditional update
-(one claimer wins), and the database's unique constraint on accepted judgments
-makes a second verdict for the same (run, pair, order) impossible.
+A run's tasks are materialised when it is created, so progress, resume and idempotency are questions about rows: a
+task (a :class:`ClaimableTask` of the kind's own model) is claimed by a conditional update (one claimer wins), and
+each kind's unique constraint on accepted answers makes a second answer for the same task impossible.
 
 A driver (one Celery task executing a run) registers a ``RunDriver`` row and renews it
 with its heartbeat; the watchdog in every worker relaunches a running run whose
@@ -16,7 +15,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from arena.models import Benchmark, CanonicalPair, Context, JudgeRun, Participant
+from arena.models import JudgeRun
 
 
 class TaskStatus(models.TextChoices):
@@ -28,8 +27,9 @@ class TaskStatus(models.TextChoices):
 
 
 class RunKind(models.TextChoices):
+    """The engine's own run kind; every other kind is registered by its app (``jobs.kinds``)."""
+
     JUDGE = "judge", "judge run"
-    GENERATION = "generation", "generation run"
 
 
 class TaskCost(models.Model):
@@ -68,43 +68,9 @@ class ClaimableTask(TaskCost):
         abstract = True
 
 
-class JudgmentRecord(models.Model):
-    """What every judging kind keeps of one answered task, whatever it judged (new kinds' judgment models extend it;
-    the subclass declares ``run`` and its subject): the order it was asked in, accepted or invalid, the raw answer and
-    the problems of an invalid one, which attempt was kept, latency and tokens."""
-
-    class Status(models.TextChoices):
-        ACCEPTED = "accepted", "accepted"
-        INVALID = "invalid", "invalid"
-
-    order = models.CharField(max_length=10)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACCEPTED)
-    raw_response = models.TextField(blank=True)
-    errors = models.JSONField(default=list, blank=True)
-    attempt = models.PositiveSmallIntegerField(default=1)
-    latency_seconds = models.FloatField(null=True, blank=True)
-    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
-    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
-    metadata = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        abstract = True
-
-
-class JudgeTask(ClaimableTask):
-    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="tasks")
-    pair = models.ForeignKey(CanonicalPair, on_delete=models.CASCADE, related_name="+")
-    order = models.CharField(max_length=10)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["run", "pair", "order"], name="judge_task_unique")]
-        indexes = [models.Index(fields=["run", "status"])]
-
-
 class EngineRun(models.Model):
     """The fields every non-judge run of the engine has, which its provider, limiter and lease helpers read
-    (``jobs.services._provider_for``, ``_limiter_for``, ``_lease``): ``parameters`` holds ``base_url``,
+    (``jobs.driving.chat_provider``, ``endpoint_limiter``, ``run_lease``): ``parameters`` holds ``base_url``,
     ``api_key_env`` (a variable's name, never a key), ``concurrency``, ``rate_per_second``, ``timeout``,
     ``lease_seconds`` and what the kind itself reads. A protocol's run model extends it with its ``benchmark`` (and
     what else it needs)."""
@@ -121,44 +87,12 @@ class EngineRun(models.Model):
         ordering = ["-created_at", "-id"]
 
 
-class GenerationRun(models.Model):
-    """Elicits proposals from participants under one common prompt."""
-
-    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="generation_runs")
-    prompt_version = models.CharField(max_length=50)
-    provider = models.CharField(max_length=50, default=JudgeRun.Provider.OPENAI_COMPATIBLE)
-    parameters = models.JSONField(default=dict, blank=True)
-    status = models.CharField(max_length=20, choices=JudgeRun.Status.choices, default=JudgeRun.Status.PENDING)
-    launched_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
-
-    def __str__(self) -> str:
-        return f"generation run {self.pk} ({self.prompt_version})"
-
-
-class GenerationTask(ClaimableTask):
-    run = models.ForeignKey(GenerationRun, on_delete=models.CASCADE, related_name="tasks")
-    context = models.ForeignKey(Context, on_delete=models.CASCADE, related_name="+")
-    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="+")
-    attempts = models.JSONField(default=list, blank=True, help_text="raw answers and schema problems of each attempt")
-    prompt_tokens = models.PositiveIntegerField(default=0)
-    completion_tokens = models.PositiveIntegerField(default=0)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["run", "context", "participant"], name="generation_task_unique")]
-        indexes = [models.Index(fields=["run", "status"])]
-
-
 class RunDriver(models.Model):
     """One execution of a run by a worker; alive while its heartbeat is recent and it has not ended."""
 
     kind = models.CharField(
         max_length=40,
-        help_text="the engine's run kind: judge, generation, or a protocol's elicitation kind (jobs.execution.KINDS)",
+        help_text="the engine's run kind: judge, or one a protocol registered (jobs.kinds)",
     )
     run_id = models.BigIntegerField()
     token = models.CharField(max_length=64, unique=True, help_text="the claimed_by value of this driver's tasks")
@@ -182,7 +116,7 @@ class RunEvent(models.Model):
 
     kind = models.CharField(
         max_length=40,
-        help_text="the engine's run kind: judge, generation, or a protocol's elicitation kind (jobs.execution.KINDS)",
+        help_text="the engine's run kind: judge, or one a protocol registered (jobs.kinds)",
     )
     run_id = models.BigIntegerField()
     level = models.CharField(max_length=10, choices=Level.choices, default=Level.INFO)

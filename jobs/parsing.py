@@ -1,5 +1,10 @@
 """Strict parsing of model answers. A parse either yields every required key with a legal
-value, or a reason that names what is wrong; nothing is guessed."""
+value, or a reason that names what is wrong; nothing is guessed.
+
+:func:`json_object` and :func:`text_key` are what every protocol's parser is built from;
+:func:`parse_judge_answer` reads the two-sided judge answer (A, B or tie, with confidence and
+reasons, and per-dimension scores of both sides when the template names dimensions) that every
+judging kind comparing two texts shares."""
 
 from __future__ import annotations
 
@@ -7,10 +12,6 @@ import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
-
-from arena.schemas import SIX_FIELD
-
-from .prompts import DIMENSIONS
 
 WINNERS = {"A": "A", "B": "B", "TIE": "TIE"}
 CONFIDENCES = ("high", "medium", "low")
@@ -23,7 +24,7 @@ class ParseError(ValueError):
     pass
 
 
-def _json_object(text: str) -> dict[str, Any]:
+def json_object(text: str) -> dict[str, Any]:
     match = FENCE.match(text)
     body = match.group("body") if match else text
     try:
@@ -35,7 +36,7 @@ def _json_object(text: str) -> dict[str, Any]:
     return value
 
 
-def _text_key(obj: dict[str, Any], key: str, *, allow_empty: bool = False) -> str:
+def text_key(obj: dict[str, Any], key: str, *, allow_empty: bool = False) -> str:
     if key not in obj:
         raise ParseError(f"missing key {key!r}")
     value = obj[key]
@@ -57,27 +58,28 @@ class JudgeAnswer:
 
 
 def _verdict(obj: dict[str, Any], key: str) -> str:
-    raw = _text_key(obj, key)
+    raw = text_key(obj, key)
     verdict = WINNERS.get(raw.strip().upper())
     if verdict is None:
         raise ParseError(f"{key!r} must be 'A', 'B' or 'tie', got {raw!r}")
     return verdict
 
 
-def parse_judge_answer(text: str, *, structured: bool = False) -> JudgeAnswer:
-    obj = _json_object(text)
+def parse_judge_answer(text: str, *, dimensions: tuple[str, ...] = ()) -> JudgeAnswer:
+    """A two-sided verdict; with ``dimensions`` (a structured template's), both sides' 0-4 score on each too."""
+    obj = json_object(text)
     verdict = _verdict(obj, "winner")
-    confidence = _text_key(obj, "confidence").strip().lower()
+    confidence = text_key(obj, "confidence").strip().lower()
     if confidence not in CONFIDENCES:
         raise ParseError(f"'confidence' must be one of {', '.join(CONFIDENCES)}, got {obj['confidence']!r}")
     answer = JudgeAnswer(
         verdict=verdict,
         confidence=confidence,
-        main_reason=_text_key(obj, "main_reason"),
-        weakness_a=_text_key(obj, "weakness_a", allow_empty=True),
-        weakness_b=_text_key(obj, "weakness_b", allow_empty=True),
+        main_reason=text_key(obj, "main_reason"),
+        weakness_a=text_key(obj, "weakness_a", allow_empty=True),
+        weakness_b=text_key(obj, "weakness_b", allow_empty=True),
     )
-    if structured:
+    if dimensions:
         scores = obj.get("scores")
         if not isinstance(scores, dict):
             raise ParseError("missing key 'scores'" if scores is None else "'scores' must be an object")
@@ -85,17 +87,11 @@ def parse_judge_answer(text: str, *, structured: bool = False) -> JudgeAnswer:
             block = scores.get(side)
             if not isinstance(block, dict):
                 raise ParseError(f"'scores' has no object for {side}")
-            for dim in DIMENSIONS:
+            for dim in dimensions:
                 value = block.get(dim)
                 if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 4:
                     raise ParseError(f"scores.{side}.{dim} must be an integer 0-4, got {value!r}")
-            answer.scores[side] = {dim: block[dim] for dim in DIMENSIONS}
+            answer.scores[side] = {dim: block[dim] for dim in dimensions}
         if "overall" in obj and _verdict(obj, "overall") != verdict:
             raise ParseError("'overall' disagrees with 'winner'")
     return answer
-
-
-def parse_proposal_answer(text: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
-    """The proposal object and its schema problems (empty when valid). Raises ParseError when not JSON."""
-    obj = _json_object(text)
-    return obj, SIX_FIELD.validate(obj)

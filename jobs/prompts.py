@@ -1,100 +1,34 @@
-"""Versioned prompt templates and blind rendering of ordered judge tasks.
+"""Versioned prompt templates, and what a rendered judging task is.
 
-The judge sees the context, the four papers and two proposals labelled only "A" and "B", each with every
-alias of the benchmark's models redacted.
-A template's text never changes once released: a new wording is a new version. That includes how the
-context is rendered (``PromptTemplate.context_format``): the v2 judge templates list each paper's source id
-(the OpenReview id proposals cite, e.g. "the RBM method from 7UHlKybsQM") so that grounding can be checked;
-v1 renders as it always did, so a v1 run's page still shows the prompts its judge received. A source id
-names a paper, never a model: the blindness gate sees it like any other context text.
+A template's text never changes once released: a new wording is a new version. Each protocol app registers its
+templates (:func:`prompt_register`, from its ``AppConfig.ready()``); a run stores the version it was asked with, so
+its page still shows the prompts its judge received. A template says which kind of run it serves (``kind``: a
+judge-run type such as ``holistic``, or what an elicitation asks for), how a protocol renders its context
+(``layout``) and, for a judge that scores dimensions as well as picking a side, which dimensions
+(``dimensions``: its answers are parsed with them, ``jobs.parsing.parse_judge_answer``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arena.aliases import Matcher
-from arena.blindness import proposal_blind_content
-from arena.models import CanonicalPair, Context, Proposal
-from arena.schemas import SIX_FIELD
-
-DIMENSIONS = ("grounding", "hypothesis_specificity", "minimality_feasibility", "decisive_metric", "falsifiability")
-
-JUDGE_SYSTEM_V1 = """You are an expert reviewer judging research proposals for the Lit2Test benchmark.
-Each proposal answers the same literature neighborhood with one minimal falsifiable next-step test, in six fields:
-literature_gap, hypothesis, minimal_test, decisive_metric, supporting_result, falsifying_result.
-
-Judge which proposal is the better next experiment, using this rubric:
-1. Grounding: the gap is tied to the supplied papers and their stated limitations, not generic.
-2. Hypothesis specificity: a claim with conditions, a mechanism and an expected difference.
-3. Minimality and feasibility: the smallest controlled experiment that discriminates the hypothesis, within the resource constraint.
-4. Decisive metric: a measurement that adjudicates the mechanism, not a convenient aggregate.
-5. Falsifiability: precommitted supporting and falsifying observations that a real outcome could actually produce.
-Prefer substance over length or style. The order in which the proposals appear carries no information.
-Answer "tie" only when neither is better as a next experiment.
-
-Answer with one JSON object and nothing else:
-{"winner": "A" | "B" | "tie", "confidence": "high" | "medium" | "low", "main_reason": "<one or two sentences>", "weakness_a": "<main weakness of A>", "weakness_b": "<main weakness of B>"}"""
-
-STRUCTURED_SYSTEM_V1 = (
-    JUDGE_SYSTEM_V1.rsplit("Answer with one JSON object", 1)[0]
-    + """STRUCTURED-DIMENSIONS: score both proposals 0-4 on each rubric dimension (0 = absent, 4 = exemplary), then pick.
-Answer with one JSON object and nothing else:
-{"scores": {"A": {"grounding": 0-4, "hypothesis_specificity": 0-4, "minimality_feasibility": 0-4, "decisive_metric": 0-4, "falsifiability": 0-4}, "B": {...same keys...}},
- "winner": "A" | "B" | "tie", "overall": "A" | "B" | "tie", "confidence": "high" | "medium" | "low", "main_reason": "...", "weakness_a": "...", "weakness_b": "..."}"""
-)
-
-GENERATION_SYSTEM_V1 = """You are a careful researcher. Read the literature neighborhood and propose ONE minimal falsifiable next-step test, not a broad research proposal.
-Answer with one JSON object with exactly these six string fields and nothing else:
-{"literature_gap": "ties the gap to the supplied papers", "hypothesis": "a claim with conditions, mechanism and expected difference",
- "minimal_test": "the smallest controlled experiment that discriminates it", "decisive_metric": "the measurement that adjudicates the mechanism",
- "supporting_result": "the precommitted observation that would support it", "falsifying_result": "the precommitted observation that would refute it"}"""
+from arena.registry import Registry
 
 
 @dataclass(frozen=True)
 class PromptTemplate:
     version: str
-    kind: str  # "holistic" | "structured" | "generation"
+    kind: str  # a judge-run type ("holistic", "arena", ...) or what an elicitation asks for ("generation", ...)
     system: str
-    context_format: int = 1  # 1: papers as "Paper i: title"; 2: "Paper i (source id X): title"
-
-
-PROMPTS: dict[str, PromptTemplate] = {
-    t.version: t
-    for t in (
-        PromptTemplate("judge-holistic-v1", "holistic", JUDGE_SYSTEM_V1),
-        PromptTemplate("judge-structured-v1", "structured", STRUCTURED_SYSTEM_V1),
-        PromptTemplate("judge-holistic-v2", "holistic", JUDGE_SYSTEM_V1, context_format=2),
-        PromptTemplate("judge-structured-v2", "structured", STRUCTURED_SYSTEM_V1, context_format=2),
-        PromptTemplate("generation-v1", "generation", GENERATION_SYSTEM_V1),
-    )
-}
-DEFAULT_PROMPT = {"holistic": "judge-holistic-v2", "structured": "judge-structured-v2", "generation": "generation-v1"}
-
-
-def render_context(context: Context, *, context_format: int = 1) -> str:
-    """The context block of a prompt; ``context_format`` 2 adds each paper's source id (see the module docstring)."""
-    papers = []
-    for i, paper in enumerate(context.papers.all(), start=1):
-        source = f" (source id {paper.source_paper_id})" if context_format >= 2 and paper.source_paper_id else ""
-        papers.append(
-            f"Paper {i}{source}: {paper.title}\nAbstract: {paper.abstract}\nReviewer-noted limitation: {paper.limitation}"
-        )
-    return (
-        f"=== CONTEXT ===\nResearch context: {context.research_context}\nOpen problem: {context.open_problem}\n"
-        f"Resource constraint: {context.resource_constraint}\nTask: {context.task_instruction}\n\n" + "\n\n".join(papers)
-    )
-
-
-def render_proposal(label: str, proposal: Proposal, matcher: Matcher | None = None) -> str:
-    """A proposal as the judge sees it: its blind content, every model alias redacted (arena/blindness.py)."""
-    content = proposal_blind_content(proposal, matcher=matcher)
-    fields = "\n".join(f"[{name}]\n{content.get(name, '')}" for name in SIX_FIELD.fields)
-    return f"=== PROPOSAL {label} ===\n{fields}"
+    layout: int = 1  # how the protocol lays out what the prompt shows; a new layout is a new version
+    dimensions: tuple[str, ...] = ()  # a structured judge scores both sides 0-4 on each
 
 
 @dataclass(frozen=True)
 class RenderedTask:
+    """One judging task as the judge receives it: the system and user messages, and the two shown blocks (what the
+    orientation and blindness gates read)."""
+
     system: str
     user: str
     block_a: str
@@ -104,17 +38,9 @@ class RenderedTask:
         return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user}]
 
 
-def render_judge_task(
-    *, pair: CanonicalPair, order: str, template: PromptTemplate, proposals: dict[int, Proposal], matcher: Matcher | None = None
-) -> RenderedTask:
-    """The blind prompt of one ordered task: original shows participant_a as A, reverse swaps them."""
-    first, second = proposals[pair.participant_a_id], proposals[pair.participant_b_id]
-    shown_a, shown_b = (first, second) if order == "original" else (second, first)
-    block_a, block_b = render_proposal("A", shown_a, matcher), render_proposal("B", shown_b, matcher)
-    user = f"{render_context(pair.context, context_format=template.context_format)}\n\n{block_a}\n\n{block_b}\n=== END ===\n\nWhich proposal is the better next experiment? Answer in JSON."
-    return RenderedTask(system=template.system, user=user, block_a=block_a, block_b=block_b)
+PROMPTS: Registry[PromptTemplate] = Registry("prompt template")
 
 
-def render_generation_task(*, context: Context, template: PromptTemplate) -> list[dict[str, str]]:
-    user = f"{render_context(context, context_format=template.context_format)}\n=== END ===\n\nWrite your six-field proposal as JSON."
-    return [{"role": "system", "content": template.system}, {"role": "user", "content": user}]
+def prompt_register(template: PromptTemplate) -> PromptTemplate:
+    """Register a template under its version; a second template of one version raises."""
+    return PROMPTS.register(template.version, template)

@@ -144,7 +144,7 @@ class OpenAICompatibleProvider:
                 retry_after = None
             raise TransientError(f"HTTP {status}", retry_after=retry_after)
         if status >= 300:
-            raise PermanentError(f"HTTP {status}: {_short(_error_message(response.content))}")
+            raise PermanentError(f"HTTP {status}: {shorten(error_message(response.content))}")
         latency = time.perf_counter() - started
         try:
             data = json.loads(response.content)
@@ -154,7 +154,7 @@ class OpenAICompatibleProvider:
             usage = data.get("usage") or {}
         except (ValueError, AttributeError, TypeError) as exc:
             raise PermanentError(
-                f"the endpoint's answer is not a chat completion ({type(exc).__name__}): {_short(response.text)}"
+                f"the endpoint's answer is not a chat completion ({type(exc).__name__}): {shorten(response.text)}"
             ) from None
         return Completion(
             text=text if isinstance(text, str) else json.dumps(text),
@@ -168,7 +168,7 @@ class OpenAICompatibleProvider:
             await client.aclose()
 
 
-def _error_message(content: bytes) -> str:
+def error_message(content: bytes) -> str:
     """The message of an OpenAI-style error body (``{"error": {"message": ...}}``), else the body itself."""
     try:
         data = json.loads(content)
@@ -180,7 +180,7 @@ def _error_message(content: bytes) -> str:
     return json.dumps(error)
 
 
-def _short(text: str, limit: int = 300) -> str:
+def shorten(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 

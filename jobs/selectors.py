@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from django.db.models import Count, Exists, F, Max, Min, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models import Count, Exists, Max, Min, OuterRef, Q, QuerySet, Sum
 from django.utils import timezone
 
-from arena.models import JudgeRun, OrderedJudgment
+from arena.models import JudgeRun
 
 from .execution import drivers_alive, run_events, stale_seconds
-from .models import GenerationRun, GenerationTask, JudgeTask, RunEvent, RunKind, TaskStatus
+from .models import RunEvent, RunKind, TaskStatus
 from .subjects import subjects_of
 
 
@@ -65,7 +65,7 @@ def _eta(done: int, remaining: int, first, last) -> float | None:  # noqa: ANN00
     return remaining * elapsed / done
 
 
-def _task_counts(tasks: QuerySet, **extra: Any) -> dict[str, Any]:
+def task_counts(tasks: QuerySet, **extra: Any) -> dict[str, Any]:
     """Task totals by state and what they cost, in one query (plus any extra aggregates)."""
     return tasks.aggregate(
         total=Count("id"),
@@ -93,7 +93,7 @@ def run_progress(*, run: JudgeRun) -> Progress:
             run_id=OuterRef("run_id"), order=OuterRef("order"), status="accepted", **{subject: OuterRef(subject)}
         )
     )
-    tasks = _task_counts(
+    tasks = task_counts(
         kind.task_model.objects.filter(run=run).annotate(has_accepted=has_accepted),
         accepted=Count("id", filter=Q(status=TaskStatus.DONE, has_accepted=True)),
     )
@@ -111,14 +111,8 @@ def run_progress(*, run: JudgeRun) -> Progress:
         done = judgments["accepted"] + judgments["invalid"]
         tasks |= {"total": done, "done": done, "accepted": judgments["accepted"], "invalid": judgments["invalid"]}
     prompt, completion = judgments["prompt"] or 0, judgments["completion"] or 0
-    p = run.parameters
-    cost = None
-    if p.get("price_per_1k_prompt") is not None or p.get("price_per_1k_completion") is not None:
-        # Discarded answers were paid for too.
-        paid_in, paid_out = prompt + (tasks["discarded_prompt"] or 0), completion + (tasks["discarded_completion"] or 0)
-        cost = paid_in / 1000 * float(p.get("price_per_1k_prompt") or 0) + paid_out / 1000 * float(
-            p.get("price_per_1k_completion") or 0
-        )
+    # Discarded answers were paid for too.
+    cost = run_cost(run.parameters, prompt + (tasks["discarded_prompt"] or 0), completion + (tasks["discarded_completion"] or 0))
     errors = list(
         kind.task_model.objects.filter(run=run)
         .exclude(last_error="")
@@ -147,11 +141,11 @@ def run_progress(*, run: JudgeRun) -> Progress:
         status=run.status,
         replay=run.is_replay,
         imported=imported,
-        **_health(RunKind.JUDGE, run, tasks),
+        **run_health(RunKind.JUDGE, run, tasks),
     )
 
 
-def _health(kind: str, run: JudgeRun | GenerationRun, tasks: dict[str, Any]) -> dict[str, Any]:
+def run_health(kind: str, run: Any, tasks: dict[str, Any]) -> dict[str, Any]:
     """Costs beyond the stored answers, live drivers and their calls in flight, and the reason a run failed or is stuck.
 
     Drivers are counted whatever the status: after a pause or a cancel the calls already sent still come back
@@ -185,105 +179,46 @@ def _health(kind: str, run: JudgeRun | GenerationRun, tasks: dict[str, Any]) -> 
     }
 
 
-def run_log(*, run: JudgeRun | GenerationRun, limit: int = 20) -> list[RunEvent]:
-    kind = RunKind.JUDGE if isinstance(run, JudgeRun) else RunKind.GENERATION
-    return run_events(kind=kind, run_id=run.pk, limit=limit)
+def run_log(*, run: Any, limit: int = 20) -> list[RunEvent]:  # noqa: ANN401
+    """The newest lines of a run's log, whatever its kind."""
+    from .kinds import run_kind_of
+
+    return run_events(kind=run_kind_of(run).kind, run_id=run.pk, limit=limit)
 
 
-def generation_progress(*, run: GenerationRun) -> Progress:
-    tasks = _task_counts(GenerationTask.objects.filter(run=run), prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"))
-    errors = list(GenerationTask.objects.filter(run=run).exclude(last_error="").values_list("last_error", flat=True)[:5])
+def engine_progress(*, kind: str, run: Any, tasks_qs: QuerySet, invalid: int = 0) -> Progress:  # noqa: ANN401
+    """The progress of a run whose tasks keep their own tokens (``prompt_tokens`` and ``completion_tokens`` on the
+    task: elicitation and scoring runs), with its cost when the run is priced (answers discarded after a takeover were
+    paid for too). ``invalid`` of the done tasks stored nothing."""
+    tasks = task_counts(tasks_qs, prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"))
+    prompt, completion = tasks["prompt"] or 0, tasks["completion"] or 0
+    errors = list(tasks_qs.exclude(last_error="").order_by("-updated_at").values_list("last_error", flat=True)[:5])
     return Progress(
         total=tasks["total"],
         done=tasks["done"],
-        accepted=tasks["done"],
-        invalid=0,
+        accepted=tasks["done"] - invalid,
+        invalid=invalid,
         failed=tasks["failed"],
         remaining=tasks["remaining"],
         skipped=tasks["skipped"],
-        prompt_tokens=tasks["prompt"] or 0,
-        completion_tokens=tasks["completion"] or 0,
-        cost=None,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        cost=run_cost(
+            run.parameters, prompt + (tasks["discarded_prompt"] or 0), completion + (tasks["discarded_completion"] or 0)
+        ),
         eta_seconds=None,
         recent_errors=errors,
         status=run.status,
         replay=False,
-        **_health(RunKind.GENERATION, run, tasks),
+        **run_health(kind, run, tasks),
     )
 
 
-STABILITY_CHOICES = ("stable", "sensitive", "incomplete")
-
-
-def _pair_outcomes(run: JudgeRun) -> QuerySet:
-    """Per pair of the run, one GROUP BY row: accepted verdicts in each order and each order's winner (the database
-    keeps at most one accepted verdict per pair and order)."""
-    accepted = OrderedJudgment.objects.filter(run_id=run.pk, status=OrderedJudgment.Status.ACCEPTED)
-    return (
-        accepted.values("pair_id")
-        .annotate(
-            original_n=Count("id", filter=Q(order="original")),
-            reverse_n=Count("id", filter=Q(order="reverse")),
-            original_w=Max("winner_id", filter=Q(order="original")),
-            reverse_w=Max("winner_id", filter=Q(order="reverse")),
-        )
-        .order_by()
+def run_cost(parameters: dict[str, Any], prompt_tokens: int, completion_tokens: int) -> float | None:
+    """What these tokens cost at the run's prices (US dollars per 1,000); None when the run is not priced."""
+    p = parameters
+    if p.get("price_per_1k_prompt") is None and p.get("price_per_1k_completion") is None:
+        return None
+    return prompt_tokens / 1000 * float(p.get("price_per_1k_prompt") or 0) + completion_tokens / 1000 * float(
+        p.get("price_per_1k_completion") or 0
     )
-
-
-def _stable(outcomes: QuerySet) -> QuerySet:
-    return outcomes.filter(original_n__gt=0, reverse_n__gt=0, original_w__isnull=False, original_w=F("reverse_w"))
-
-
-def _complete(outcomes: QuerySet) -> QuerySet:
-    return outcomes.filter(original_n__gt=0, reverse_n__gt=0)
-
-
-def judgments_stability(*, run: JudgeRun, pair_ids: set[int]) -> dict[int, str]:
-    """The ``stability`` of these pairs in this run (see :func:`run_judgments`), in one grouped query."""
-    out = dict.fromkeys(pair_ids, "incomplete")
-    for row in _pair_outcomes(run).filter(pair_id__in=pair_ids):
-        if row["original_n"] and row["reverse_n"]:
-            same = row["original_w"] is not None and row["original_w"] == row["reverse_w"]
-            out[row["pair_id"]] = "stable" if same else "sensitive"
-    return out
-
-
-def run_judgments(
-    *, run: JudgeRun, winner: str = "", order: str = "", stability: str = "", status: str = ""
-) -> QuerySet[OrderedJudgment]:
-    """The run's ordered judgments, newest first, filtered; :func:`judgments_stability` gives a page's stability.
-
-    ``winner``: a participant id, or ``"tie"``; ``order``: original | reverse; ``stability``: stable (both orders
-    accepted and naming the same model), sensitive (both accepted, the winner flips or either says TIE) or
-    incomplete (an order has no accepted verdict yet, or only an invalid one); ``status``: accepted | invalid.
-    Empty values do not filter.
-
-    The stability filter is one uncorrelated, grouped subquery over the run's accepted verdicts (linear in the run):
-    per-row correlated subqueries were planned as nested sequential scans on a table that had not been analysed yet
-    (right after a release import), and a 2,400-verdict run page took minutes.
-    """
-    judgments = OrderedJudgment.objects.filter(run=run)
-    outcomes = _pair_outcomes(run)
-    if stability == "stable":
-        judgments = judgments.filter(pair_id__in=Subquery(_stable(outcomes).values("pair_id")))
-    elif stability == "sensitive":
-        judgments = judgments.filter(pair_id__in=Subquery(_complete(outcomes).values("pair_id"))).exclude(
-            pair_id__in=Subquery(_stable(outcomes).values("pair_id"))
-        )
-    elif stability == "incomplete":
-        judgments = judgments.exclude(pair_id__in=Subquery(_complete(outcomes).values("pair_id")))
-    if winner == "tie":
-        judgments = judgments.filter(status=OrderedJudgment.Status.ACCEPTED, is_tie=True)
-    elif winner:
-        judgments = judgments.filter(winner_id=int(winner))
-    if order:
-        judgments = judgments.filter(order=order)
-    if status:
-        judgments = judgments.filter(status=status)
-    return judgments.order_by("-id")
-
-
-def run_tasks_by_key(*, run: JudgeRun, pair_ids: set[int]) -> dict[tuple[int, str], JudgeTask]:
-    """The run's tasks of these pairs by (pair id, order): calls and failed calls of each judgment."""
-    return {(t.pair_id, t.order): t for t in JudgeTask.objects.filter(run=run, pair_id__in=pair_ids)}

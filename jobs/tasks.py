@@ -17,8 +17,10 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
 from . import services
+from .kinds import run_kinds
 
-_DRIVER = {
+#: The options of every driver task (a protocol that declares its own driver task uses them too).
+DRIVER_TASK_OPTIONS = {
     "acks_late": False,
     "ignore_result": True,
     "autoretry_for": (OperationalError, InterfaceError),
@@ -29,11 +31,16 @@ _DRIVER = {
 }
 
 
-@shared_task(**_DRIVER)
+@shared_task(**DRIVER_TASK_OPTIONS)
 def judge_run_execute_task(run_id: int) -> str:
     return services.judge_run_execute(run_id=run_id)
 
 
-@shared_task(**_DRIVER)
-def generation_run_execute_task(run_id: int) -> str:
-    return services.generation_run_execute(run_id=run_id)
+@shared_task(name="jobs.run_execute", **DRIVER_TASK_OPTIONS)
+def run_execute_task(kind: str, run_id: int) -> str:
+    """Drive a run of any registered kind (``jobs.kinds``); a kind whose app is not installed here is left to the
+    watchdog of a worker that has it."""
+    spec = run_kinds.get(kind)
+    if spec is None:
+        return f"unknown run kind {kind!r}"
+    return spec.execute(run_id)

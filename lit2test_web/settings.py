@@ -27,7 +27,7 @@ DEBUG: bool = env.bool("DEBUG", default=False)
 # demo's sessions survive restarts), else it is the public development key. With DEBUG off, the development
 # key stops every process from starting (web server, Celery worker, management commands), except the few
 # commands below that neither serve nor touch data, so that `check --deploy` can still report lit2test.E001.
-# The tests' settings (settings_test.py) put a random key in the environment before this module runs.
+# The tests' settings (tests/settings.py) put a random key in the environment before this module runs.
 DEV_SECRET_KEY = "django-insecure-lit2test-dev-only-key-do-not-deploy-0123456789"
 SECRET_KEY_FILE = VAR_DIR / "secret_key"
 SECRET_KEY: str = (
@@ -73,8 +73,10 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "django_htmx",
     "axes",
+    "lit2test_web",
     "arena",
     "jobs",
+    "lit2test",
     "annotation",
     "controls",
     "hypoarena",

@@ -6,9 +6,9 @@ from django.templatetags.static import static
 from django.urls import include, path
 
 from arena import apis as arena_apis
-from arena import views as arena_views
+from arena.protocols import protocol_urls
 
-from . import api_docs
+from . import api_docs, views
 
 handler404 = "lit2test_web.errors.not_found"  # JSON under /api/
 
@@ -22,7 +22,7 @@ def favicon(request: HttpRequest) -> HttpResponse:
 
 
 urlpatterns = [
-    path("", arena_views.home, name="home"),
+    path("", views.home, name="home"),
     path("favicon.ico", favicon),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
@@ -32,10 +32,7 @@ urlpatterns = [
     path("api/schema/", arena_apis.SchemaApi.as_view(), name="api-schema"),
     path("admin/", admin.site.urls),
     path("", include("arena.urls")),
-    path("", include("annotation.urls")),
     path("", include("jobs.urls")),
-    path("", include("controls.urls")),
-    path("", include("hypoarena.urls")),
-    path("", include("reconstruction.urls")),
-    path("", include("intrinsic.urls")),
+    # Every installed protocol app's pages, as it registered them (arena.protocols): adding a protocol edits nothing here.
+    *(path("", include(module)) for module in protocol_urls()),
 ]

@@ -8,6 +8,7 @@ from typing import Any
 from arena.models import Benchmark
 from arena.protocol_reports import ProtocolReportApi
 
+from .models import PROTOCOL
 from .reports import ReportError, benchmark_reconstruction_report
 
 
@@ -18,7 +19,7 @@ class ReconstructionReportApi(ProtocolReportApi):
 
     At most ``LIT2TEST_LEADERBOARD_MAX_REPLICATES`` bootstrap replicates a request."""
 
-    protocol = Benchmark.Protocol.RECONSTRUCTION
+    protocol = PROTOCOL
     error = ReportError
 
     def report(self, benchmark: Benchmark, replicates: int, seed: int) -> dict[str, Any]:

@@ -13,9 +13,39 @@ class ReconstructionConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # The prompts join the engine's registry; the match and Swiss judging task kinds and the proposer run kind
-        # register with the run engine (jobs/ never imports this app).
-        from . import judging, runs, swiss  # noqa: F401
+        # Prompts, the match and Swiss judging kinds and the proposer runs join the engine; the protocol joins the
+        # registry (jobs/ never imports this app).
+        from arena.protocols import ProtocolSpec, RunOption, RunType, protocol_register
+        from jobs.elicitation import elicit_kind_register
+        from jobs.subjects import subjects_register
+
+        from .judging import MATCH, SWISS
+        from .models import PROTOCOL
         from .prompts import prompts_register
+        from .runs import KIND as PROPOSERS
+        from .selectors import dashboard_counts
 
         prompts_register()
+        subjects_register(MATCH)
+        subjects_register(SWISS)
+        elicit_kind_register(PROPOSERS)
+        family = RunOption(
+            "judge_family",
+            "Judge family",
+            "Reconstruction match runs: the judge's model family. The judge recuses on hypotheses of its own family.",
+            required="A Reconstruction match run needs the judge's model family: the judge recuses on its own family's "
+            "hypotheses.",
+        )
+        protocol_register(
+            ProtocolSpec(
+                name=PROTOCOL,
+                label="Reconstruction",
+                run_types=(RunType("match", "match (Reconstruction: Match / No-match per hypothesis)", MATCH.name, (family,)),),
+                selection_help="all · domain:NAME · system:NAME · sample:N (hypotheses to match-judge)",
+                benchmark_page="reconstruction:benchmark",
+                counts=dashboard_counts,
+                urls="reconstruction.urls",
+                import_command="import_reconstruction",
+                report_command="reconstruction_report",
+            )
+        )

@@ -21,7 +21,8 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from .services import ImportSummary, _dump, import_files, reconstruction_import
+from .exporting import jsonl_line
+from .importing import ImportSummary, import_files, reconstruction_import
 
 DEMO_NAME = "reconstruction-demo"
 SEED = 20260413
@@ -163,7 +164,7 @@ def demo_files(directory: Path, *, seed: int = SEED) -> None:
                                 }
                             )
     for kind, records in rows.items():
-        (directory / f"{kind}.jsonl").write_text("".join(_dump(r) for r in records), encoding="utf-8")
+        (directory / f"{kind}.jsonl").write_text("".join(jsonl_line(r) for r in records), encoding="utf-8")
 
 
 def demo_build(*, seed: int = SEED, name: str = DEMO_NAME) -> ImportSummary:

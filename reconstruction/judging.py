@@ -17,7 +17,6 @@ The judge sees the frozen bibliography and two hypotheses labelled A and B, neve
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from typing import Any
 
@@ -25,23 +24,42 @@ from django.urls import reverse
 
 from arena.blindness import benchmark_matcher
 from arena.models import Benchmark, JudgeRun
-from jobs.parsing import ParseError, _json_object, _text_key
+from jobs.gates import blindness_problem, orientation_gate
+from jobs.lifecycle import RunError
+from jobs.parsing import ParseError, json_object, text_key
 from jobs.prompts import PromptTemplate
-from jobs.services import RunError, _JudgeResult, blindness_problem, orientation_gate
-from jobs.subjects import JudgeSpec, JudgeSubjects, subjects_register
+from jobs.selection import Selection
+from jobs.services import JudgeResult
+from jobs.subjects import JudgeSpec, JudgeSubjects
 
-from .models import Hypothesis, MatchJudgeTask, MatchJudgment, MatchLabel, SwissJudgeTask, SwissMatch, SwissVote
+from .models import (
+    MATCH_KIND,
+    PROTOCOL,
+    SWISS_KIND,
+    Hypothesis,
+    MatchJudgeTask,
+    MatchJudgment,
+    MatchLabel,
+    SwissJudgeTask,
+    SwissMatch,
+    SwissVote,
+)
 from .prompts import DEFAULT_MATCH, DEFAULT_SWISS, render_match_task, render_swiss_task
 
-MATCH_KIND = JudgeRun.Subjects.RECONSTRUCTION_MATCH
-SWISS_KIND = JudgeRun.Subjects.RECONSTRUCTION_SWISS
 SINGLE = "single"
+# ``--pairs`` of a match run selects hypotheses: all, domain:NAME, system:NAME or sample:N (an empty group selects none).
+HYPOTHESES = Selection(
+    groups={"domain": lambda h: h.seed.domain, "system": lambda h: h.participant.name},
+    flag="--pairs",
+    run=" for a Reconstruction match run",
+    empty="",
+)
 LABELS = {"match": MatchLabel.Label.MATCH, "no_match": MatchLabel.Label.NO_MATCH}
 WINNERS = ("A", "B", "TIE")
 
 
 def _require(benchmark: Benchmark) -> None:
-    if benchmark.protocol != Benchmark.Protocol.RECONSTRUCTION:
+    if benchmark.protocol != PROTOCOL:
         raise RunError(
             f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: it has no Reconstruction hypotheses to judge"
         )
@@ -59,21 +77,6 @@ def _judge_family(request_or_run: Any) -> str:  # noqa: ANN401
     return family
 
 
-def _choose(items: list[Hypothesis], spec: str, seed: int) -> list[Hypothesis]:
-    kind, _, value = spec.partition(":")
-    if kind == "all" and not value:
-        return items
-    if kind == "domain" and value:
-        return [h for h in items if h.seed.domain == value]
-    if kind == "system" and value:
-        return [h for h in items if h.participant.name == value]
-    if kind == "sample" and value.isdigit() and int(value) > 0:
-        return sorted(random.Random(seed).sample(items, min(int(value), len(items))), key=lambda h: h.pk)
-    raise RunError(
-        f"--pairs must be 'all', 'domain:NAME', 'system:NAME' or 'sample:N' for a Reconstruction match run, got {spec!r}"
-    )
-
-
 # --------------------------------------------------------------------------- match
 
 
@@ -89,7 +92,7 @@ def _match_plan(
         raise RunError(
             f"{benchmark} has no valid hypotheses to judge; run proposers (reconstruction_propose) or import them first"
         )
-    chosen = _choose(hypotheses, request.pairs, request.seed)
+    chosen = HYPOTHESES.choose(hypotheses, request.select, request.seed)
     done = set(
         MatchLabel.objects.filter(hypothesis__in=[h.pk for h in chosen], judge=request.judge_model).values_list(
             "hypothesis_id", flat=True
@@ -139,18 +142,18 @@ def _match_specs(run: JudgeRun, ids: list[int], template: PromptTemplate, aliase
 
 def parse_match_answer(text: str) -> tuple[str, str]:
     """``{"label": "match" | "no_match", "reason": text}`` (case and a hyphen tolerated: "No-match")."""
-    obj = _json_object(text)
+    obj = json_object(text)
     raw = obj.get("label")
     if not isinstance(raw, str) or raw.strip().lower().replace("-", "_").replace(" ", "_") not in LABELS:
         raise ParseError(f'"label" must be "match" or "no_match", got {raw!r}')
-    return LABELS[raw.strip().lower().replace("-", "_").replace(" ", "_")], _text_key(obj, "reason")
+    return LABELS[raw.strip().lower().replace("-", "_").replace(" ", "_")], text_key(obj, "reason")
 
 
 def _match_parse(text: str, template: PromptTemplate, spec: JudgeSpec) -> tuple[str, str]:
     return parse_match_answer(text)
 
 
-def _record(result: _JudgeResult) -> dict[str, Any]:
+def _record(result: JudgeResult) -> dict[str, Any]:
     return {
         "status": result.status,
         "raw_response": result.raw,
@@ -163,7 +166,7 @@ def _record(result: _JudgeResult) -> dict[str, Any]:
     }
 
 
-def _match_judgment(run_id: int, spec: JudgeSpec, result: _JudgeResult) -> list[MatchJudgment | MatchLabel]:
+def _match_judgment(run_id: int, spec: JudgeSpec, result: JudgeResult) -> list[MatchJudgment | MatchLabel]:
     answer = result.answer if result.status == "accepted" else None
     rows: list[MatchJudgment | MatchLabel] = [
         MatchJudgment(
@@ -282,11 +285,11 @@ def _swiss_specs(run: JudgeRun, ids: list[int], template: PromptTemplate, aliase
 
 def parse_swiss_answer(text: str) -> tuple[str, str]:
     """``{"winner": "A" | "B" | "TIE", "reason": text}``."""
-    obj = _json_object(text)
+    obj = json_object(text)
     raw = obj.get("winner")
     if not isinstance(raw, str) or raw.strip().upper() not in WINNERS:
         raise ParseError(f'"winner" must be "A", "B" or "TIE", got {raw!r}')
-    return raw.strip().upper(), _text_key(obj, "reason")
+    return raw.strip().upper(), text_key(obj, "reason")
 
 
 def _swiss_parse(text: str, template: PromptTemplate, spec: JudgeSpec) -> tuple[str, str]:
@@ -300,7 +303,7 @@ def swiss_winner(verdict: str, order: str) -> str:
     return {"original": {"A": "a", "B": "b"}, "reverse": {"A": "b", "B": "a"}}[order][verdict]
 
 
-def _swiss_judgment(run_id: int, spec: JudgeSpec, result: _JudgeResult) -> SwissVote:
+def _swiss_judgment(run_id: int, spec: JudgeSpec, result: JudgeResult) -> SwissVote:
     answer = result.answer if result.status == "accepted" else None
     return SwissVote(
         run_id=run_id,
@@ -335,35 +338,36 @@ def _swiss_describe(vote: SwissVote) -> tuple[str, str]:
     )
 
 
-subjects_register(
-    JudgeSubjects(
-        name=MATCH_KIND,
-        task_model=MatchJudgeTask,
-        judgment_model=MatchJudgment,
-        subject_field="hypothesis",
-        plan=_match_plan,
-        specs=_match_specs,
-        judgment=_match_judgment,
-        recorded=_match_recorded,
-        default_prompts=DEFAULT_MATCH,
-        parse=_match_parse,
-        describe=_match_describe,
-        ordered=False,
-    )
+MATCH = JudgeSubjects(
+    name=MATCH_KIND,
+    label="Reconstruction match labels",
+    protocol=PROTOCOL,
+    task_model=MatchJudgeTask,
+    judgment_model=MatchJudgment,
+    subject_field="hypothesis",
+    plan=_match_plan,
+    specs=_match_specs,
+    judgment=_match_judgment,
+    recorded=_match_recorded,
+    default_prompts=DEFAULT_MATCH,
+    parse=_match_parse,
+    describe=_match_describe,
+    ordered=False,
 )
-subjects_register(
-    JudgeSubjects(
-        name=SWISS_KIND,
-        task_model=SwissJudgeTask,
-        judgment_model=SwissVote,
-        subject_field="match",
-        plan=_swiss_plan,
-        specs=_swiss_specs,
-        judgment=_swiss_judgment,
-        recorded=_swiss_recorded,
-        default_prompts=DEFAULT_SWISS,
-        parse=_swiss_parse,
-        describe=_swiss_describe,
-        after=_swiss_after,
-    )
+SWISS = JudgeSubjects(
+    name=SWISS_KIND,
+    label="Reconstruction Swiss matches",
+    protocol=PROTOCOL,
+    task_model=SwissJudgeTask,
+    judgment_model=SwissVote,
+    subject_field="match",
+    plan=_swiss_plan,
+    specs=_swiss_specs,
+    judgment=_swiss_judgment,
+    recorded=_swiss_recorded,
+    default_prompts=DEFAULT_SWISS,
+    parse=_swiss_parse,
+    describe=_swiss_describe,
+    after=_swiss_after,
+    after_hint="e.g. reconstruction_swiss BENCHMARK --advance SELECTION",
 )

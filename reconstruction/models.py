@@ -14,8 +14,12 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from arena.models import Benchmark, JudgeRun, Participant
-from jobs.models import ClaimableTask, EngineRun, JudgmentRecord
+from arena.models import Benchmark, JudgeRun, JudgmentRecord, Participant
+from jobs.models import ClaimableTask, EngineRun
+
+PROTOCOL = "reconstruction"  # Benchmark.protocol of a Reconstruction benchmark
+MATCH_KIND = "reconstruction_match"  # the judging task kind of match-judge runs
+SWISS_KIND = "reconstruction_swiss"  # the judging task kind of Swiss round runs
 
 SLOTS = (1, 2, 3, 4, 5)
 

@@ -17,7 +17,7 @@ A template's text never changes once released: a new wording is a new version.
 from __future__ import annotations
 
 from arena.aliases import Matcher
-from jobs.prompts import PromptTemplate, RenderedTask
+from jobs.prompts import PromptTemplate, RenderedTask, prompt_register
 
 from .models import Hypothesis, SeedPaper
 
@@ -58,11 +58,9 @@ DEFAULT_SWISS = {SWISS_KIND: SWISS_V1}
 
 
 def prompts_register() -> None:
-    """Add the templates to the engine's registry (idempotent)."""
-    from jobs.prompts import PROMPTS
-
+    """Register the templates with the engine (a second template of one version raises)."""
     for template in TEMPLATES:
-        PROMPTS.setdefault(template.version, template)
+        prompt_register(template)
 
 
 def render_proposer_task(*, bibliography: str, template: PromptTemplate) -> list[dict[str, str]]:

@@ -12,14 +12,16 @@ never read). A hypothesis whose every judgment is recused is unlabelled: left ou
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
+from arena.errors import NotFoundError
 from arena.models import Benchmark
-from arena.stats.reconstruction import LABEL_COLUMNS, hypothesis_labels, reconstruction_report
 
 from .models import Hypothesis, MatchLabel
+
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 #: Bootstrap replicates by default (the protocol's 2,000) and the default seed.
 REPORT_REPLICATES = 2000
@@ -28,8 +30,9 @@ REPORT_SEED = 0
 INFINITY = "inf"
 
 
-class ReportError(Exception):
-    """No report can be made as asked (no labels, inconsistent labels); the message says what to do."""
+class ReportError(NotFoundError):
+    """No report can be made as asked (no labels, inconsistent labels); the message says what to do. A
+    :class:`~arena.errors.NotFoundError`: there is nothing to report, so the API answers 404."""
 
 
 def label_frame(*, benchmark: Benchmark) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -39,6 +42,10 @@ def label_frame(*, benchmark: Benchmark) -> tuple[pd.DataFrame, dict[str, Any]]:
     A recused row keeps its judge family (the proposer's) and a placeholder label, so that ``hypothesis_labels``
     drops it as recused. Raises :class:`ReportError` when a stored recused judgment is not of the proposer's family
     (it would otherwise be counted)."""
+    import pandas as pd
+
+    from arena.stats.reconstruction import LABEL_COLUMNS
+
     rows = (
         MatchLabel.objects.filter(hypothesis__seed__benchmark=benchmark, hypothesis__valid=True)
         .order_by(
@@ -147,6 +154,8 @@ def benchmark_reconstruction_report(
     Preconditions: ``benchmark`` is a Reconstruction benchmark, ``replicates >= 1``. Raises :class:`ReportError`
     when it has no match label or the labels cannot be combined (a judge labelling one hypothesis under two run
     labels). The document names the systems (participants): it is for researchers."""
+    from arena.stats.reconstruction import hypothesis_labels, reconstruction_report
+
     frame, read = label_frame(benchmark=benchmark)
     if frame.empty:
         raise ReportError(

@@ -16,16 +16,15 @@ import re
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 
 from arena.models import Benchmark, JudgeRun, Participant
-from jobs import execution
-from jobs.elicitation import ElicitKind, Problems, elicit_kind_register, elicit_launch, elicit_problem
-from jobs.parsing import ParseError, _json_object
+from jobs.elicitation import ElicitKind, Problems, elicit_launch, elicit_parameters, elicit_problem
+from jobs.lifecycle import RunError, api_key_required
+from jobs.parsing import ParseError, json_object
 from jobs.prompts import PROMPTS
-from jobs.providers import PermanentError, api_key_from_env
-from jobs.services import RunError
 
-from .models import BibliographyFreeze, Hypothesis, ProposerRun, ProposerTask, Reference, SeedPaper
+from .models import PROTOCOL, BibliographyFreeze, Hypothesis, ProposerRun, ProposerTask, Reference, SeedPaper
 from .prompts import HYPOTHESES, PROPOSER_KIND, PROPOSER_V1, render_proposer_task
 
 RUN_KIND = "reconstruction_proposer"
@@ -40,7 +39,7 @@ def _norm(text: str) -> str:
 def answer_problems(text: str, *, known_ids: set[str]) -> tuple[list[dict[str, Any]] | None, Problems]:
     """The answer's five hypotheses (title, summary, cited) and its problems (empty when valid)."""
     try:
-        obj = _json_object(text)
+        obj = json_object(text)
     except ParseError as exc:
         return None, [elicit_problem("*", "not_json", str(exc))]
     items = obj.get("hypotheses")
@@ -133,9 +132,8 @@ KIND = ElicitKind(
     check=_check,
     store=_store,
     subject_field="seed",
-    context=_context,
+    prepare=_context,
 )
-elicit_kind_register(KIND)
 
 
 def proposer_run_create(
@@ -157,7 +155,45 @@ def proposer_run_create(
     """A run asking each proposer for five hypotheses on each chosen frozen seed (``all`` or ``domain:NAME``) it has
     none for yet. Proposers are the benchmark's participants by name (created when new). Raises :class:`RunError`
     saying what to fix."""
-    if benchmark.protocol != Benchmark.Protocol.RECONSTRUCTION:
+    names = _proposer_names(
+        benchmark=benchmark, base_url=base_url, proposers=proposers, families=families, api_key_env=api_key_env
+    )
+    chosen, chosen_ids = _frozen_seeds(benchmark=benchmark, seeds=seeds)
+    with transaction.atomic():
+        people = []
+        for name in names:
+            participant, _ = Participant.objects.get_or_create(benchmark=benchmark, name=name)
+            people.append(participant)
+        todo = _proposer_todo(chosen_ids=chosen_ids, people=people)
+        run = ProposerRun.objects.create(
+            benchmark=benchmark,
+            prompt_version=PROPOSER_V1,
+            launched_by=launched_by,
+            parameters=elicit_parameters(
+                base_url=base_url,
+                api_key_env=api_key_env,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                concurrency=concurrency,
+                timeout=timeout,
+                lease_seconds=lease_seconds,
+                model_names=model_names,
+                seeds=seeds,
+                families={n: (families or {}).get(n) or n for n in names},
+                unfrozen_skipped=chosen.count() - len(chosen_ids),
+            ),
+        )
+        ProposerTask.objects.bulk_create([ProposerTask(run=run, seed_id=s, participant=p) for s, p in todo])
+    assert PROMPTS[PROPOSER_V1].kind == PROPOSER_KIND
+    return run
+
+
+def _proposer_names(
+    *, benchmark: Benchmark, base_url: str, proposers: list[str], families: dict[str, str] | None, api_key_env: str | None
+) -> list[str]:
+    """The proposers' names, checked with the run's other settings before anything is read or made; raises
+    :class:`RunError` with the first thing to fix."""
+    if benchmark.protocol != PROTOCOL:
         raise RunError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a Reconstruction one")
     if not base_url:
         raise RunError("a proposer run needs a base URL")
@@ -169,10 +205,13 @@ def proposer_run_create(
     unknown = sorted(set(families or {}) - set(names))
     if unknown:
         raise RunError(f"--families names {', '.join(unknown)}, which are not proposers of this run")
-    try:
-        api_key_from_env(api_key_env)
-    except PermanentError as exc:
-        raise RunError(str(exc)) from None
+    api_key_required(api_key_env)
+    return names
+
+
+def _frozen_seeds(*, benchmark: Benchmark, seeds: str) -> tuple[QuerySet[SeedPaper], list[int]]:
+    """The seeds chosen (``all`` or ``domain:NAME``) and the ids of those with a frozen bibliography, the only ones a
+    proposer is asked about; raises :class:`RunError` when the choice is malformed or no chosen seed is frozen."""
     chosen = SeedPaper.objects.filter(benchmark=benchmark).order_by("id")
     if seeds.startswith("domain:"):
         chosen = chosen.filter(domain=seeds.removeprefix("domain:"))
@@ -184,53 +223,29 @@ def proposer_run_create(
         raise RunError(
             f"{benchmark} has no seed with a frozen bibliography{' in ' + seeds if seeds != 'all' else ''}; freeze bibliographies first"
         )
-    with transaction.atomic():
-        people = []
-        for name in names:
-            participant, _ = Participant.objects.get_or_create(benchmark=benchmark, name=name)
-            people.append(participant)
-        existing = set(Hypothesis.objects.filter(seed_id__in=chosen_ids).values_list("seed_id", "participant_id").distinct())
-        # Asked already by a run that has not ended (a form posted twice, a command repeated): not asked again.
-        asking = {
-            (seed_id, participant_id): run_id
-            for seed_id, participant_id, run_id in ProposerTask.objects.filter(
-                seed_id__in=chosen_ids,
-                status__in=["pending", "claimed"],
-                run__status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING, JudgeRun.Status.PAUSED],
-            ).values_list("seed_id", "participant_id", "run_id")
-        }
-        todo = [(s, p) for s in chosen_ids for p in people if (s, p.pk) not in existing and (s, p.pk) not in asking]
-        if not todo:
-            busy = sorted(set(asking.values()))
-            raise RunError(
-                "nothing to ask: every chosen seed has hypotheses from these proposers"
-                + (
-                    f", or is being asked by proposer run {', '.join(map(str, busy))} (resume that run if it stopped)"
-                    if busy
-                    else ""
-                )
-            )
-        run = ProposerRun.objects.create(
-            benchmark=benchmark,
-            prompt_version=PROPOSER_V1,
-            launched_by=launched_by,
-            parameters={
-                "base_url": base_url,
-                "api_key_env": api_key_env or "",
-                "temperature": temperature,
-                "max_tokens": max_tokens,
-                "concurrency": concurrency,
-                "timeout": timeout,
-                "lease_seconds": lease_seconds or execution.lease_seconds(),
-                "model_names": model_names or {},
-                "seeds": seeds,
-                "families": {n: (families or {}).get(n) or n for n in names},
-                "unfrozen_skipped": chosen.count() - len(chosen_ids),
-            },
+    return chosen, chosen_ids
+
+
+def _proposer_todo(*, chosen_ids: list[int], people: list[Participant]) -> list[tuple[int, Participant]]:
+    """(seed id, proposer) pairs to ask: those without hypotheses, and not being asked by a run that has not ended (a
+    form posted twice, a command repeated); raises :class:`RunError` when there is none, naming the busy runs."""
+    existing = set(Hypothesis.objects.filter(seed_id__in=chosen_ids).values_list("seed_id", "participant_id").distinct())
+    asking = {
+        (seed_id, participant_id): run_id
+        for seed_id, participant_id, run_id in ProposerTask.objects.filter(
+            seed_id__in=chosen_ids,
+            status__in=["pending", "claimed"],
+            run__status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING, JudgeRun.Status.PAUSED],
+        ).values_list("seed_id", "participant_id", "run_id")
+    }
+    todo = [(s, p) for s in chosen_ids for p in people if (s, p.pk) not in existing and (s, p.pk) not in asking]
+    if not todo:
+        busy = sorted(set(asking.values()))
+        raise RunError(
+            "nothing to ask: every chosen seed has hypotheses from these proposers"
+            + (f", or is being asked by proposer run {', '.join(map(str, busy))} (resume that run if it stopped)" if busy else "")
         )
-        ProposerTask.objects.bulk_create([ProposerTask(run=run, seed_id=s, participant=p) for s, p in todo])
-    assert PROMPTS[PROPOSER_V1].kind == PROPOSER_KIND
-    return run
+    return todo
 
 
 def proposer_run_launch(*, run: ProposerRun, event: str = "launched") -> None:

@@ -35,8 +35,18 @@ from jobs.prompts import PROMPTS
 from jobs.providers import PermanentError, api_key_from_env
 from jobs.services import JudgeRunRequest, RunError, judge_run_create, judge_run_launch
 
-from .judging import SWISS_KIND, _swiss_matches, swiss_judgeable
-from .models import SLOTS, BibliographyFreeze, Hypothesis, SwissMatch, SwissSelection, SwissTournament, SwissVote
+from .judging import _swiss_matches, swiss_judgeable
+from .models import (
+    PROTOCOL,
+    SLOTS,
+    SWISS_KIND,
+    BibliographyFreeze,
+    Hypothesis,
+    SwissMatch,
+    SwissSelection,
+    SwissTournament,
+    SwissVote,
+)
 from .prompts import SWISS_V1
 
 ENDED_BAD = (JudgeRun.Status.FAILED, JudgeRun.Status.CANCELLED)
@@ -65,37 +75,11 @@ def selection_create(
     launch: bool = True,
 ) -> SwissSelection:
     """Create a selection and (``launch``) start its first round. Raises :class:`RunError` saying what to fix."""
-    if benchmark.protocol != Benchmark.Protocol.RECONSTRUCTION:
+    if benchmark.protocol != PROTOCOL:
         raise RunError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a Reconstruction one")
-    name = name.strip()
-    if not name:
-        raise RunError("a selection needs a name: its champions are stored as that system's hypotheses")
-    if Participant.objects.filter(benchmark=benchmark, name=name).exists():
-        raise RunError(f"{name!r} is already a participant of {benchmark}; choose another name for the selection")
-    proposers = [p.strip() for p in proposers if p.strip()]
-    known = set(Participant.objects.filter(benchmark=benchmark, name__in=proposers).values_list("name", flat=True))
-    if len(proposers) < 1 or len(set(proposers)) != len(proposers) or known != set(proposers):
-        missing = sorted(set(proposers) - known)
-        raise RunError(
-            f"--proposers must name distinct participants of {benchmark}"
-            + (f"; unknown: {', '.join(missing)}" if missing else "")
-        )
-    if not judges or any(not j.get("model") or not j.get("family") for j in judges):
-        raise RunError("name the judges as MODEL=FAMILY,...: every judge needs its model family for recusal")
-    if len({j["model"] for j in judges}) != len(judges):
-        raise RunError("a judge is named twice")
-    if provider != JudgeRun.Provider.RECORDED and not base_url:
-        raise RunError("a Swiss selection needs the judges' base URL")
-    if provider != JudgeRun.Provider.RECORDED:
-        try:
-            api_key_from_env(api_key_env)
-        except PermanentError as exc:
-            raise RunError(str(exc)) from None
-    clash = sorted(
-        {j["model"] for j in judges} & set(Participant.objects.filter(benchmark=benchmark).values_list("name", flat=True))
-    )
-    if clash:
-        raise RunError(f"{', '.join(clash)} is a participant of {benchmark}; a judge may never judge its own hypotheses")
+    name = _selection_name(benchmark=benchmark, name=name)
+    proposers = _selection_proposers(benchmark=benchmark, proposers=proposers)
+    _judges_check(benchmark=benchmark, judges=judges, provider=provider, base_url=base_url, api_key_env=api_key_env)
     frozen = set(BibliographyFreeze.objects.filter(seed__benchmark=benchmark).values_list("seed_id", flat=True))
     by_seed: dict[int, dict[str, list[Hypothesis]]] = defaultdict(lambda: defaultdict(list))
     for h in Hypothesis.objects.filter(seed_id__in=frozen, participant__name__in=proposers).select_related("participant"):
@@ -119,20 +103,7 @@ def selection_create(
                 "lease_seconds": lease_seconds,
             },
         )
-        tournaments = []
-        for seed_id, per in sorted(by_seed.items()):
-            complete = {
-                p: sorted(hs, key=lambda h: h.slot) for p, hs in per.items() if len(hs) == len(SLOTS) and all(h.valid for h in hs)
-            }
-            if not complete:
-                continue
-            for slot in SLOTS:
-                cands = [hs[slot - 1].pk for _, hs in sorted(complete.items())]
-                tournaments.append(
-                    SwissTournament(
-                        selection=selection, seed_paper_id=seed_id, slot=slot, candidates=cands, rounds=max(1, len(cands) - 1)
-                    )
-                )
+        tournaments = _tournaments(selection, by_seed)
         if not tournaments:
             raise RunError(
                 f"no seed of {benchmark} has five valid hypotheses from any of {', '.join(proposers)}; run the proposers first"
@@ -142,6 +113,73 @@ def selection_create(
         selection_advance(selection_id=selection.pk)
     selection.refresh_from_db()
     return selection
+
+
+def _selection_name(*, benchmark: Benchmark, name: str) -> str:
+    """The selection's name, stripped: its champions are stored as the hypotheses of a new participant of that name;
+    raises :class:`RunError` when it is blank or already a participant's."""
+    name = name.strip()
+    if not name:
+        raise RunError("a selection needs a name: its champions are stored as that system's hypotheses")
+    if Participant.objects.filter(benchmark=benchmark, name=name).exists():
+        raise RunError(f"{name!r} is already a participant of {benchmark}; choose another name for the selection")
+    return name
+
+
+def _selection_proposers(*, benchmark: Benchmark, proposers: list[str]) -> list[str]:
+    """The proposers' names, stripped; raises :class:`RunError` unless they are distinct participants of the benchmark."""
+    proposers = [p.strip() for p in proposers if p.strip()]
+    known = set(Participant.objects.filter(benchmark=benchmark, name__in=proposers).values_list("name", flat=True))
+    if len(proposers) < 1 or len(set(proposers)) != len(proposers) or known != set(proposers):
+        missing = sorted(set(proposers) - known)
+        raise RunError(
+            f"--proposers must name distinct participants of {benchmark}"
+            + (f"; unknown: {', '.join(missing)}" if missing else "")
+        )
+    return proposers
+
+
+def _judges_check(
+    *, benchmark: Benchmark, judges: list[dict[str, str]], provider: str, base_url: str, api_key_env: str | None
+) -> None:
+    """Raises :class:`RunError` unless every judge has a model and a family (for recusal), none is named twice or is a
+    participant (a judge never judges its own hypotheses), and a live provider has a base URL and its API key."""
+    if not judges or any(not j.get("model") or not j.get("family") for j in judges):
+        raise RunError("name the judges as MODEL=FAMILY,...: every judge needs its model family for recusal")
+    if len({j["model"] for j in judges}) != len(judges):
+        raise RunError("a judge is named twice")
+    if provider != JudgeRun.Provider.RECORDED and not base_url:
+        raise RunError("a Swiss selection needs the judges' base URL")
+    if provider != JudgeRun.Provider.RECORDED:
+        try:
+            api_key_from_env(api_key_env)
+        except PermanentError as exc:
+            raise RunError(str(exc)) from None
+    clash = sorted(
+        {j["model"] for j in judges} & set(Participant.objects.filter(benchmark=benchmark).values_list("name", flat=True))
+    )
+    if clash:
+        raise RunError(f"{', '.join(clash)} is a participant of {benchmark}; a judge may never judge its own hypotheses")
+
+
+def _tournaments(selection: SwissSelection, by_seed: dict[int, dict[str, list[Hypothesis]]]) -> list[SwissTournament]:
+    """A tournament per seed and slot among the proposers with all five hypotheses of the seed valid (a proposer with
+    fewer is excluded on that seed, as the protocol says); a seed with no such proposer has none."""
+    tournaments = []
+    for seed_id, per in sorted(by_seed.items()):
+        complete = {
+            p: sorted(hs, key=lambda h: h.slot) for p, hs in per.items() if len(hs) == len(SLOTS) and all(h.valid for h in hs)
+        }
+        if not complete:
+            continue
+        for slot in SLOTS:
+            cands = [hs[slot - 1].pk for _, hs in sorted(complete.items())]
+            tournaments.append(
+                SwissTournament(
+                    selection=selection, seed_paper_id=seed_id, slot=slot, candidates=cands, rounds=max(1, len(cands) - 1)
+                )
+            )
+    return tournaments
 
 
 def _results(

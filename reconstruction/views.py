@@ -18,12 +18,12 @@ from arena.permissions import researcher_required
 from arena.protocol_reports import protocol_benchmark_or_404
 
 from . import leakage
-from .models import BibliographyFreeze, Hypothesis, SeedPaper, SwissMatch, SwissSelection, SwissTournament, SwissVote
+from .models import PROTOCOL, BibliographyFreeze, Hypothesis, SeedPaper, SwissMatch, SwissSelection, SwissTournament, SwissVote
 from .reports import REPORT_REPLICATES, REPORT_SEED, ReportError, benchmark_reconstruction_report
 
 
 def _benchmark_get(benchmark_id: int) -> Benchmark:
-    return protocol_benchmark_or_404(benchmark_id, Benchmark.Protocol.RECONSTRUCTION)
+    return protocol_benchmark_or_404(benchmark_id, PROTOCOL)
 
 
 @require_GET

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,7 +24,7 @@ def release_dir() -> Path:
 
 @pytest.fixture
 def imported(db, release_dir: Path):  # noqa: ANN001, ANN201
-    from arena.release import release_import
+    from lit2test.release import release_import
 
     return release_import(directory=release_dir).benchmark
 
@@ -105,6 +106,30 @@ def _required_services() -> None:
         engine = settings.DATABASES["default"]["ENGINE"]
         assert engine == "django.db.backends.postgresql", f"LIT2TEST_REQUIRE_SERVICES is set but the database is {engine}"
         assert settings.CELERY_BROKER_URL.startswith("redis://"), "LIT2TEST_REQUIRE_SERVICES is set but the broker is not Redis"
+
+
+@pytest.fixture
+def celery_worker(transactional_db, tmp_path: Path) -> Iterator[Callable[[], Any]]:  # noqa: ANN001
+    """Starts real Celery workers (``tests.workers.SessionWorker``: the tests' settings and apps, this session's
+    database and broker) on demand; each is stopped (its process group killed) before the database is flushed.
+    Skips (fails in CI) without PostgreSQL and Redis."""
+    from tests.workers import SessionWorker, require_services
+
+    require_services()
+    from lit2test_web.celery import app
+
+    app.control.purge()  # messages other tests may have left on the broker
+    workers: list[SessionWorker] = []
+
+    def start() -> SessionWorker:
+        worker = SessionWorker(tmp_path / f"worker-{len(workers)}.log")
+        workers.append(worker)
+        worker.wait_ready()
+        return worker
+
+    yield start
+    for worker in workers:
+        worker.stop()
 
 
 from tests.fake_llm.fixtures import fake_llm, fake_llm_server  # noqa: E402, F401

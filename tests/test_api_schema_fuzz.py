@@ -17,7 +17,7 @@ from hypothesis import settings as hypothesis_settings
 from schemathesis.config import SchemathesisConfig
 
 from arena.models import JudgeRun
-from jobs.prompts import DIMENSIONS
+from lit2test.prompts import DIMENSIONS
 from tests.clients import session_cookie
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -95,8 +95,8 @@ def api_schema(live_server, researcher_cookie, imported, annotator, annotator2, 
 
 def controls_runs(benchmark, tmp_path: Path) -> None:  # noqa: ANN001
     """A holistic and a structured controls run with a few verdicts, so that the controls report has something to read."""
+    from controls.import_export import controls_import
     from controls.models import ControlJudgment, ControlVariant
-    from controls.services import controls_import
     from tests.controls import helpers
 
     source = helpers.sources(benchmark, 1)[0]
@@ -131,7 +131,7 @@ def controls_runs(benchmark, tmp_path: Path) -> None:  # noqa: ANN001
 def hypoarena_benchmark(tmp_path: Path):  # noqa: ANN201
     """A tiny HypoArena benchmark (tests/hypoarena/helpers.py) with two arena runs and a rubric run, so that its
     leaderboard and inter-judge endpoints have documents to give."""
-    from hypoarena.services import hypoarena_import, import_files
+    from hypoarena.importing import hypoarena_import, import_files
     from tests.hypoarena import helpers
 
     second = [v | {"run_label": "r2"} for v in helpers.verdicts()]
@@ -151,7 +151,7 @@ def reconstruction_benchmark():  # noqa: ANN201
 def intrinsic_benchmark(tmp_path: Path):  # noqa: ANN201
     """A tiny Intrinsic benchmark with scores and listwise rankings (tests/intrinsic), so that its report endpoint
     has a document to give."""
-    from intrinsic.services import import_files, intrinsic_import
+    from intrinsic.importing import import_files, intrinsic_import
     from tests.intrinsic.test_import_export import folder
 
     return intrinsic_import(name="intrinsic-fuzz", files=import_files(folder(tmp_path / "intrinsic"))).benchmark

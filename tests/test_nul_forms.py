@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from annotation.models import Study
 from arena.models import Benchmark, JudgeRun
-from jobs.models import GenerationRun
+from lit2test.models import GenerationRun
 
 pytestmark = pytest.mark.django_db
 
@@ -49,7 +49,7 @@ def judge_values(benchmark: Benchmark) -> dict[str, object]:
         "api_key_env": "X_API_KEY",
         "run_type": "holistic",
         "prompt_version": "",
-        "pairs": "sample:2",
+        "select": "sample:2",
         "orders": ["original", "reverse"],
         "concurrency": "2",
         "rate_per_second": "5",
@@ -105,7 +105,7 @@ JUDGE_FIELDS = [
     "api_key_env",
     "run_type",
     "prompt_version",
-    "pairs",
+    "select",
     "orders",
     "concurrency",
     "rate_per_second",
@@ -130,7 +130,7 @@ def test_the_judge_run_form_refuses_a_nul_in_each_field(rita, imported, field: s
     "field", ["benchmark", "base_url", "api_key_env", "contexts", "temperature", "max_tokens", "concurrency"]
 )
 def test_the_generation_form_refuses_a_nul_in_each_field(rita, imported, field: str) -> None:  # noqa: ANN001
-    response = rita.post(reverse("jobs:generation-new"), with_nul(generation_values(imported), field))
+    response = rita.post(reverse("lit2test:generation-new"), with_nul(generation_values(imported), field))
 
     assert_refused_naming(response, field)
     assert not GenerationRun.objects.exists()

@@ -8,7 +8,9 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
 CELERY = Path(sys.executable).parent / "celery"
@@ -65,3 +67,53 @@ class CeleryWorker:
         except ProcessLookupError:
             pass
         self.process.wait(timeout=10)
+
+
+def require_services() -> None:
+    """Skip (fail in CI, where LIT2TEST_REQUIRE_SERVICES is set) unless the tests run on PostgreSQL and Redis."""
+    import pytest
+    from django.conf import settings
+    from django.db import connection
+
+    problems = []
+    if connection.vendor != "postgresql":
+        problems.append(f"the database is {connection.vendor}")
+    if not settings.CELERY_BROKER_URL.startswith("redis"):
+        problems.append(f"the broker is {settings.CELERY_BROKER_URL.split(':', 1)[0]}")
+    if problems:
+        message = "a real Celery worker needs PostgreSQL and Redis: " + ", ".join(problems)
+        if os.environ.get("LIT2TEST_REQUIRE_SERVICES"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def test_database_url() -> str:
+    """The URL of the database this test session created (test_<name>), for a worker process."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    auth = quote(db.get("USER") or "", safe="")
+    if db.get("PASSWORD"):
+        auth += ":" + quote(db["PASSWORD"], safe="")
+    host = quote(db.get("HOST") or "127.0.0.1", safe="")
+    return f"postgres://{auth}@{host}:{db.get('PORT') or 5432}/{quote(db['NAME'], safe='')}"
+
+
+test_database_url.__test__ = False  # type: ignore[attr-defined]  # a helper, not a test
+
+
+class SessionWorker(CeleryWorker):
+    """A threads-pool worker on the test session's database and broker, with the tests' settings (and apps)."""
+
+    def __init__(self, log_path: Path) -> None:
+        env = os.environ | {
+            "DJANGO_SETTINGS_MODULE": "tests.settings",
+            "DATABASE_URL": test_database_url(),
+            "DJANGO_ALLOW_ASYNC_UNSAFE": "true",
+            "CELERY_TASK_ALWAYS_EAGER": "false",
+        }
+        options = [
+            "--pool=threads", "--concurrency=4", "--loglevel=INFO", "-Q", "celery", "-n", f"jobs-test-{uuid.uuid4().hex[:8]}@%h",
+            "--without-gossip", "--without-mingle", "--without-heartbeat",
+        ]  # fmt: skip
+        super().__init__(options, env, log_path)

@@ -46,43 +46,116 @@ Reliability
 
 Everything at once
     leaderboard_document(cases, *, replicates=10000, seed=0, pseudo_count=0.5) -> dict (JSON-serialisable)
+
+The package loads lazily: importing ``arena.stats`` (or one of its modules) loads numpy, scipy and pandas only for the
+modules a caller uses, when it uses them (``from arena.stats import fit_bt`` loads ``bt`` then). Web pages, commands
+and workers start without them; a statistic loads what it needs when it is computed.
 """
 
 from __future__ import annotations
 
-from .agreement import ORDERED_AGREEMENT, agreement_by_order, judge_agreement, ratio_bootstrap_ci
-from .alpha import krippendorff_alpha, reliability_matrix
-from .bootstrap import BootstrapFits, RankingSummary, bootstrap_fits, percentile_ci, ranking_summary
-from .bt import BTBatch, BTFit, fit_bt, fit_bt_batch, ranking_from_theta, strongly_connected, win_matrix_from_judgments
-from .btd import (
-    FIVE_LEVEL_SHARES,
-    BTDFit,
-    btd_counts,
-    debiased_share,
-    elo_ratings,
-    fit_btd,
-    share_to_outcome,
-    shares_from_verdicts,
-)
-from .condorcet import complete_separation, condorcet
-from .folding import (
-    TIE,
-    EncodedCases,
-    case_counts,
-    cases_from_release_rows,
-    encode_cases,
-    folded_head_to_head,
-    load_release_cases,
-    ordered_head_to_head,
-    read_jsonl,
-    side_bias,
-    stable_wlt,
-)
-from .leaderboard import leaderboard_document
-from .matrices import FIT_KINDS, win_matrix
-from .prior import prior_weight
-from .ties import scheme_a, scheme_b
-from .winrate import win_rates
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .agreement import ORDERED_AGREEMENT, agreement_by_order, judge_agreement, ratio_bootstrap_ci
+    from .alpha import krippendorff_alpha, reliability_matrix
+    from .bootstrap import BootstrapFits, RankingSummary, bootstrap_fits, percentile_ci, ranking_summary
+    from .bt import BTBatch, BTFit, fit_bt, fit_bt_batch, ranking_from_theta, strongly_connected, win_matrix_from_judgments
+    from .btd import (
+        FIVE_LEVEL_SHARES,
+        BTDFit,
+        btd_counts,
+        debiased_share,
+        elo_ratings,
+        fit_btd,
+        share_to_outcome,
+        shares_from_verdicts,
+    )
+    from .folding import (
+        TIE,
+        EncodedCases,
+        case_counts,
+        cases_from_release_rows,
+        encode_cases,
+        folded_head_to_head,
+        load_release_cases,
+        ordered_head_to_head,
+        read_jsonl,
+        side_bias,
+        stable_wlt,
+    )
+    from .leaderboard import leaderboard_document
+    from .matrices import FIT_KINDS, win_matrix
+    from .prior import prior_weight
+    from .relations import complete_separation, condorcet
+    from .ties import scheme_a, scheme_b
+    from .winrate import win_rates
+
+#: Each public name and the module that holds it.
+_HOME: dict[str, str] = {
+    "ORDERED_AGREEMENT": "agreement",
+    "agreement_by_order": "agreement",
+    "judge_agreement": "agreement",
+    "ratio_bootstrap_ci": "agreement",
+    "krippendorff_alpha": "alpha",
+    "reliability_matrix": "alpha",
+    "BootstrapFits": "bootstrap",
+    "RankingSummary": "bootstrap",
+    "bootstrap_fits": "bootstrap",
+    "percentile_ci": "bootstrap",
+    "ranking_summary": "bootstrap",
+    "BTBatch": "bt",
+    "BTFit": "bt",
+    "fit_bt": "bt",
+    "fit_bt_batch": "bt",
+    "ranking_from_theta": "bt",
+    "strongly_connected": "bt",
+    "win_matrix_from_judgments": "bt",
+    "FIVE_LEVEL_SHARES": "btd",
+    "BTDFit": "btd",
+    "btd_counts": "btd",
+    "debiased_share": "btd",
+    "elo_ratings": "btd",
+    "fit_btd": "btd",
+    "share_to_outcome": "btd",
+    "shares_from_verdicts": "btd",
+    "complete_separation": "relations",
+    "condorcet": "relations",
+    "TIE": "folding",
+    "EncodedCases": "folding",
+    "case_counts": "folding",
+    "cases_from_release_rows": "folding",
+    "encode_cases": "folding",
+    "folded_head_to_head": "folding",
+    "load_release_cases": "folding",
+    "ordered_head_to_head": "folding",
+    "read_jsonl": "folding",
+    "side_bias": "folding",
+    "stable_wlt": "folding",
+    "leaderboard_document": "leaderboard",
+    "FIT_KINDS": "matrices",
+    "win_matrix": "matrices",
+    "prior_weight": "prior",
+    "scheme_a": "ties",
+    "scheme_b": "ties",
+    "win_rates": "winrate",
+}
+
+
+def __getattr__(name: str) -> Any:  # noqa: ANN401
+    """Load the module that holds ``name`` on first use (PEP 562)."""
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})
+
 
 __all__ = [
     "FIT_KINDS",

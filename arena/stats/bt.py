@@ -134,7 +134,7 @@ def strongly_connected_batch(w: np.ndarray) -> np.ndarray:
     return np.array([strongly_connected(adj[i]) for i in range(r)], dtype=bool)
 
 
-def _mm_batch(
+def mm_batch(
     w_eff: np.ndarray,
     theta0: np.ndarray | None,
     diverged: np.ndarray,
@@ -323,7 +323,7 @@ def _newman_batch(
     log π ← (log π + log F(π))/2 (eigenvalues (1 + λ)/2, no oscillation). A replicate still running after
     :data:`NEWMAN_MAX_ITER` iterations continues with MM, which increases the likelihood monotonically.
 
-    Stopping rule and freezing as in :func:`_mm_batch`: a replicate stops when max_i |π_i(new)/π_i − 1| <
+    Stopping rule and freezing as in :func:`mm_batch`: a replicate stops when max_i |π_i(new)/π_i − 1| <
     tol and is then left alone, and every decision above uses only its own history, so its value does not
     depend on the rest of the batch.
     """
@@ -347,7 +347,7 @@ def _newman_batch(
     if rest.any():
         # Rare: hand the still-unconverged fits to MM from where Newman left them.
         logp = np.log(p[rest])
-        theta_mm, conv_mm, it_mm = _mm_batch(
+        theta_mm, conv_mm, it_mm = mm_batch(
             w_eff[rest], logp, np.zeros(int(rest.sum()), dtype=bool), tol, max_iter - limit, 0, np.inf
         )
         p[rest] = np.exp(theta_mm)
@@ -419,7 +419,7 @@ def fit_bt_batch(
         diverged = ~strongly_connected_batch(w_eff)
     theta0 = None if init is None else np.broadcast_to(np.asarray(init, dtype=np.float64), (r, k))
     if k <= 1 or diverged.all():
-        theta, converged, iterations = _mm_batch(w_eff, theta0, diverged, tol, max_iter, diverged_iter, cap)
+        theta, converged, iterations = mm_batch(w_eff, theta0, diverged, tol, max_iter, diverged_iter, cap)
     elif not diverged.any():
         theta, converged, iterations = _newman_batch(w_eff, theta0, tol, max_iter, cap)
     else:
@@ -431,7 +431,7 @@ def fit_bt_batch(
         t0_ok = None if theta0 is None else theta0[ok]
         t0_div = None if theta0 is None else theta0[diverged]
         theta[ok], converged[ok], iterations[ok] = _newman_batch(w_eff[ok], t0_ok, tol, max_iter, cap)
-        theta[diverged], converged[diverged], iterations[diverged] = _mm_batch(
+        theta[diverged], converged[diverged], iterations[diverged] = mm_batch(
             w_eff[diverged], t0_div, diverged[diverged], tol, max_iter, diverged_iter, cap
         )
     capped = (np.abs(theta) >= cap).any(axis=1)

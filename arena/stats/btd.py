@@ -247,7 +247,7 @@ class BTDBatch:
         return elo_ratings(self.theta)
 
 
-def _pairs_to_matrices(w_lo: np.ndarray, w_hi: np.ndarray, ties: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def pairs_to_matrices(w_lo: np.ndarray, w_hi: np.ndarray, ties: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """(R, P) pair arrays over ``np.triu_indices(k, 1)`` → (R, K, K) win and symmetric tie matrices."""
     ii, jj = np.triu_indices(k, 1)
     r = w_lo.shape[0]
@@ -545,7 +545,7 @@ def fit_btd_pairs(
     if len(unsure):
         from .bt import strongly_connected_batch
 
-        w_u, _ = _pairs_to_matrices(w_lo[unsure], w_hi[unsure], ties[unsure], k)
+        w_u, _ = pairs_to_matrices(w_lo[unsure], w_hi[unsure], ties[unsure], k)
         connected[unsure] = strongly_connected_batch(w_u)
     newton = (total_ties > 0) & (total_wins > 0) & connected
 
@@ -586,12 +586,12 @@ def fit_btd_pairs(
     if len(no_ties):
         from .bt import fit_bt_batch
 
-        w_m, _ = _pairs_to_matrices(w_lo[no_ties], w_hi[no_ties], ties[no_ties], k)
+        w_m, _ = pairs_to_matrices(w_lo[no_ties], w_hi[no_ties], ties[no_ties], k)
         bt = fit_bt_batch(w_m, cap=cap)
         theta[no_ties], nu[no_ties], converged[no_ties], diverged[no_ties] = bt.theta, 0.0, bt.converged, bt.diverged
         iterations[no_ties] = 0
     for i in np.flatnonzero(fallback & (total_ties > 0)):
-        w_m, t_m = _pairs_to_matrices(w_lo[i : i + 1], w_hi[i : i + 1], ties[i : i + 1], k)
+        w_m, t_m = pairs_to_matrices(w_lo[i : i + 1], w_hi[i : i + 1], ties[i : i + 1], k)
         fit = fit_btd(w_m[0], t_m[0], cap=cap)
         theta[i], nu[i], converged[i], diverged[i] = fit.theta, fit.nu, fit.converged, fit.diverged
         iterations[i] = 0

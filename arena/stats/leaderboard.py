@@ -24,6 +24,7 @@ Keys (models best first by ordered BT strength everywhere):
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,6 @@ import pandas as pd
 
 from .bootstrap import BootstrapFits, bootstrap_fits, percentile_ci, ranking_summary
 from .bt import BTFit, fit_bt, ranking_from_theta, strong_components, strongly_connected
-from .condorcet import complete_separation, condorcet
 from .folding import (
     EncodedCases,
     case_counts,
@@ -43,6 +43,7 @@ from .folding import (
 )
 from .matrices import FIT_KINDS, win_matrix
 from .prior import prior_weight
+from .relations import complete_separation, condorcet
 from .ties import scheme_b
 
 #: At most this many distinct bootstrap rankings are listed (K! can be huge); the count of distinct ones is given.
@@ -71,6 +72,7 @@ def to_builtin(obj: Any) -> Any:
 
 
 def _fit_flags(fit: BTFit) -> dict[str, Any]:
+    """A fit's convergence flags for the diagnostic (a diverged fit's strengths are not magnitudes)."""
     return {"converged": fit.converged, "diverged": fit.diverged, "iterations": fit.iterations}
 
 
@@ -93,6 +95,7 @@ def _ranking_block(enc: EncodedCases, theta: np.ndarray) -> dict[str, Any]:
 
 
 def _ci_block(enc: EncodedCases, boot: BootstrapFits, kind: str, order: list[int], level: float) -> dict[str, list[float]]:
+    """Percentile CI of each model's strength in one fit kind, models best first."""
     ci = percentile_ci(boot.theta[kind], level)
     return {enc.models[i]: [float(ci[i, 0]), float(ci[i, 1])] for i in order}
 
@@ -129,6 +132,211 @@ def _empty_document(enc: EncodedCases, replicates: int, seed: int, pseudo_count:
     )
 
 
+@dataclass(frozen=True)
+class _PointFits:
+    """The point fits every section reads: the win matrices and BT fits of each kind and the overall order.
+
+    Attributes:
+        enc: the encoded cases.
+        w: win matrix per kind in :data:`FIT_KINDS`.
+        fits: BT fit per kind.
+        order: model indices best first by the ordered fit's strength.
+        models: model names in that order.
+        pseudo_count: the fits' pseudo-count.
+    """
+
+    enc: EncodedCases
+    w: dict[str, np.ndarray]
+    fits: dict[str, BTFit]
+    order: list[int]
+    models: list[str]
+    pseudo_count: float
+
+    @property
+    def names(self) -> list[str]:
+        """Model names in encoding (index) order."""
+        return self.enc.models
+
+
+def _point_fits(enc: EncodedCases, pseudo_count: float) -> _PointFits:
+    """Win matrices and BT fits of every kind, and the overall ranking by the ordered fit."""
+    names = enc.models
+    w = {kind: win_matrix(enc, kind) for kind in FIT_KINDS}
+    fits = {kind: fit_bt(w[kind], pseudo_count=pseudo_count) for kind in FIT_KINDS}
+    order = ranking_from_theta(fits["ordered"].theta).tolist()
+    return _PointFits(enc, w, fits, order, [names[i] for i in order], pseudo_count)
+
+
+def _bootstraps(pf: _PointFits, replicates: int, seed: int) -> tuple[BootstrapFits, BootstrapFits]:
+    """The case and the context (cluster) bootstraps, warm-started from the point fits."""
+    # Independent, reproducible random streams for the two bootstraps.
+    case_seq, ctx_seq = np.random.SeedSequence(seed).spawn(2)
+    init = {kind: pf.fits[kind].theta for kind in FIT_KINDS}
+    boot = bootstrap_fits(
+        pf.enc, unit="case", replicates=replicates, seed=np.random.default_rng(case_seq), pseudo_count=pf.pseudo_count, init=init
+    )
+    cboot = bootstrap_fits(
+        pf.enc,
+        unit="context",
+        replicates=replicates,
+        seed=np.random.default_rng(ctx_seq),
+        pseudo_count=pf.pseudo_count,
+        init=init,
+    )
+    return boot, cboot
+
+
+def _bt_section(pf: _PointFits, boot: BootstrapFits, level: float) -> dict[str, Any]:
+    """``bt``: every fit's strengths with case-bootstrap CIs, best first."""
+    names = pf.names
+    bt_section: dict[str, Any] = {}
+    for kind in FIT_KINDS:
+        ci = _ci_block(pf.enc, boot, kind, pf.order, level)
+        bt_section[kind] = {names[i]: {"strength": float(pf.fits[kind].theta[i]), "ci": ci[names[i]]} for i in pf.order}
+    bt_section["pseudo_count"] = pf.pseudo_count
+    bt_section["level"] = level
+    bt_section["scale"] = "centered natural-log ability (mean 0)"
+    return bt_section
+
+
+def _bootstrap_section(enc: EncodedCases, boot: BootstrapFits, replicates: int, seed: int) -> dict[str, Any]:
+    """``bootstrap``: the case bootstrap's ranking distribution and each fit's modal ranking and failures."""
+    names = enc.models
+    ordered_rank = _ranking_block(enc, boot.theta["ordered"])
+    bootstrap_section = {"replicates": replicates, "seed": seed, "unit": "case", **ordered_rank, "fits": {}}
+    for kind in FIT_KINDS:
+        rs = ranking_summary(boot.theta[kind])
+        bootstrap_section["fits"][kind] = {
+            "modal_ranking": [names[i] for i in rs.modal],
+            "modal_fraction": rs.modal_fraction,
+            "diverged_replicates": int(boot.diverged[kind].sum()),
+            "unconverged_replicates": int((~boot.converged[kind] & ~boot.diverged[kind]).sum()),
+        }
+    return bootstrap_section
+
+
+def _cluster_section(
+    pf: _PointFits, cboot: BootstrapFits, case_ci: np.ndarray, replicates: int, seed: int, level: float
+) -> dict[str, Any]:
+    """``cluster_bootstrap``: the context bootstrap's CIs, their width against the case CIs, its rankings."""
+    enc, names, order = pf.enc, pf.names, pf.order
+    n_contexts = len(set(enc.context[enc.complete].tolist()))
+    ctx_ci = percentile_ci(cboot.theta["ordered"], level)
+    case_width = case_ci[:, 1] - case_ci[:, 0]
+    ctx_width = ctx_ci[:, 1] - ctx_ci[:, 0]
+    ctx_rank = _ranking_block(enc, cboot.theta["ordered"])
+    return {
+        "replicates": replicates,
+        "seed": seed,
+        "unit": "context",
+        "contexts": n_contexts,
+        "ci": {names[i]: [float(ctx_ci[i, 0]), float(ctx_ci[i, 1])] for i in order},
+        "width_ratio": {names[i]: float(ctx_width[i] / case_width[i]) if case_width[i] > 0 else None for i in order},
+        "modal_ranking": ctx_rank["modal_ranking"],
+        "modal_fraction": ctx_rank["modal_fraction"],
+        "top1": ctx_rank["top1"],
+        "fits": {
+            kind: {
+                "ci": _ci_block(enc, cboot, kind, order, level),
+                "modal_fraction": ranking_summary(cboot.theta[kind]).modal_fraction,
+                "diverged_replicates": int(cboot.diverged[kind].sum()),
+            }
+            for kind in FIT_KINDS
+        },
+    }
+
+
+def _tie_section(pf: _PointFits, boot: BootstrapFits) -> dict[str, Any]:
+    """``tie_sensitivity``: scheme A (the folded fit) and scheme B (ties resolved against the reference order)."""
+    names, pseudo_count = pf.names, pf.pseudo_count
+    folded_rank = ranking_from_theta(pf.fits["folded"].theta)
+    folded_rs = ranking_summary(boot.theta["folded"])
+    return {
+        "scheme_a": {
+            "ranking": [names[i] for i in folded_rank],
+            "strengths": {names[i]: float(pf.fits["folded"].theta[i]) for i in folded_rank},
+            "modal_ranking": [names[i] for i in folded_rs.modal],
+            "modal_fraction": folded_rs.modal_fraction,
+            "pseudo_count": pseudo_count,
+        },
+        "scheme_b": {**scheme_b(pf.enc, pf.models, pseudo_count=pseudo_count), "pseudo_count": pseudo_count},
+    }
+
+
+def _batch_entry(pf: _PointFits, b: Any) -> dict[str, Any] | None:
+    """One ``batches`` entry: the ordered fit of one construction batch (None when it has no complete case)."""
+    names = pf.names
+    sub = pf.enc.subset(pf.enc.batch == b)
+    n_complete = int(sub.complete.sum())
+    if n_complete == 0:
+        return None
+    fit = fit_bt(win_matrix(sub, "ordered"), pseudo_count=pf.pseudo_count)
+    rk = ranking_from_theta(fit.theta)
+    present = sorted(set(sub.lo[sub.complete].tolist()) | set(sub.hi[sub.complete].tolist()))
+    ranking = [names[i] for i in rk if i in present]
+    return {
+        "batch": b,
+        "cases": n_complete,
+        "stable": int(sub.stable.sum()),
+        "ranking": ranking,
+        "strengths": {names[i]: float(fit.theta[i]) for i in rk if i in present},
+        "matches_overall": ranking == [m for m in pf.models if names.index(m) in present],
+    }
+
+
+def _batches(pf: _PointFits) -> list[dict[str, Any]]:
+    """``batches``: per construction batch with complete cases, its own ranking against the overall one."""
+    entries = (_batch_entry(pf, b) for b in sorted(set(pf.enc.batch.tolist())))
+    return [e for e in entries if e is not None]
+
+
+def _stable_components(pf: _PointFits) -> list[list[str]]:
+    """Strong components of the stable-wins graph, as model names, components and members in overall order."""
+    comps = strong_components(pf.w["stable"])
+    comp_order: list[int] = []
+    for i in pf.order:
+        if comps[i] not in comp_order:
+            comp_order.append(int(comps[i]))
+    return [[pf.names[i] for i in pf.order if comps[i] == c] for c in comp_order]
+
+
+def _orderings_agree(pf: _PointFits, cond: dict[str, Any]) -> dict[str, bool]:
+    """Whether the folded, stable and (strict) Condorcet orderings equal the ordered fit's."""
+    names, models = pf.names, pf.models
+    beat_sorted = sorted(models, key=lambda m: -cond["beat_counts"][m])  # stable sort keeps BT order on ties
+    strict_condorcet = len(set(cond["beat_counts"].values())) == len(names)
+    return {
+        "folded": [names[i] for i in ranking_from_theta(pf.fits["folded"].theta)] == models,
+        "stable": [names[i] for i in ranking_from_theta(pf.fits["stable"].theta)] == models,
+        # A strict Condorcet order (beat counts K-1, ..., 0) identical to the BT order.
+        "condorcet": bool(cond["transitive"] and strict_condorcet and beat_sorted == models),
+    }
+
+
+def _diagnostic(
+    pf: _PointFits, counts: dict[str, int], cond: dict[str, Any], separation: list[dict[str, Any]], case_ci: np.ndarray
+) -> dict[str, Any]:
+    """``diagnostic``: whether the strengths can be read as magnitudes, and the checks behind that verdict."""
+    enc, names = pf.enc, pf.names
+    stable_connected = strongly_connected(pf.w["stable"])
+    complete_idx = set(enc.lo[enc.complete].tolist()) | set(enc.hi[enc.complete].tolist())
+    return {
+        "insufficient_data": False,
+        "incomplete_cases": counts["incomplete"],
+        "separation": bool(separation),
+        "stable_graph_strongly_connected": stable_connected,
+        "stable_graph_components": _stable_components(pf),
+        # Per PROTOCOL: with separation the ordinal result (ranks, Condorcet, bootstrap rank recovery) is the
+        # result and strength magnitudes are diagnostic only.
+        "strengths_diagnostic_only": bool(separation) or not stable_connected or any(f.diverged for f in pf.fits.values()),
+        "fits": {kind: _fit_flags(pf.fits[kind]) for kind in FIT_KINDS},
+        "orderings_agree": _orderings_agree(pf, cond),
+        "models_without_cases": [m for k, m in enumerate(names) if k not in complete_idx],
+        # The pseudo-count's weight in the ordered fit and its shift against the case CIs (issue 10, item 8).
+        "prior_weight": prior_weight(pf.w["ordered"], pf.pseudo_count, theta=pf.fits["ordered"].theta, ci=case_ci),
+    }
+
+
 def leaderboard_document(
     cases: pd.DataFrame,
     *,
@@ -153,135 +361,12 @@ def leaderboard_document(
     counts = case_counts(enc)
     if enc.n_models < 2 or counts["stable"] + counts["sensitive"] == 0:
         return _empty_document(enc, replicates, seed, pseudo_count)
-    names = enc.models
-
-    w = {kind: win_matrix(enc, kind) for kind in FIT_KINDS}
-    fits = {kind: fit_bt(w[kind], pseudo_count=pseudo_count) for kind in FIT_KINDS}
-    order = ranking_from_theta(fits["ordered"].theta).tolist()
-    models = [names[i] for i in order]
-
-    # Independent, reproducible random streams for the two bootstraps.
-    case_seq, ctx_seq = np.random.SeedSequence(seed).spawn(2)
-    init = {kind: fits[kind].theta for kind in FIT_KINDS}
-    boot = bootstrap_fits(
-        enc, unit="case", replicates=replicates, seed=np.random.default_rng(case_seq), pseudo_count=pseudo_count, init=init
-    )
-    cboot = bootstrap_fits(
-        enc, unit="context", replicates=replicates, seed=np.random.default_rng(ctx_seq), pseudo_count=pseudo_count, init=init
-    )
-
-    bt_section: dict[str, Any] = {}
-    for kind in FIT_KINDS:
-        ci = _ci_block(enc, boot, kind, order, level)
-        bt_section[kind] = {names[i]: {"strength": float(fits[kind].theta[i]), "ci": ci[names[i]]} for i in order}
-    bt_section["pseudo_count"] = pseudo_count
-    bt_section["level"] = level
-    bt_section["scale"] = "centered natural-log ability (mean 0)"
-
-    ordered_rank = _ranking_block(enc, boot.theta["ordered"])
-    bootstrap_section = {"replicates": replicates, "seed": seed, "unit": "case", **ordered_rank, "fits": {}}
-    for kind in FIT_KINDS:
-        rs = ranking_summary(boot.theta[kind])
-        bootstrap_section["fits"][kind] = {
-            "modal_ranking": [names[i] for i in rs.modal],
-            "modal_fraction": rs.modal_fraction,
-            "diverged_replicates": int(boot.diverged[kind].sum()),
-            "unconverged_replicates": int((~boot.converged[kind] & ~boot.diverged[kind]).sum()),
-        }
-
-    n_contexts = len(set(enc.context[enc.complete].tolist()))
+    pf = _point_fits(enc, pseudo_count)
+    models = pf.models
+    boot, cboot = _bootstraps(pf, replicates, seed)
     case_ci = percentile_ci(boot.theta["ordered"], level)
-    ctx_ci = percentile_ci(cboot.theta["ordered"], level)
-    case_width = case_ci[:, 1] - case_ci[:, 0]
-    ctx_width = ctx_ci[:, 1] - ctx_ci[:, 0]
-    ctx_rank = _ranking_block(enc, cboot.theta["ordered"])
-    cluster_section = {
-        "replicates": replicates,
-        "seed": seed,
-        "unit": "context",
-        "contexts": n_contexts,
-        "ci": {names[i]: [float(ctx_ci[i, 0]), float(ctx_ci[i, 1])] for i in order},
-        "width_ratio": {names[i]: float(ctx_width[i] / case_width[i]) if case_width[i] > 0 else None for i in order},
-        "modal_ranking": ctx_rank["modal_ranking"],
-        "modal_fraction": ctx_rank["modal_fraction"],
-        "top1": ctx_rank["top1"],
-        "fits": {
-            kind: {
-                "ci": _ci_block(enc, cboot, kind, order, level),
-                "modal_fraction": ranking_summary(cboot.theta[kind]).modal_fraction,
-                "diverged_replicates": int(cboot.diverged[kind].sum()),
-            }
-            for kind in FIT_KINDS
-        },
-    }
-
-    cond = condorcet(w["stable"], names, order=models)
-    separation = complete_separation(w["stable"], names, order=models)
-
-    folded_rank = ranking_from_theta(fits["folded"].theta)
-    folded_rs = ranking_summary(boot.theta["folded"])
-    tie_section = {
-        "scheme_a": {
-            "ranking": [names[i] for i in folded_rank],
-            "strengths": {names[i]: float(fits["folded"].theta[i]) for i in folded_rank},
-            "modal_ranking": [names[i] for i in folded_rs.modal],
-            "modal_fraction": folded_rs.modal_fraction,
-            "pseudo_count": pseudo_count,
-        },
-        "scheme_b": {**scheme_b(enc, models, pseudo_count=pseudo_count), "pseudo_count": pseudo_count},
-    }
-
-    batches = []
-    for b in sorted(set(enc.batch.tolist())):
-        sub = enc.subset(enc.batch == b)
-        n_complete = int(sub.complete.sum())
-        if n_complete == 0:
-            continue
-        fit = fit_bt(win_matrix(sub, "ordered"), pseudo_count=pseudo_count)
-        rk = ranking_from_theta(fit.theta)
-        present = sorted(set(sub.lo[sub.complete].tolist()) | set(sub.hi[sub.complete].tolist()))
-        ranking = [names[i] for i in rk if i in present]
-        batches.append(
-            {
-                "batch": b,
-                "cases": n_complete,
-                "stable": int(sub.stable.sum()),
-                "ranking": ranking,
-                "strengths": {names[i]: float(fit.theta[i]) for i in rk if i in present},
-                "matches_overall": ranking == [m for m in models if names.index(m) in present],
-            }
-        )
-
-    stable_connected = strongly_connected(w["stable"])
-    comps = strong_components(w["stable"])
-    comp_order: list[int] = []
-    for i in order:
-        if comps[i] not in comp_order:
-            comp_order.append(int(comps[i]))
-    beat_sorted = sorted(models, key=lambda m: -cond["beat_counts"][m])  # stable sort keeps BT order on ties
-    strict_condorcet = len(set(cond["beat_counts"].values())) == len(names)
-    complete_idx = set(enc.lo[enc.complete].tolist()) | set(enc.hi[enc.complete].tolist())
-    diagnostic = {
-        "insufficient_data": False,
-        "incomplete_cases": counts["incomplete"],
-        "separation": bool(separation),
-        "stable_graph_strongly_connected": stable_connected,
-        "stable_graph_components": [[names[i] for i in order if comps[i] == c] for c in comp_order],
-        # Per PROTOCOL: with separation the ordinal result (ranks, Condorcet, bootstrap rank recovery) is the
-        # result and strength magnitudes are diagnostic only.
-        "strengths_diagnostic_only": bool(separation) or not stable_connected or any(f.diverged for f in fits.values()),
-        "fits": {kind: _fit_flags(fits[kind]) for kind in FIT_KINDS},
-        "orderings_agree": {
-            "folded": [names[i] for i in folded_rank] == models,
-            "stable": [names[i] for i in ranking_from_theta(fits["stable"].theta)] == models,
-            # A strict Condorcet order (beat counts K-1, ..., 0) identical to the BT order.
-            "condorcet": bool(cond["transitive"] and strict_condorcet and beat_sorted == models),
-        },
-        "models_without_cases": [m for k, m in enumerate(names) if k not in complete_idx],
-        # The pseudo-count's weight in the ordered fit and its shift against the case CIs (issue 10, item 8).
-        "prior_weight": prior_weight(w["ordered"], pseudo_count, theta=fits["ordered"].theta, ci=case_ci),
-    }
-
+    cond = condorcet(pf.w["stable"], pf.names, order=models)
+    separation = complete_separation(pf.w["stable"], pf.names, order=models)
     wlt = stable_wlt(enc)
     doc = {
         "models": models,
@@ -294,14 +379,14 @@ def leaderboard_document(
         "stable_wlt": {m: wlt[m] for m in models},
         "head_to_head": folded_head_to_head(enc, models),
         "ordered_head_to_head": ordered_head_to_head(enc, models),
-        "bt": bt_section,
-        "bootstrap": bootstrap_section,
-        "cluster_bootstrap": cluster_section,
+        "bt": _bt_section(pf, boot, level),
+        "bootstrap": _bootstrap_section(enc, boot, replicates, seed),
+        "cluster_bootstrap": _cluster_section(pf, cboot, case_ci, replicates, seed, level),
         "condorcet": cond,
-        "tie_sensitivity": tie_section,
+        "tie_sensitivity": _tie_section(pf, boot),
         "separation": separation,
         "side_bias": side_bias(enc),
-        "batches": batches,
-        "diagnostic": diagnostic,
+        "batches": _batches(pf),
+        "diagnostic": _diagnostic(pf, counts, cond, separation, case_ci),
     }
     return to_builtin(doc)

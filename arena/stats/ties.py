@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from .bt import fit_bt, ranking_from_theta
-from .condorcet import as_number, condorcet
 from .folding import EncodedCases
 from .matrices import win_matrix
+from .relations import as_number, condorcet
 
 
 def scheme_a(enc: EncodedCases, *, pseudo_count: float = 0.5) -> dict[str, Any]:

@@ -224,7 +224,7 @@ def literature_texts(benchmark) -> list[str]:  # noqa: ANN001
 
 @pytest.fixture
 def named_study(release_dir, tmp_path, annotator, annotator2):  # noqa: ANN001, ANN201
-    from arena.release import release_import
+    from lit2test.release import release_import
     from tests.arena.selfnaming import write_self_naming_release
 
     from .helpers import make_study

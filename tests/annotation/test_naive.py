@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from annotation.naive import STOPWORDS, ContextWords, keywords, naive_proposal
+from arena.naive import STOPWORDS, ContextWords, keywords, naive_proposal
 from arena.schemas import SIX_FIELD
 
 WORDS = ContextWords(

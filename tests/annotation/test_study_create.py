@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
-from annotation import naive
 from annotation.models import Assignment, Item, NaiveProposal, Study
 from annotation.services import StudyCreateError, eligible_contexts, stratified_sample, study_create
+from arena import naive
 from arena.models import Proposal
 
 from .helpers import make_study

@@ -157,15 +157,15 @@ def test_labels_export_as_csv_with_model_names_for_researchers(study, rita_clien
 
 
 def test_the_leaderboard_shows_the_human_win_rate_column(imported, annotator, annotator2, rita_client) -> None:  # noqa: ANN001
-    page = rita_client.get(reverse("arena:leaderboard", args=[imported.pk])).content.decode()
+    page = rita_client.get(reverse("lit2test:leaderboard", args=[imported.pk])).content.decode()
     assert "Human WR" not in page  # no study yet: no column
     study = make_study(imported, [annotator, annotator2], n_contexts=1, n_naive_controls=1)
     label_everything(study, lambda a: "TIE")
-    page = rita_client.get(reverse("arena:leaderboard", args=[imported.pk])).content.decode()
+    page = rita_client.get(reverse("lit2test:leaderboard", args=[imported.pk])).content.decode()
     assert "Human WR" in page
     rows = page.split("<tbody>", 1)[1].split("</tbody>", 1)[0].split("<tr>")[1:]
     assert len(rows) == 4 and all("0.500" in row for row in rows)  # every label a tie: 0.5 for each model
-    api = rita_client.get(reverse("arena:api-leaderboard", args=[imported.pk]), {"replicates": 100}).json()
+    api = rita_client.get(reverse("lit2test:api-leaderboard", args=[imported.pk]), {"replicates": 100}).json()
     assert api["human_win_rate"] == {m: 0.5 for m in api["models"]}
 
 

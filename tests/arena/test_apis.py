@@ -30,16 +30,16 @@ def test_the_benchmark_list_counts_each_kind_of_row_once(imported, rita_client) 
 @pytest.mark.parametrize(
     ("name", "params", "named"),
     [
-        ("arena:api-leaderboard", {"seed": ""}, "seed"),
-        ("arena:api-leaderboard", {"pseudo_count": ""}, "pseudo_count"),
+        ("lit2test:api-leaderboard", {"seed": ""}, "seed"),
+        ("lit2test:api-leaderboard", {"pseudo_count": ""}, "pseudo_count"),
         ("controls:api-report", {"structured_run": ""}, "structured_run"),
-        ("jobs:api-run-agreement", {"with": ""}, "with"),
+        ("lit2test:api-run-agreement", {"with": ""}, "with"),
         ("annotation:api-study-agreement", {"include_over_time": ""}, "include_over_time"),
         ("annotation:api-study-agreement", {"include_over_time": "maybe"}, "include_over_time"),
     ],
 )
 def test_an_empty_or_malformed_parameter_is_a_400_naming_it(imported, rita_client, name: str, params: dict, named: str) -> None:  # noqa: ANN001
-    args = [imported.pk] if name in ("arena:api-leaderboard", "controls:api-report") else [1]
+    args = [imported.pk] if name in ("lit2test:api-leaderboard", "controls:api-report") else [1]
     response = rita_client.get(reverse(name, args=args), params)
     assert response.status_code == 400 and list(response.json()) == [named], response.content
 

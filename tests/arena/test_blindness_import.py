@@ -11,7 +11,7 @@ from django.core.management import call_command
 from arena.aliases import AliasError
 from arena.blindness import benchmark_redact, participant_aliases_update, proposal_blind_content
 from arena.models import Benchmark, Participant, Proposal
-from arena.release import release_export, release_import
+from lit2test.release import release_export, release_import
 
 from .selfnaming import INSERTS, SIX, write_self_naming_release
 

@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import reverse
 
 from arena.models import Benchmark, Participant, Proposal
-from arena.release import release_import
+from lit2test.release import release_import
 
 from .selfnaming import write_self_naming_release
 

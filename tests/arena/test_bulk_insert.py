@@ -10,7 +10,7 @@ from django.db import connection
 
 from arena.bulk import rows_insert
 from arena.models import JudgeRun, JudgeRunVersion, OrderedJudgment
-from arena.release import release_import
+from lit2test.release import release_import
 
 from . import builders as b
 
@@ -48,7 +48,7 @@ def test_both_paths_store_the_given_values_and_the_defaults(tmp_path: Path, meth
 def test_copy_writes_inside_the_import_transaction(tmp_path: Path) -> None:
     """A refused import rolls back what COPY (or executemany) already wrote: nothing is left behind."""
     from arena.models import CanonicalPair, Context
-    from arena.release import ReleaseImportError
+    from lit2test.release import ReleaseImportError
 
     files = b.small_release()
     release_import(directory=b.write(tmp_path / "first", files))

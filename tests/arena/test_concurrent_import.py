@@ -9,7 +9,7 @@ import pytest
 from django.db import connection, connections
 
 from arena.models import CanonicalPair, OrderedJudgment
-from arena.release import release_import
+from lit2test.release import release_import
 
 from . import builders as b
 

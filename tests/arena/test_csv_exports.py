@@ -19,7 +19,7 @@ from annotation.models import Assignment
 from annotation.services import assignment_submit
 from arena.csvsafe import csv_safe
 from arena.models import Benchmark, OrderedJudgment, Participant, Proposal
-from arena.release import ReleaseImportError, release_export, release_import
+from lit2test.release import ReleaseImportError, release_export, release_import
 from tests.annotation.helpers import client_for, complete_values, make_study
 
 from . import builders as b

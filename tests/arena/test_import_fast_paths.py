@@ -1,6 +1,6 @@
 """The import's fast paths read exactly what the checked paths read (issue 10, item 6).
 
-``_folded_plain`` reads a folded line with type tests only and must decline (None) whatever the checked reader
+``folded_line_plain`` reads a folded line with type tests only and must decline (None) whatever the checked reader
 would report or read differently; ``rows_insert`` serialises a JSON object shared by many rows once, and each
 row stores it.
 """
@@ -13,8 +13,10 @@ from typing import Any
 import pytest
 
 from arena.bulk import rows_insert
+from arena.jsonl import Ref
 from arena.models import CanonicalPair, OrderedJudgment
-from arena.release import TIE, Problem, _folded_checked, _folded_limits, _folded_plain, _Ref, release_import
+from lit2test.release import TIE, Problem, release_import
+from lit2test.release.reading import folded_limits, folded_line_checked, folded_line_plain
 
 from . import builders as b
 
@@ -44,10 +46,10 @@ def test_a_plain_line_reads_as_written() -> None:
         {"original": "high", "reverse": "medium"},
         "frozen_original_source",
     )
-    assert _folded_plain(_line(), _folded_limits()) == expected
+    assert folded_line_plain(_line(), folded_limits()) == expected
     # Unsorted names are sorted; "TIE" in any case is a tie; a blank batch is none.
     tie = _line(model_pair=["Beta-2", "Alpha 1"], gemini_original_winner="TIE", batch=" ", stability_label="order-unstable")
-    assert _folded_plain(tie, _folded_limits()) == (
+    assert folded_line_plain(tie, folded_limits()) == (
         expected[0],
         CTX,
         ("Alpha 1", "Beta-2"),
@@ -88,13 +90,13 @@ WRONG = [
 
 @pytest.mark.parametrize("record", CONVERTED + WRONG)
 def test_the_fast_path_declines_what_the_checked_path_converts_or_refuses(record: dict[str, Any]) -> None:
-    assert _folded_plain(record, _folded_limits()) is None
+    assert folded_line_plain(record, folded_limits()) is None
 
 
 @pytest.mark.parametrize("record", WRONG)
 def test_the_checked_path_reports_each_refused_line(record: dict[str, Any]) -> None:
     problems: list[Problem] = []
-    _folded_checked(record, _Ref("f", 1), problems, clean=True)
+    folded_line_checked(record, Ref("f", 1), problems, clean=True)
     assert problems
 
 
@@ -112,7 +114,7 @@ SAME = [
 @pytest.mark.parametrize("record", SAME)
 def test_where_the_fast_path_reads_a_line_the_checked_path_reads_the_same(record: dict[str, Any]) -> None:
     problems: list[Problem] = []
-    assert _folded_plain(record, _folded_limits()) == _folded_checked(record, _Ref("f", 1), problems, clean=True)
+    assert folded_line_plain(record, folded_limits()) == folded_line_checked(record, Ref("f", 1), problems, clean=True)
     assert problems == []
 
 

@@ -69,24 +69,24 @@ def test_the_json_reproduces_the_published_figures(imported) -> None:  # noqa: A
 def test_the_api_returns_the_same_document_as_the_command(imported, researcher) -> None:  # noqa: ANN001
     client = Client()
     client.force_login(researcher)
-    api = client.get(reverse("arena:api-leaderboard", args=[imported.pk]), {"replicates": 500, "seed": 3}).json()
+    api = client.get(reverse("lit2test:api-leaderboard", args=[imported.pk]), {"replicates": 500, "seed": 3}).json()
     assert api == command_json(str(imported.pk), "--replicates", "500", "--seed", "3")
 
 
 def test_the_leaderboard_is_researcher_only(imported, annotator) -> None:  # noqa: ANN001
     client = Client()
     client.force_login(annotator)
-    assert client.get(reverse("arena:api-leaderboard", args=[imported.pk])).status_code == 403
-    assert client.get(reverse("arena:leaderboard", args=[imported.pk])).status_code == 403
-    assert client.post(reverse("arena:leaderboard", args=[imported.pk])).status_code == 405
+    assert client.get(reverse("lit2test:api-leaderboard", args=[imported.pk])).status_code == 403
+    assert client.get(reverse("lit2test:leaderboard", args=[imported.pk])).status_code == 403
+    assert client.post(reverse("lit2test:leaderboard", args=[imported.pk])).status_code == 405
 
 
 def test_bad_api_parameters_are_named(imported, researcher) -> None:  # noqa: ANN001
     client = Client()
     client.force_login(researcher)
-    response = client.get(reverse("arena:api-leaderboard", args=[imported.pk]), {"replicates": 0, "run": 999999})
+    response = client.get(reverse("lit2test:api-leaderboard", args=[imported.pk]), {"replicates": 0, "run": 999999})
     assert response.status_code == 400 and "replicates" in response.json()
-    assert client.get(reverse("arena:api-leaderboard", args=[imported.pk]), {"run": 999999}).status_code == 404
+    assert client.get(reverse("lit2test:api-leaderboard", args=[imported.pk]), {"run": 999999}).status_code == 404
 
 
 def test_results_are_cached_by_the_data_they_come_from(imported, django_assert_max_num_queries) -> None:  # noqa: ANN001
@@ -112,7 +112,7 @@ def test_the_page_polls_only_while_the_run_is_in_progress(imported, researcher) 
 
     client = Client()
     client.force_login(researcher)
-    url = reverse("arena:leaderboard", args=[imported.pk])
+    url = reverse("lit2test:leaderboard", args=[imported.pk])
     assert 'hx-trigger="every 5s"' not in client.get(url).content.decode()
     JudgeRun.objects.filter(benchmark=imported).update(status="running")
     page = client.get(url).content.decode()

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.django_db
 
 
 def get(client: Client, benchmark, **params: object):  # noqa: ANN001, ANN201
-    return client.get(reverse("arena:api-leaderboard", args=[benchmark.pk]), params)
+    return client.get(reverse("lit2test:api-leaderboard", args=[benchmark.pk]), params)
 
 
 @pytest.mark.parametrize("value", ["1e308", "100.5", "-0.1", "nan", "NaN", "inf", "-inf", "Infinity"])
@@ -50,4 +50,4 @@ def test_the_bounds_of_the_ranges_are_accepted(imported, rita_client) -> None:  
 
 def test_a_run_of_another_benchmark_or_an_unknown_benchmark_is_404(imported, rita_client) -> None:  # noqa: ANN001
     assert get(rita_client, imported, run=2**63 - 1).status_code == 404
-    assert rita_client.get(reverse("arena:api-leaderboard", args=[10**30])).status_code == 404
+    assert rita_client.get(reverse("lit2test:api-leaderboard", args=[10**30])).status_code == 404

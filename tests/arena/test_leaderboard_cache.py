@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from arena.models import JudgeRun, JudgeRunVersion, OrderedJudgment
-from arena.release import release_import
+from lit2test.release import release_import
 
 from . import builders as b
 
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db
 
 
 def leaderboard(client, benchmark) -> dict:  # noqa: ANN001
-    response = client.get(reverse("arena:api-leaderboard", args=[benchmark.pk]), {"replicates": 50})
+    response = client.get(reverse("lit2test:api-leaderboard", args=[benchmark.pk]), {"replicates": 50})
     assert response.status_code == 200, response.content
     return response.json()
 
@@ -125,7 +125,7 @@ def test_a_new_label_shows_in_the_human_win_rate_on_the_api_and_the_page(importe
     after = leaderboard(rita_client, imported)
     assert sum(m["n"] for m in after["human_win_rate_detail"]["models"].values()) == counted + 2
     assert after["human_win_rate"][winner] > 0.5 > after["human_win_rate"][loser]
-    page = rita_client.get(reverse("arena:leaderboard", args=[imported.pk])).content.decode()
+    page = rita_client.get(reverse("lit2test:leaderboard", args=[imported.pk])).content.decode()
     assert f"{after['human_win_rate'][winner]:.3f}" in page
 
 

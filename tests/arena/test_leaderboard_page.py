@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from annotation.models import Assignment
 from annotation.services import assignment_submit
-from arena.release import release_import
+from lit2test.release import release_import
 from tests.annotation.helpers import complete_values, make_study
 from tests.arena import builders as b
 
@@ -26,14 +26,14 @@ MINUS = "\u2212"
 
 def page_text(client: Client, benchmark, **params: object) -> str:  # noqa: ANN001
     """The page as a reader sees it: tags dropped, entities decoded, white space collapsed."""
-    response = client.get(reverse("arena:leaderboard", args=[benchmark.pk]), params)
+    response = client.get(reverse("lit2test:leaderboard", args=[benchmark.pk]), params)
     assert response.status_code == 200
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", response.content.decode())).split())
 
 
 def section(client: Client, benchmark, element_id: str, **params: object) -> str:  # noqa: ANN001
     """The text of one element of the page, by id (its first closing tag of the same name ends it)."""
-    body = client.get(reverse("arena:leaderboard", args=[benchmark.pk]), params).content.decode()
+    body = client.get(reverse("lit2test:leaderboard", args=[benchmark.pk]), params).content.decode()
     match = re.search(rf'<(\w+)[^>]*\bid="{element_id}"', body)
     assert match, element_id
     tag = match.group(1)
@@ -43,7 +43,7 @@ def section(client: Client, benchmark, element_id: str, **params: object) -> str
 
 def table_rows(client: Client, benchmark, element_id: str, **params: object) -> list[str]:  # noqa: ANN001
     """The text of each body row of a table, by the table's id."""
-    body = client.get(reverse("arena:leaderboard", args=[benchmark.pk]), params).content.decode()
+    body = client.get(reverse("lit2test:leaderboard", args=[benchmark.pk]), params).content.decode()
     start = body.index(f'id="{element_id}"')
     tbody = body[body.index("<tbody", start) : body.index("</tbody>", start)]
     return [" ".join(html.unescape(re.sub(r"<[^>]+>", " ", row)).split()) for row in tbody.split("<tr")[1:]]
@@ -105,7 +105,7 @@ def test_the_page_says_nothing_is_separated_or_cyclic_on_the_release(imported, r
     condorcet = section(rita_client, imported, "condorcet")
     assert "Condorcet winner: GPT 5.2" in condorcet and "Acyclic and transitive" in condorcet
     assert "Every compared pair is decided" in condorcet and "Cycles" not in condorcet
-    assert "separation-warning" not in rita_client.get(reverse("arena:leaderboard", args=[imported.pk])).content.decode()
+    assert "separation-warning" not in rita_client.get(reverse("lit2test:leaderboard", args=[imported.pk])).content.decode()
 
 
 # --------------------------------------------------------------------------- a small run: separation, an undecided pair
@@ -159,9 +159,9 @@ def test_human_wr_shows_n_a_ci_and_its_formal_study(imported, annotator, annotat
     assert len(rows) == 4 and all(row.endswith(" 0.500 [0.50, 0.50] 6") for row in rows), rows
     note = section(rita_client, imported, "human-wr-note")
     assert f"formal study {study.name} (#{study.pk})" in note and "item bootstrap" in note and "not a Wilson interval" in note
-    body = rita_client.get(reverse("arena:leaderboard", args=[imported.pk])).content.decode()
+    body = rita_client.get(reverse("lit2test:leaderboard", args=[imported.pk])).content.decode()
     assert f'href="{reverse("annotation:study", args=[study.pk])}"' in body
-    api = rita_client.get(reverse("arena:api-leaderboard", args=[imported.pk]), {"replicates": 50}).json()
+    api = rita_client.get(reverse("lit2test:api-leaderboard", args=[imported.pk]), {"replicates": 50}).json()
     assert api["human_win_rate_detail"]["study"]["id"] == study.pk
     assert api["human_win_rate_detail"]["models"]["GLM-5"] | {} == {"rate": 0.5, "n": 6, "items": 3, "ci": [0.5, 0.5]}
 
@@ -170,7 +170,7 @@ def test_the_page_keeps_the_fit_and_decimals_while_polling(imported, rita_client
     from arena.models import JudgeRun
 
     JudgeRun.objects.filter(benchmark=imported).update(status="running")
-    body = rita_client.get(reverse("arena:leaderboard", args=[imported.pk]), {"fit": "stable", "digits": "3"}).content.decode()
+    body = rita_client.get(reverse("lit2test:leaderboard", args=[imported.pk]), {"fit": "stable", "digits": "3"}).content.decode()
     assert re.search(r'hx-get="[^"]*fit=stable&amp;digits=3"', body)
     # An unknown fit or precision falls back to the printed ones.
     assert "BT strength (ordered)" in section(rita_client, imported, "table1", fit="nonsense", digits="9")

@@ -6,8 +6,8 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from arena.models import CanonicalPair, JudgeRun, OrderedJudgment, Paper
-from arena.release import release_import
 from arena.selectors import paper_provenance_audit
+from lit2test.release import release_import
 
 from . import builders as b
 

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from arena.models import Benchmark
-from arena.release import release_import
+from lit2test.release import release_import
 
 from . import builders as b
 

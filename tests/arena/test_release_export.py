@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from arena.models import Benchmark, CanonicalPair, Context, JudgeRun, OrderedJudgment, Paper, Proposal
-from arena.release import release_export, release_import
+from lit2test.release import release_export, release_import
 
 from . import builders as b
 

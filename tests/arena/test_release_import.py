@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from arena.models import Batch, Benchmark, CanonicalPair, Context, JudgeRun, OrderedJudgment, Paper, Participant, Proposal
-from arena.release import ReleaseImportError, release_import
+from lit2test.release import ReleaseImportError, release_import
 
 from . import builders as b
 
@@ -287,7 +287,7 @@ def test_a_canonical_run_of_another_judge_needs_a_new_version(tmp_path: Path, al
 
 
 def test_orientation_is_seeded_and_deterministic(tmp_path: Path) -> None:
-    from arena.release import orientation_flipped
+    from arena.orientation import orientation_flipped
 
     keys = [f"ctx_{i}__A__vs__B" for i in range(400)]
     first = [orientation_flipped(7, k) for k in keys]

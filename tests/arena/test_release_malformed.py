@@ -28,7 +28,7 @@ from django.core.management.base import CommandError
 from django.test import Client
 from django.urls import reverse
 
-from arena.release import release_import
+from lit2test.release import release_import
 from tests.clients import client_for
 
 from . import builders as b

@@ -36,7 +36,7 @@ def test_annotators_and_outsiders_get_403_on_the_dashboard(annotator, outsider, 
 
 
 def test_benchmark_pages_and_export_are_researcher_only(annotator, imported) -> None:  # noqa: ANN001
-    for name in ("arena:benchmark", "arena:benchmark-export"):
+    for name in ("arena:benchmark", "lit2test:benchmark-export"):
         assert client_for(annotator).get(reverse(name, args=[imported.pk])).status_code == 403
 
 
@@ -64,7 +64,7 @@ def test_the_benchmark_page_shows_runs_audit_and_the_imported_verdicts_badge(res
     assert "No paper appears in more than one context." in page
     assert '<span class="badge">imported verdicts</span>' in page and ">2400<" in page
     assert "replay" not in page.lower()  # the release's verdicts were not replayed: they were imported
-    board = client.get(reverse("arena:leaderboard", args=[imported.pk])).content.decode()
+    board = client.get(reverse("lit2test:leaderboard", args=[imported.pk])).content.decode()
     assert "imported verdicts" in board and "replay" not in board.lower()
 
 
@@ -95,7 +95,7 @@ def test_the_upload_form_names_the_bad_line_and_writes_nothing(researcher) -> No
 
 
 def test_the_export_download_is_a_zip_of_jsonl_and_csv(researcher, imported) -> None:  # noqa: ANN001
-    response = client_for(researcher).get(reverse("arena:benchmark-export", args=[imported.pk]))
+    response = client_for(researcher).get(reverse("lit2test:benchmark-export", args=[imported.pk]))
     assert response["Content-Type"] == "application/zip"
     archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
     assert {

@@ -12,10 +12,10 @@ from axe_playwright_python.sync_playwright import Axe
 from annotation.models import Assignment
 from annotation.services import study_create
 from arena.models import JudgeRun
-from arena.release import release_import
 from controls.models import ControlVariant
 from controls.services import controls_generate
 from hypoarena.demo import demo_build
+from lit2test.release import release_import
 
 from .conftest import log_in
 

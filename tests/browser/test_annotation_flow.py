@@ -20,7 +20,7 @@ from django.utils import timezone
 from annotation.models import Assignment, Label
 from annotation.rubric import DIMENSION_KEYS
 from annotation.services import study_create
-from arena.release import release_import
+from lit2test.release import release_import
 
 from .conftest import log_in
 
@@ -84,12 +84,17 @@ def switch_language(page, code: str) -> None:  # noqa: ANN001
     page.wait_for_load_state("networkidle")
 
 
-def test_an_annotator_completes_a_formal_round_in_both_languages(page, annotator, annotator2, release_dir: Path) -> None:  # noqa: ANN001
+def _formal_round_items(annotator, annotator2, release_dir: Path) -> int:  # noqa: ANN001
+    """A one-context study for both annotators, with one naive control: seven items each; returns their number."""
     benchmark = release_import(directory=release_dir).benchmark
     study = study_create(benchmark=benchmark, n_contexts=1, annotators=[annotator, annotator2], n_naive_controls=1, seed=5)
     n_items = study.items.count()
     assert n_items == 7
+    return n_items
 
+
+def _open_the_first_start_page(page, n_items: int) -> None:  # noqa: ANN001
+    """Every item is to do; "next item" leads to a start page that shows the cap and starts no clock."""
     log_in(page, "ann", "pw-ann")
     page.goto("/annotate/")
     assert page.locator("[data-status=todo]").count() == n_items
@@ -98,6 +103,10 @@ def test_an_annotator_completes_a_formal_round_in_both_languages(page, annotator
     # The start page shows the cap; nothing is timed until Start.
     assert page.url.endswith("/start") and "You have 10 minutes for this item." in page.content()
     assert current_assignment(page).opened_at is None
+
+
+def _start_the_first_item(page, n_items: int) -> None:  # noqa: ANN001
+    """Start opens the clock and the item: its position, a running countdown and the two proposals (screenshots)."""
     press_start(page)
     assert current_assignment(page).opened_at is not None
     assert page.locator("[data-position]").inner_text() == f"1 / {n_items}"
@@ -107,7 +116,9 @@ def test_an_annotator_completes_a_formal_round_in_both_languages(page, annotator
     page.screenshot(path="/tmp/annotation_en.png")
     page.screenshot(path="/tmp/annotation_en_full.png", full_page=True)
 
-    # 1. An incomplete submission is rejected, the missing field named next to it, nothing typed lost.
+
+def _check_an_incomplete_submission_is_rejected(page) -> None:  # noqa: ANN001
+    """An incomplete submission is rejected, the missing field named next to it, nothing typed lost."""
     page.check("input[name=screening][value=partly]")
     fill_scores(page, 3)
     page.check("input[name=choice][value=TIE]")
@@ -125,7 +136,9 @@ def test_an_annotator_completes_a_formal_round_in_both_languages(page, annotator
     assert page.locator("select[name=reason]").input_value() == "tradeoffs"
     assert not Label.objects.exists()
 
-    # 2. In Chinese: the same rejection names the missing field in Chinese.
+
+def _check_the_rejection_in_chinese(page) -> None:  # noqa: ANN001
+    """In Chinese: the draft comes back and the same rejection names the missing field in Chinese (screenshots)."""
     switch_language(page, "zh-hans")
     assert "/submit" not in page.url and page.locator("html").get_attribute("lang") == "zh-hans"
     assert page.locator("input[name=screening][value=partly]").is_checked()  # the draft came back
@@ -138,7 +151,9 @@ def test_an_annotator_completes_a_formal_round_in_both_languages(page, annotator
     page.screenshot(path="/tmp/annotation_zh.png")
     page.screenshot(path="/tmp/annotation_zh_full.png", full_page=True)
 
-    # 3. A reload mid-item keeps the draft (saved by htmx as the annotator types).
+
+def _check_a_reload_keeps_the_draft(page, annotator) -> None:  # noqa: ANN001
+    """A reload mid-item keeps the draft (saved by htmx as the annotator types); then the item is submitted."""
     page.goto(page.url.split("?")[0])
     page.fill("textarea[name=rationale]", "两份提案各有取舍，A 的指标更直接。")
     page.check("input[name=confidence][value=medium]")
@@ -154,7 +169,9 @@ def test_an_annotator_completes_a_formal_round_in_both_languages(page, annotator
     first = Label.objects.get(assignment__annotator=annotator)
     assert (first.choice, first.reason, first.screening, first.over_time) == ("TIE", "tradeoffs", "partly", False)
 
-    # 4. Back to English for the rest; one item is submitted after its cap.
+
+def _check_a_late_item_is_marked_over_time(page) -> None:  # noqa: ANN001
+    """Back in English, an item opened 10.5 minutes ago shows time up and is stored over time when submitted."""
     switch_language(page, "en")
     late = current_assignment(page)
     Assignment.objects.filter(pk=late.pk).update(opened_at=timezone.now() - timedelta(minutes=10, seconds=30))
@@ -165,7 +182,9 @@ def test_an_annotator_completes_a_formal_round_in_both_languages(page, annotator
     assert "marked over time" in page.locator(".messages").inner_text()
     assert Label.objects.get(assignment=late).over_time
 
-    # 5. The remaining items.
+
+def _complete_the_remaining_items(page, annotator, annotator2, n_items: int) -> None:  # noqa: ANN001
+    """The remaining items are submitted; the list shows them all done, one over time; the other annotator's are untouched."""
     while "/annotate/item/" in page.url:
         complete_item(page, choice="A")
     assert Label.objects.filter(assignment__annotator=annotator).count() == n_items
@@ -174,6 +193,28 @@ def test_an_annotator_completes_a_formal_round_in_both_languages(page, annotator
     assert page.locator("[data-status=submitted]").count() == n_items - 1
     assert page.locator("[data-status=over_time] .ann-status").inner_text() == "Over time"
     assert not Assignment.objects.filter(annotator=annotator2).exclude(opened_at=None).exists()
+
+
+def test_an_annotator_completes_a_formal_round_in_both_languages(page, annotator, annotator2, release_dir: Path) -> None:  # noqa: ANN001
+    n_items = _formal_round_items(annotator, annotator2, release_dir)
+
+    _open_the_first_start_page(page, n_items)
+    _start_the_first_item(page, n_items)
+
+    # 1. An incomplete submission is rejected, the missing field named next to it, nothing typed lost.
+    _check_an_incomplete_submission_is_rejected(page)
+
+    # 2. In Chinese: the same rejection names the missing field in Chinese.
+    _check_the_rejection_in_chinese(page)
+
+    # 3. A reload mid-item keeps the draft (saved by htmx as the annotator types).
+    _check_a_reload_keeps_the_draft(page, annotator)
+
+    # 4. Back to English for the rest; one item is submitted after its cap.
+    _check_a_late_item_is_marked_over_time(page)
+
+    # 5. The remaining items.
+    _complete_the_remaining_items(page, annotator, annotator2, n_items)
 
 
 def _one_context_study(annotator, annotator2, release_dir: Path):  # noqa: ANN001, ANN202

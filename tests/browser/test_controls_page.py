@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from arena.models import JudgeRun
-from arena.release import release_import
 from controls.demo import HOLISTIC_LABEL, REPLAY_LABEL, STRUCTURED_LABEL, demo_controls_record
+from controls.import_export import controls_import
 from controls.models import ControlVariant
-from controls.services import controls_generate, controls_import
+from controls.services import controls_generate
+from lit2test.release import release_import
 from tests.controls import helpers as h
 
 from .conftest import log_in

@@ -19,7 +19,7 @@ from django.contrib.auth import get_user_model
 from annotation.models import Assignment
 from annotation.services import study_create
 from arena.models import JudgeRun
-from arena.release import release_import
+from lit2test.release import release_import
 
 from .conftest import log_in
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.release import release_import
+from lit2test.release import release_import
 
 from .conftest import log_in
 

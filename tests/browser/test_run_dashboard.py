@@ -10,8 +10,8 @@ import pytest
 from playwright.sync_api import expect
 
 from arena.models import JudgeRun, OrderedJudgment
-from jobs.models import JudgeTask
 from jobs.services import judge_run_execute
+from lit2test.models import JudgeTask
 
 from .conftest import log_in
 
@@ -53,107 +53,161 @@ class ThreadWorker:
             driver.join(timeout=15)
 
 
+def _submit_the_new_run_form(page, base_url: str, judge_model: str, pairs: str, concurrency: str) -> None:  # noqa: ANN001
+    """Fill the new-run form, submit it and wait for the run's page."""
+    page.goto("/dashboard/runs/new/")
+    page.fill("input[name=judge_model]", judge_model)
+    page.fill("input[name=base_url]", base_url)
+    page.fill("input[name=select]", pairs)
+    page.fill("input[name=concurrency]", concurrency)
+    page.click("#run-form button[type=submit]")
+    page.wait_for_url(re.compile(r".*/dashboard/runs/\d+/$"))
+
+
+def _launch_the_first_run(page, fake_llm) -> JudgeRun:  # noqa: ANN001
+    """Judge-Local on 8 sampled pairs: its page announces 16 ordered tasks."""
+    _submit_the_new_run_form(page, fake_llm.base_url, "Judge-Local", "sample:8", "2")
+    assert "16 ordered tasks" in page.content()
+    return JudgeRun.objects.get(judge_model="Judge-Local")
+
+
+def _watch_the_run_complete(page) -> None:  # noqa: ANN001
+    """The progress section updates itself (htmx) until the run completes, without a reload."""
+    seen_counts = set()
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        seen_counts.add(int(page.locator("#done-count").inner_text()))
+        if page.locator("#run-status").inner_text() == "completed":
+            break
+        page.wait_for_timeout(300)
+    assert page.locator("#run-status").inner_text() == "completed"
+    assert int(page.locator("#done-count").inner_text()) == 16
+    assert len(seen_counts) >= 2, "the count never changed on the page"
+    assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # no reload happened
+
+
+def _launch_a_slow_run(page, fake_llm) -> JudgeRun:  # noqa: ANN001
+    """Judge-Slow (2 s a call, one at a time) on 20 sampled pairs."""
+    fake_llm.script(latency=2.0)
+    _submit_the_new_run_form(page, fake_llm.base_url, "Judge-Slow", "sample:20", "1")
+    return JudgeRun.objects.get(judge_model="Judge-Slow")
+
+
+def _check_cancel_asks_first(page, slow: JudgeRun):  # noqa: ANN001, ANN202
+    """Cancel asks first, in a dialog; "Keep the run" keeps it running. Returns the dialog's locator."""
+    run_url = page.url
+    page.locator("#cancel").click()
+    dialog = page.locator("dialog#confirm-dialog")
+    expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text(f"Cancel run #{slow.pk}? A cancelled run cannot be resumed.")
+    expect(page.locator("#confirm-no")).to_be_focused()  # the safe answer is the default
+    page.locator("#confirm-no").click()
+    expect(dialog).to_have_count(0)
+    page.wait_for_timeout(500)
+    assert JudgeRun.objects.get(pk=slow.pk).status == "running" and page.url == run_url
+    return dialog
+
+
+def _confirm_the_cancel(page, slow: JudgeRun, dialog) -> None:  # noqa: ANN001
+    """Confirmed, it cancels, even though the polling replaced the form the dialog was opened from."""
+    page.locator("#cancel").click()
+    expect(dialog).to_be_visible()
+    page.wait_for_timeout(2500)  # the progress section (and its cancel form) is swapped every 2 s
+    with page.expect_navigation():
+        page.locator("#confirm-yes").click()
+    assert page.locator("#run-status").inner_text() == "cancelled"
+    assert JudgeRun.objects.get(pk=slow.pk).status == "cancelled"
+
+
+def _check_the_cancelled_run_settles(page, slow: JudgeRun) -> None:  # noqa: ANN001
+    """The call in flight at the cancel still returns and is stored: the page follows it until the run settles."""
+    expect(page.locator('#progress[data-settled="true"]')).to_have_count(1, timeout=30_000)
+    expect(page.locator("#settling")).to_have_count(0)
+    done = JudgeTask.objects.filter(run=slow, status="done").count()
+    assert int(page.locator("#done-count").inner_text()) == done == slow.judgments.count() < 40
+    assert int(page.locator("#skipped-count").inner_text()) == JudgeTask.objects.filter(run=slow, status="skipped").count()
+
+
+def _check_the_run_list(page, run: JudgeRun, slow: JudgeRun) -> None:  # noqa: ANN001
+    """The run list shows the completed run and the cancelled one."""
+    page.goto("/dashboard/runs/")
+    statuses = {
+        row.get_attribute("data-run"): row.get_attribute("data-status") for row in page.locator("#run-table tbody tr").all()
+    }
+    assert statuses[str(run.pk)] == "completed" and statuses[str(slow.pk)] == "cancelled"
+
+
+def _check_every_judgment_is_shown(page, run: JudgeRun) -> None:  # noqa: ANN001
+    """Every ordered judgment is shown with its rendered prompt and raw answer."""
+    page.goto(f"/dashboard/runs/{run.pk}/")
+    assert page.locator("article.judgment").count() == 16
+    first = page.locator("article.judgment").first
+    assert "=== PROPOSAL A ===" in first.locator("pre.prompt").first.text_content()
+    assert '"winner"' in first.locator("pre.prompt").nth(1).text_content()
+
+
+def _order_stable_pairs(run: JudgeRun) -> set[int]:
+    """The pairs whose accepted judgments in both orders name the same (non-null) winner, counted by hand."""
+    verdicts: dict[int, dict[str, int | None]] = {}
+    for pair_id, order, winner_id in OrderedJudgment.objects.filter(run=run, status="accepted").values_list(
+        "pair_id", "order", "winner_id"
+    ):
+        verdicts.setdefault(pair_id, {})[order] = winner_id
+    return {p for p, v in verdicts.items() if len(v) == 2 and v["original"] is not None and v["original"] == v["reverse"]}
+
+
+def _check_the_judgment_filters(page, run: JudgeRun) -> None:  # noqa: ANN001
+    """Filters: only the order-stable pairs' judgments (both orders name the same model); clearing shows all 16."""
+    stable = _order_stable_pairs(run)
+    assert stable, "the scripted judge should give some order-stable pairs"
+    page.select_option("#id_stability", "stable")
+    page.select_option("#id_order", "reverse")
+    with page.expect_navigation():
+        page.locator("#judgment-filters button[type=submit]").click()
+    assert "stability=stable" in page.url and "order=reverse" in page.url
+    articles = page.locator("article.judgment")
+    assert articles.count() == len(stable)
+    assert {a.get_attribute("data-stability") for a in articles.all()} == {"stable"}
+    assert {a.get_attribute("data-order") for a in articles.all()} == {"reverse"}
+    assert page.locator("#judgment-count").inner_text().startswith(f"{len(stable)} judgment")
+    with page.expect_navigation():
+        page.locator("#clear-filters").click()
+    assert page.locator("article.judgment").count() == 16
+
+
+def _check_the_leaderboard_beside_canonical(page, imported, run: JudgeRun) -> None:  # noqa: ANN001
+    """The leaderboard of the new run sits beside the canonical run with the agreement figures."""
+    page.goto(f"/dashboard/benchmarks/{imported.pk}/leaderboard/?run={run.pk}")
+    assert page.locator("#beside-canonical").is_visible()
+    assert "Case-folded agreement" in page.locator("#beside-canonical").inner_text()
+
+
 def test_a_researcher_launches_watches_and_cancels_runs(page, researcher, imported, fake_llm) -> None:  # noqa: ANN001
     fake_llm.script(latency=0.25, judge={"policy": "prefer_field", "field": "hypothesis"})
     log_in(page, "rita", "pw-rita")
     with ThreadWorker():
-        page.goto("/dashboard/runs/new/")
-        page.fill("input[name=judge_model]", "Judge-Local")
-        page.fill("input[name=base_url]", fake_llm.base_url)
-        page.fill("input[name=pairs]", "sample:8")
-        page.fill("input[name=concurrency]", "2")
-        page.click("#run-form button[type=submit]")
-        page.wait_for_url(re.compile(r".*/dashboard/runs/\d+/$"))
-        assert "16 ordered tasks" in page.content()
-        run = JudgeRun.objects.get(judge_model="Judge-Local")
+        run = _launch_the_first_run(page, fake_llm)
         # The progress section updates itself (htmx) until the run completes, without a reload.
-        seen_counts = set()
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            seen_counts.add(int(page.locator("#done-count").inner_text()))
-            if page.locator("#run-status").inner_text() == "completed":
-                break
-            page.wait_for_timeout(300)
-        assert page.locator("#run-status").inner_text() == "completed"
-        assert int(page.locator("#done-count").inner_text()) == 16
-        assert len(seen_counts) >= 2, "the count never changed on the page"
-        assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # no reload happened
+        _watch_the_run_complete(page)
 
         # The run list shows it, and a second, slow run is cancelled from its page.
-        fake_llm.script(latency=2.0)
-        page.goto("/dashboard/runs/new/")
-        page.fill("input[name=judge_model]", "Judge-Slow")
-        page.fill("input[name=base_url]", fake_llm.base_url)
-        page.fill("input[name=pairs]", "sample:20")
-        page.fill("input[name=concurrency]", "1")
-        page.click("#run-form button[type=submit]")
-        page.wait_for_url(re.compile(r".*/dashboard/runs/\d+/$"))
-        slow = JudgeRun.objects.get(judge_model="Judge-Slow")
-        run_url = page.url
+        slow = _launch_a_slow_run(page, fake_llm)
         # Cancel asks first, in a dialog; "Keep the run" keeps it running.
-        page.locator("#cancel").click()
-        dialog = page.locator("dialog#confirm-dialog")
-        expect(dialog).to_be_visible()
-        expect(dialog).to_contain_text(f"Cancel run #{slow.pk}? A cancelled run cannot be resumed.")
-        expect(page.locator("#confirm-no")).to_be_focused()  # the safe answer is the default
-        page.locator("#confirm-no").click()
-        expect(dialog).to_have_count(0)
-        page.wait_for_timeout(500)
-        assert JudgeRun.objects.get(pk=slow.pk).status == "running" and page.url == run_url
+        dialog = _check_cancel_asks_first(page, slow)
         # Confirmed, it cancels, even though the polling replaced the form the dialog was opened from.
-        page.locator("#cancel").click()
-        expect(dialog).to_be_visible()
-        page.wait_for_timeout(2500)  # the progress section (and its cancel form) is swapped every 2 s
-        with page.expect_navigation():
-            page.locator("#confirm-yes").click()
-        assert page.locator("#run-status").inner_text() == "cancelled"
-        assert JudgeRun.objects.get(pk=slow.pk).status == "cancelled"
+        _confirm_the_cancel(page, slow, dialog)
         # The call in flight at the cancel still returns and is stored: the page follows it until the run settles.
-        expect(page.locator('#progress[data-settled="true"]')).to_have_count(1, timeout=30_000)
-        expect(page.locator("#settling")).to_have_count(0)
-        done = JudgeTask.objects.filter(run=slow, status="done").count()
-        assert int(page.locator("#done-count").inner_text()) == done == slow.judgments.count() < 40
-        assert int(page.locator("#skipped-count").inner_text()) == JudgeTask.objects.filter(run=slow, status="skipped").count()
-
-        page.goto("/dashboard/runs/")
-        statuses = {
-            row.get_attribute("data-run"): row.get_attribute("data-status") for row in page.locator("#run-table tbody tr").all()
-        }
-        assert statuses[str(run.pk)] == "completed" and statuses[str(slow.pk)] == "cancelled"
+        _check_the_cancelled_run_settles(page, slow)
+        _check_the_run_list(page, run, slow)
 
         # Every ordered judgment is shown with its rendered prompt and raw answer.
-        page.goto(f"/dashboard/runs/{run.pk}/")
-        assert page.locator("article.judgment").count() == 16
-        first = page.locator("article.judgment").first
-        assert "=== PROPOSAL A ===" in first.locator("pre.prompt").first.text_content()
-        assert '"winner"' in first.locator("pre.prompt").nth(1).text_content()
+        _check_every_judgment_is_shown(page, run)
 
         # Filters: only the order-stable pairs' judgments (both orders name the same model), counted by hand here.
-        verdicts: dict[int, dict[str, int | None]] = {}
-        for pair_id, order, winner_id in OrderedJudgment.objects.filter(run=run, status="accepted").values_list(
-            "pair_id", "order", "winner_id"
-        ):
-            verdicts.setdefault(pair_id, {})[order] = winner_id
-        stable = {p for p, v in verdicts.items() if len(v) == 2 and v["original"] is not None and v["original"] == v["reverse"]}
-        assert stable, "the scripted judge should give some order-stable pairs"
-        page.select_option("#id_stability", "stable")
-        page.select_option("#id_order", "reverse")
-        with page.expect_navigation():
-            page.locator("#judgment-filters button[type=submit]").click()
-        assert "stability=stable" in page.url and "order=reverse" in page.url
-        articles = page.locator("article.judgment")
-        assert articles.count() == len(stable)
-        assert {a.get_attribute("data-stability") for a in articles.all()} == {"stable"}
-        assert {a.get_attribute("data-order") for a in articles.all()} == {"reverse"}
-        assert page.locator("#judgment-count").inner_text().startswith(f"{len(stable)} judgment")
-        with page.expect_navigation():
-            page.locator("#clear-filters").click()
-        assert page.locator("article.judgment").count() == 16
+        _check_the_judgment_filters(page, run)
 
         # The leaderboard of the new run sits beside the canonical run with the agreement figures.
-        page.goto(f"/dashboard/benchmarks/{imported.pk}/leaderboard/?run={run.pk}")
-        assert page.locator("#beside-canonical").is_visible()
-        assert "Case-folded agreement" in page.locator("#beside-canonical").inner_text()
+        _check_the_leaderboard_beside_canonical(page, imported, run)
 
 
 def test_annotators_get_403_on_every_dashboard_url(client, annotator, imported) -> None:  # noqa: ANN001
@@ -164,20 +218,23 @@ def test_annotators_get_403_on_every_dashboard_url(client, annotator, imported) 
     urls = [
         reverse("arena:dashboard"),
         reverse("arena:benchmark", args=[imported.pk]),
-        reverse("arena:benchmark-export", args=[imported.pk]),
-        reverse("arena:leaderboard", args=[imported.pk]),
+        reverse("lit2test:benchmark-export", args=[imported.pk]),
+        reverse("lit2test:leaderboard", args=[imported.pk]),
         reverse("arena:api-benchmarks"),
-        reverse("arena:api-leaderboard", args=[imported.pk]),
+        reverse("lit2test:api-leaderboard", args=[imported.pk]),
         reverse("jobs:runs"),
         reverse("jobs:run-new"),
         reverse("jobs:run", args=[run.pk]),
-        reverse("jobs:run-compare", args=[run.pk, run.pk]),
-        reverse("jobs:generation-new"),
+        reverse("lit2test:run-compare", args=[run.pk, run.pk]),
+        reverse("lit2test:generation-new"),
         reverse("jobs:api-run-progress", args=[run.pk]),
-        reverse("jobs:api-run-agreement", args=[run.pk]) + f"?with={run.pk}",
+        reverse("lit2test:api-run-agreement", args=[run.pk]) + f"?with={run.pk}",
     ]
     for url in urls:
         assert client.get(url).status_code == 403, url
-    for url in (reverse("jobs:run-control", args=[run.pk, "cancel"]), reverse("jobs:benchmark-new-version", args=[imported.pk])):
+    for url in (
+        reverse("jobs:run-control", args=[run.pk, "cancel"]),
+        reverse("lit2test:benchmark-new-version", args=[imported.pk]),
+    ):
         assert client.post(url).status_code == 403, url
     assert JudgeRun.objects.get().status == "completed"

@@ -9,10 +9,11 @@ import pytest
 from django.core.management import call_command
 
 from arena.models import Benchmark, CanonicalPair, OrderedJudgment, Participant, Proposal
-from arena.release import release_import
 from arena.selectors import benchmark_list, run_default, run_leaderboard
+from controls.import_export import controls_import
 from controls.models import ControlVariant
-from controls.services import controls_generate, controls_import
+from controls.services import controls_generate
+from lit2test.release import release_import
 
 from . import helpers as h
 

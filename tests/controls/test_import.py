@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from controls.import_export import ControlImportError, controls_import
 from controls.models import ControlVariant
-from controls.services import ControlImportError, controls_import
 
 from . import helpers as h
 

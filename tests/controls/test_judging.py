@@ -9,9 +9,9 @@ import pytest
 
 from arena.models import JudgeRun, OrderedJudgment
 from arena.selectors import run_default
+from controls.import_export import controls_import
 from controls.judging import clean_shown
 from controls.models import ControlJudgeTask, ControlJudgment, ControlVariant
-from controls.services import controls_import
 from jobs.services import JudgeRunRequest, RunError, judge_run_create, judge_run_execute
 
 from . import helpers as h
@@ -28,7 +28,7 @@ def load(benchmark, tmp_path: Path, rows) -> list[ControlVariant]:  # noqa: ANN0
 
 
 def start(benchmark, fake, **overrides) -> JudgeRun:  # noqa: ANN001, ANN003
-    fields = {"benchmark": benchmark, "judge_model": "Judge-Local", "base_url": fake.base_url, "pairs": "controls"} | overrides
+    fields = {"benchmark": benchmark, "judge_model": "Judge-Local", "base_url": fake.base_url, "select": "controls"} | overrides
     request = JudgeRunRequest(**fields)
     run, skipped = judge_run_create(request=request)
     assert skipped == 0
@@ -136,7 +136,7 @@ def test_what_a_controls_run_refuses(imported, fake_llm, tmp_path) -> None:  # n
             "benchmark": imported,
             "judge_model": "Judge-Local",
             "base_url": fake_llm.base_url,
-            "pairs": "controls",
+            "select": "controls",
         } | overrides
         return judge_run_create(request=JudgeRunRequest(**fields))
 
@@ -151,13 +151,13 @@ def test_what_a_controls_run_refuses(imported, fake_llm, tmp_path) -> None:  # n
     with pytest.raises(RunError, match="never canonical"):
         create(canonical=True)
     with pytest.raises(RunError, match="unknown control kind"):
-        create(pairs="controls:clear,bogus")
+        create(select="controls:clear,bogus")
     release_run = JudgeRun.objects.get(benchmark=imported)
     with pytest.raises(RunError, match="same kind"):
         create(provider=JudgeRun.Provider.RECORDED, replay_of=release_run, base_url="")
     controls_run, _ = create()
     with pytest.raises(RunError, match="replay it with --pairs controls"):
-        create(pairs="all", provider=JudgeRun.Provider.RECORDED, replay_of=controls_run, base_url="", label="x")
+        create(select="all", provider=JudgeRun.Provider.RECORDED, replay_of=controls_run, base_url="", label="x")
     assert JudgeRun.objects.filter(subjects="controls").count() == 1
 
 

@@ -23,7 +23,8 @@ from arena.models import Benchmark, JudgeRun
 from controls.judging import clean_shown, render_control_task
 from controls.models import ControlVariant
 from controls.reports import ControlReportError, controls_report
-from jobs.prompts import DEFAULT_PROMPT, PROMPTS
+from jobs.prompts import PROMPTS
+from lit2test.prompts import DEFAULT_PROMPT
 from tests.clients import client_for
 
 from . import helpers as h
@@ -186,14 +187,25 @@ def structured_scores(key: tuple[int, str, str | None, str]) -> tuple[dict[str, 
     return clean, variant
 
 
-def test_every_number_of_the_report_is_the_one_worked_out_by_hand(imported, fake_llm, tmp_path, researcher, annotator) -> None:  # noqa: ANN001, PLR0915
-    rita = client_for(researcher)
-    leaderboard_before = leaderboards(imported, rita)
+def _check_no_report_before_any_run(imported: Benchmark) -> None:
+    """Without a controls run the report refuses and says how to launch one."""
     with pytest.raises(CommandError, match=r"has no diagnostic controls run; launch one with run_judge .* --pairs controls"):
         report(imported)
 
+
+def _load_all_variants(imported: Benchmark, tmp_path: Path) -> dict[Key, ControlVariant]:
+    """Every kind of variant is imported and approved: 9 on each of two sources, 3 on each of three."""
     variants = load(imported, tmp_path)
     assert len(variants) == 2 * 9 + 3 * 3
+    return variants
+
+
+def _judge_both_runs(
+    imported: Benchmark,
+    fake_llm: Any,  # noqa: ANN401
+    variants: dict[Key, ControlVariant],
+) -> tuple[JudgeRun, JudgeRun, dict]:
+    """A holistic run, then a structured one whose overall verdicts differ in two places; returns both and its winners."""
     holistic_winners = holistic_plan(variants)
     script(fake_llm, imported, variants, holistic_winners)
     holistic = run_judge(imported, fake_llm, "--label", "holistic")
@@ -203,13 +215,20 @@ def test_every_number_of_the_report_is_the_one_worked_out_by_hand(imported, fake
     script(fake_llm, imported, variants, structured_winners, scores=structured_scores)
     structured = run_judge(imported, fake_llm, "--label", "structured", "--run-type", "structured")
     assert len([e for e in fake_llm.log() if e.get("task")]) == 54  # 27 variants, both orders
+    return holistic, structured, structured_winners
 
+
+def _report_document(imported: Benchmark, holistic: JudgeRun, structured: JudgeRun) -> dict[str, Any]:
+    """The JSON report of both runs names them, the benchmark and the bootstrap settings."""
     doc = report_json(imported, "--run", str(holistic.pk), "--structured-run", str(structured.pk), "--seed", "5")
     assert doc["runs"]["run"]["id"] == holistic.pk and doc["runs"]["structured_run"]["id"] == structured.pk
     assert doc["benchmark"]["id"] == imported.pk
     assert doc["method"]["replicates"] == REPLICATES and doc["method"]["seed"] == 5
+    return doc
 
-    # Clear: counts, target drops (clean − variant on the target) and non-target drifts (the other four dimensions).
+
+def _check_clear(doc: dict[str, Any]) -> None:
+    """Clear: counts, target drops (clean − variant on the target) and non-target drifts (the other four dimensions)."""
     clear = doc["clear"]
     assert {t: (c["clean_wins"], c["ordered"], c["variant_wins"], c["ties"], c["cases"]) for t, c in clear.items()} == {
         "grounding": (4, 4, 0, 0, 2),
@@ -228,7 +247,9 @@ def test_every_number_of_the_report_is_the_one_worked_out_by_hand(imported, fake
     assert_ci(clear["decisive_metric"]["target_drop"], "mean", 1.0, 1.0)
     assert_ci(clear["falsifiability"]["target_drop"], "mean", 3.0, 3.0)
 
-    # Subtle against sham: every sham a tie, so the gate passes and P(clean | sham) is 0.
+
+def _check_subtle_against_sham(doc: dict[str, Any]) -> None:
+    """Subtle against sham: every sham a tie, so the gate passes and P(clean | sham) is 0."""
     subtle = doc["subtle"]
     assert {t: (s["p_clean_subtle"], s["p_clean_sham"], s["adjusted"]["value"]) for t, s in subtle.items()} == {
         "grounding": (0.75, 0.0, 0.75),
@@ -245,6 +266,9 @@ def test_every_number_of_the_report_is_the_one_worked_out_by_hand(imported, fake
     assert_ci(subtle["decisive_metric"]["adjusted"], "value", 0.0, 1.0)
     assert_ci(subtle["falsifiability"]["adjusted"], "value", 1.0, 1.0)
 
+
+def _check_rendering_falsifier_and_naive(doc: dict[str, Any]) -> None:
+    """The rendering, falsifier_off and naive sections' counts and the falsifier preference, by hand."""
     assert doc["rendering"] == {
         "pairs": 3,
         "same_verdict": 2,
@@ -266,8 +290,10 @@ def test_every_number_of_the_report_is_the_one_worked_out_by_hand(imported, fake
     assert_ci(falsifier["preference"], "value", 0.0, 1.0)  # per source: 1, 1/2, 0
     assert doc["naive"] == {"pairs": 3, "ordered": 6, "real_wins": 5, "naive_wins": 1, "ties": 0, "stable_real_wins": 2}
 
-    # The audit: every scored proposal of the structured run (both sides of 54 judgments), and 52 of 54 overall verdicts
-    # the same as the holistic run's.
+
+def _check_dimension_audit(doc: dict[str, Any], structured_winners: dict) -> None:
+    """The audit: every scored proposal of the structured run (both sides of 54 judgments), and 52 of 54 overall verdicts
+    the same as the holistic run's."""
     audit = doc["dimension_audit"]
     assert audit["agreement_counts"] == {"agree": 52, "compared": 54}
     assert audit["structured_vs_holistic_agreement"] == pytest.approx(52 / 54)
@@ -280,7 +306,16 @@ def test_every_number_of_the_report_is_the_one_worked_out_by_hand(imported, fake
     # By hand for one: 54 clean 3s; the variants 3 except 6 naive 0s and the one off-target 2.
     assert audit["mean_scores"]["hypothesis_specificity"] == pytest.approx((54 * 3 + 47 * 3 + 2) / 108)
 
-    # The same seed gives the same intervals; the API gives the same document; the text shows every section.
+
+def _check_same_document_again_and_from_the_api(
+    imported: Benchmark,
+    holistic: JudgeRun,
+    structured: JudgeRun,
+    doc: dict[str, Any],
+    rita: Client,
+    annotator: Any,  # noqa: ANN401
+) -> None:
+    """The same seed gives the same intervals; the API gives the same document, to researchers only."""
     assert report_json(imported, "--run", str(holistic.pk), "--structured-run", str(structured.pk), "--seed", "5") == doc
     api = rita.get(
         f"/api/benchmarks/{imported.pk}/controls/",
@@ -290,6 +325,9 @@ def test_every_number_of_the_report_is_the_one_worked_out_by_hand(imported, fake
     assert client_for(annotator).get(f"/api/benchmarks/{imported.pk}/controls/").status_code == 403
     assert Client().get(f"/api/benchmarks/{imported.pk}/controls/").status_code in (401, 403)
 
+
+def _check_report_text(imported: Benchmark, holistic: JudgeRun, structured: JudgeRun) -> None:
+    """The text report picks the newest holistic run and shows every section's figures."""
     text = report(imported, "--structured-run", str(structured.pk), "--replicates", str(REPLICATES))
     assert (
         text.splitlines()[0]
@@ -302,17 +340,47 @@ def test_every_number_of_the_report_is_the_one_worked_out_by_hand(imported, fake
     assert "filled wins 4, empty wins 1, ties 1; preference (filled − empty) / ordered 0.500 [" in text
     assert "real wins 5/6 ordered, naive wins 1, ties 0; real won both orders in 2" in text
     assert "agrees with the holistic one in 52 of 54 ordered judgments (96.3%)" in text
-    # Without a structured run, the score figures are null and the text says what would give them.
+
+
+def _check_report_without_structured_run(imported: Benchmark, holistic: JudgeRun, doc: dict[str, Any]) -> None:
+    """Without a structured run, the score figures are null and the text says what would give them."""
     bare = report_json(imported, "--run", str(holistic.pk))
     assert bare["clear"]["grounding"]["target_drop"] is None and bare["dimension_audit"]["mean_scores"] is None
     assert bare["clear"] == {t: c | {"target_drop": None, "nontarget_drift": None} for t, c in doc["clear"].items()}
     assert "Scores: none" in report(imported, "--run", str(holistic.pk), "--replicates", "20")
 
-    # Controls never reach the leaderboard: its numbers are the same as before the controls runs, and it refuses them.
+
+def _check_controls_never_reach_the_leaderboard(
+    imported: Benchmark, rita: Client, holistic: JudgeRun, leaderboard_before: tuple[str, dict]
+) -> None:
+    """The leaderboard's numbers are the same as before the controls runs, and it refuses a controls run."""
     assert leaderboards(imported, rita) == leaderboard_before
     with pytest.raises(CommandError, match="judged diagnostic controls, which never enter a leaderboard"):
         call_command("leaderboard", str(imported.pk), "--run", str(holistic.pk), "--json", stdout=StringIO())
     assert rita.get(f"/api/benchmarks/{imported.pk}/leaderboard/", {"run": holistic.pk, "replicates": 20}).status_code == 404
+
+
+def test_every_number_of_the_report_is_the_one_worked_out_by_hand(imported, fake_llm, tmp_path, researcher, annotator) -> None:  # noqa: ANN001
+    rita = client_for(researcher)
+    leaderboard_before = leaderboards(imported, rita)
+    _check_no_report_before_any_run(imported)
+
+    variants = _load_all_variants(imported, tmp_path)
+    holistic, structured, structured_winners = _judge_both_runs(imported, fake_llm, variants)
+
+    doc = _report_document(imported, holistic, structured)
+    _check_clear(doc)
+    _check_subtle_against_sham(doc)
+    _check_rendering_falsifier_and_naive(doc)
+    _check_dimension_audit(doc, structured_winners)
+
+    # The same seed gives the same intervals; the API gives the same document; the text shows every section.
+    _check_same_document_again_and_from_the_api(imported, holistic, structured, doc, rita, annotator)
+    _check_report_text(imported, holistic, structured)
+    _check_report_without_structured_run(imported, holistic, doc)
+
+    # Controls never reach the leaderboard: its numbers are the same as before the controls runs, and it refuses them.
+    _check_controls_never_reach_the_leaderboard(imported, rita, holistic, leaderboard_before)
 
 
 # --------------------------------------------------------------------------- the sham gate

@@ -18,9 +18,10 @@ from django.urls import reverse
 from arena import formatting
 from arena.models import Benchmark, JudgeRun
 from controls.demo import DEMO_JUDGE, HOLISTIC_LABEL, REPLAY_LABEL, STRUCTURED_LABEL, demo_controls_record
+from controls.import_export import controls_import
 from controls.models import ControlJudgment, ControlVariant
 from controls.reports import controls_report
-from controls.services import controls_generate, controls_import
+from controls.services import controls_generate
 from tests.clients import client_for
 
 from . import helpers as h
@@ -278,7 +279,7 @@ def test_subtle_and_sham_verdicts_fill_the_subtle_table_and_plot_b(imported, rit
 
 def test_the_leaderboard_and_the_benchmark_link_here_and_it_links_the_variants(demo, rita_client) -> None:  # noqa: ANN001
     page = url(demo)
-    for origin in (reverse("arena:leaderboard", args=[demo.pk]), reverse("arena:benchmark", args=[demo.pk])):
+    for origin in (reverse("lit2test:leaderboard", args=[demo.pk]), reverse("arena:benchmark", args=[demo.pk])):
         assert f'href="{page}"' in rita_client.get(origin).content.decode(), origin
     benchmark_page = rita_client.get(reverse("arena:benchmark", args=[demo.pk])).content.decode()
     assert f'href="{page}?run={run(HOLISTIC_LABEL).pk}"' in benchmark_page  # a controls run opens here, not in the leaderboard

@@ -10,8 +10,8 @@ Endpoints
   GET  /_log                  every chat request since the last /_script
   GET  /_health               {"ok": true}
 
-See ``DEFAULT_SCRIPT`` and ``validate_script`` for the script schema, and ``parse_proposals`` for
-how a judge prompt is read (``=== PROPOSAL A ===`` / ``=== PROPOSAL B ===`` blocks, ``[field]`` lines).
+See ``DEFAULT_SCRIPT`` and ``validate_script`` (``script_rules.py``) for the script schema, and ``parse_proposals``
+for how a judge prompt is read (``=== PROPOSAL A ===`` / ``=== PROPOSAL B ===`` blocks, ``[field]`` lines).
 
 Canned answers (``"replies"``, optional): a list of rules ``{"contains": str | [str, ...], "model": str
 (optional), "answers": [str | object, ...]}``. A chat request whose messages contain every ``contains`` text
@@ -47,7 +47,6 @@ import argparse
 import copy
 import hashlib
 import json
-import math
 import os
 import random
 import re
@@ -61,111 +60,21 @@ from typing import Any
 
 try:
     from tests.fake_llm import toy_lm
+    from tests.fake_llm.script_rules import GENERATE_FIELDS, rule_matches, validate_script
+    from tests.fake_llm.toy_completions import completion_choice, tokenize_payload
 except ImportError:  # run as a script: this folder is on sys.path, the repository may not be
     import toy_lm  # type: ignore[no-redef]
+    from script_rules import GENERATE_FIELDS, rule_matches, validate_script  # type: ignore[no-redef]
+    from toy_completions import completion_choice, tokenize_payload  # type: ignore[no-redef]
 
-GENERATE_FIELDS = [
-    "literature_gap",
-    "hypothesis",
-    "minimal_test",
-    "decisive_metric",
-    "supporting_result",
-    "falsifying_result",
-]
 DIMENSIONS = ["grounding", "hypothesis_specificity", "minimality_feasibility", "decisive_metric", "falsifiability"]
 STRUCTURED_TOKEN = "STRUCTURED-DIMENSIONS"
-MODES = {"judge", "generate", "echo"}
-POLICIES = {"always_a", "always_b", "always_tie", "prefer_field", "prefer_text", "random"}
-LOGPROBS_MODES = {"raw_logprobs", "raw_logits", "processed_logprobs", "processed_logits"}
-ENDPOINTS = {"chat", "completions", "tokenize"}
-
-DEFAULT_SCRIPT: dict[str, Any] = {
-    "latency": 0.0,
-    "mode": "judge",
-    "judge": {"policy": "prefer_field", "field": "hypothesis", "text": "", "seed": 0, "confidence": "high"},
-    "failures": [],
-    "generate": {"fields": list(GENERATE_FIELDS), "words": 30},
-    "replies": [],
-    "completions": {"logprobs_mode": "raw_logprobs", "tokenize": True, "max_model_len": 4096},
-}
-
 MARKER_RE = re.compile(r"^===\s*(.*?)\s*===$")
 FIELD_RE = re.compile(r"^\[([^\[\]]+)\]$")
 WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9'-]*")
 
 
-class ScriptError(ValueError):
-    pass
-
-
-# --------------------------------------------------------------------------- script
-
-
-def validate_script(raw: Any) -> dict[str, Any]:
-    """Merge ``raw`` over the defaults and check it; raises ScriptError."""
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise ScriptError("script must be a JSON object")
-    unknown = set(raw) - set(DEFAULT_SCRIPT)
-    if unknown:
-        raise ScriptError(f"unknown script keys: {sorted(unknown)}")
-    script = copy.deepcopy(DEFAULT_SCRIPT)
-    for key in ("judge", "generate", "completions"):
-        if key in raw:
-            if not isinstance(raw[key], dict):
-                raise ScriptError(f"{key} must be an object")
-            script[key].update(raw[key])
-    if "latency" in raw:
-        script["latency"] = float(raw["latency"] or 0.0)
-    if "mode" in raw:
-        script["mode"] = raw["mode"]
-    if script["mode"] not in MODES:
-        raise ScriptError(f"mode must be one of {sorted(MODES)}")
-    if script["judge"]["policy"] not in POLICIES:
-        raise ScriptError(f"judge.policy must be one of {sorted(POLICIES)}")
-    completions = script["completions"]
-    unknown = set(completions) - set(DEFAULT_SCRIPT["completions"])
-    if unknown:
-        raise ScriptError(f"unknown completions keys: {sorted(unknown)}")
-    if completions["logprobs_mode"] not in LOGPROBS_MODES:
-        raise ScriptError(f"completions.logprobs_mode must be one of {sorted(LOGPROBS_MODES)}")
-    if not isinstance(completions["max_model_len"], int) or completions["max_model_len"] < 1:
-        raise ScriptError("completions.max_model_len must be a positive integer")
-    failures = raw.get("failures") or []
-    if not isinstance(failures, list) or not all(isinstance(rule, dict) for rule in failures):
-        raise ScriptError("failures must be a list of objects")
-    for rule in failures:
-        attempts = rule.get("attempts", "all")
-        if attempts != "all" and not (isinstance(attempts, list) and all(isinstance(a, int) for a in attempts)):
-            raise ScriptError('failure "attempts" must be a list of integers or "all"')
-        if "rate" in rule and not 0.0 <= float(rule["rate"]) <= 1.0:
-            raise ScriptError('failure "rate" must be between 0 and 1')
-        if "model" in rule and not isinstance(rule["model"], str):
-            raise ScriptError('failure "model" must be a model name: the rule then applies to that model\'s requests only')
-        if not {"status", "malformed", "missing_key", "sleep"} & set(rule):
-            raise ScriptError("a failure needs one of status, malformed, missing_key, sleep")
-        endpoints = rule.get("endpoints", ["chat", "completions"])
-        if not isinstance(endpoints, list) or not set(endpoints) <= ENDPOINTS:
-            raise ScriptError(f'failure "endpoints" must be a list of {sorted(ENDPOINTS)}')
-    script["failures"] = failures
-    replies = raw.get("replies") or []
-    if not isinstance(replies, list) or not all(isinstance(rule, dict) for rule in replies):
-        raise ScriptError("replies must be a list of objects")
-    for index, rule in enumerate(replies):
-        unknown_keys = set(rule) - {"contains", "model", "answers"}
-        if unknown_keys:
-            raise ScriptError(f"replies[{index}]: unknown keys {sorted(unknown_keys)}")
-        contains = rule.get("contains", [])
-        contains = [contains] if isinstance(contains, str) else contains
-        if not isinstance(contains, list) or not all(isinstance(c, str) for c in contains):
-            raise ScriptError(f'replies[{index}]: "contains" must be a string or a list of strings')
-        answers = rule.get("answers")
-        if not isinstance(answers, list) or not answers:
-            raise ScriptError(f'replies[{index}]: "answers" must be a non-empty list')
-        rule["contains"] = contains
-    script["replies"] = replies
-    return script
+# --------------------------------------------------------------------------- canned replies
 
 
 def reply_for(
@@ -183,18 +92,6 @@ def reply_for(
             answer = rule["answers"][position]
             return (answer if isinstance(answer, str) else json.dumps(answer)), [index, position]
     return None
-
-
-def rule_matches(rule: dict[str, Any], task: str, attempt: int, endpoint: str = "chat", model: str | None = None) -> bool:
-    if endpoint not in rule.get("endpoints", ["chat", "completions"]):
-        return False
-    if "model" in rule and rule["model"] != model:
-        return False
-    if "rate" in rule:
-        digest = hashlib.sha1(f"{task}:{attempt}".encode()).digest()
-        return int.from_bytes(digest[:8], "big") / 2**64 < float(rule["rate"])
-    attempts = rule.get("attempts", "all")
-    return attempts == "all" or attempt in attempts
 
 
 # --------------------------------------------------------------------------- prompt reading
@@ -623,15 +520,7 @@ class Handler(BaseHTTPRequestHandler):
         if read is None:
             return
         request, entry, _ = read
-        ids = toy_lm.tokenize(request["prompt"], add_bos=request.get("add_special_tokens", True) is not False)
-        payload: dict[str, Any] = {
-            "count": len(ids),
-            "max_model_len": script["completions"]["max_model_len"],
-            "tokens": ids,
-            "token_strs": None,
-        }
-        if request.get("return_token_strs"):
-            payload["token_strs"] = [toy_lm.token_str(token) for token in ids]
+        payload = tokenize_payload(request, script["completions"]["max_model_len"])
         entry["status"] = 200
         self._send_json(200, payload)
 
@@ -642,68 +531,7 @@ class Handler(BaseHTTPRequestHandler):
         request, entry, rule = read
         script = self.server.state.script
         raw_logits = script["completions"]["logprobs_mode"].endswith("_logits")
-        prompt = request["prompt"]
-        n_top = request.get("logprobs")
-        n_prompt = request.get("prompt_logprobs")
-        max_tokens = request.get("max_tokens")
-        max_tokens = 16 if max_tokens is None else int(max_tokens)
-        ids = toy_lm.tokenize(prompt)
-        generated: list[int] = []
-        for _ in range(max_tokens):  # greedy: the best next token, ties to the lowest id
-            row = toy_lm.logits((ids + generated)[-1])
-            generated.append(max(range(toy_lm.V), key=lambda t: (row[t], -t)))
-        every = ids + generated
-
-        def values(position: int) -> list[float]:
-            """What the endpoint reports at ``position`` (predicted from the token before it), for every token."""
-            row = toy_lm.logits(every[position - 1])
-            if raw_logits:
-                return row
-            top = max(row)
-            norm = top + math.log(sum(math.exp(z - top) for z in row))
-            return [z - norm for z in row]
-
-        rows = [None] + [values(position) for position in range(1, len(every))]
-        echo = bool(request.get("echo"))
-        shown = range(0 if echo else len(ids), len(every))
-        text = "".join(toy_lm.token_bytes(t).decode("utf-8", errors="replace") for t in generated)
-        full_text = (prompt if echo else "") + text
-        choice: dict[str, Any] = {"index": 0, "text": full_text, "finish_reason": "length", "logprobs": None}
-        if n_top is not None:
-            offsets = toy_lm.text_offsets(every)
-            base = 0 if echo else len(prompt)
-            top_logprobs: list[dict[str, float] | None] = []
-            for position in shown:
-                row = rows[position]
-                if row is None:
-                    top_logprobs.append(None)
-                    continue
-                best = sorted(range(toy_lm.V), key=lambda t: (-row[t], t))[: int(n_top)]
-                top_logprobs.append({toy_lm.token_str(t): row[t] for t in best})
-            choice["logprobs"] = {
-                "tokens": [toy_lm.token_str(every[p]) for p in shown],
-                "token_logprobs": [None if rows[p] is None else rows[p][every[p]] for p in shown],
-                "text_offset": [offsets[p] - base for p in shown],
-                "top_logprobs": top_logprobs,
-            }
-        if n_prompt is not None:
-            prompt_logprobs: list[dict[str, dict[str, Any]] | None] = [None]
-            for position in range(1, len(ids)):
-                row = rows[position]
-                assert row is not None
-                order = sorted(range(toy_lm.V), key=lambda t: (-row[t], t))
-                keep = [ids[position]] + [t for t in order[: int(n_prompt)] if t != ids[position]]
-                prompt_logprobs.append(
-                    {
-                        str(t): {
-                            "logprob": row[t],
-                            "rank": 1 + sum(1 for z in row if z > row[t]),
-                            "decoded_token": toy_lm.token_str(t),
-                        }
-                        for t in keep
-                    }
-                )
-            choice["prompt_logprobs"] = prompt_logprobs
+        choice, ids, generated = completion_choice(request, raw_logits)
         if rule and "malformed" in rule:
             entry["fault"] = "malformed"
             choice.update({"text": str(rule["malformed"]), "logprobs": None})
@@ -717,7 +545,11 @@ class Handler(BaseHTTPRequestHandler):
             "created": int(time.time()),
             "model": request.get("model"),
             "choices": [choice],
-            "usage": {"prompt_tokens": len(ids), "completion_tokens": len(generated), "total_tokens": len(every)},
+            "usage": {
+                "prompt_tokens": len(ids),
+                "completion_tokens": len(generated),
+                "total_tokens": len(ids) + len(generated),
+            },
         }
         entry["status"] = 200
         self._send_json(200, payload)

@@ -15,8 +15,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from arena.models import Benchmark, Participant
+from hypoarena.importing import hypoarena_import
 from hypoarena.models import GenerationRun, GenerationTask, Match, Submission
-from hypoarena.services import hypoarena_import
 
 from . import helpers as h
 

@@ -10,8 +10,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from arena.models import Benchmark, JudgeRun, Participant
+from hypoarena.importing import HypoArenaImportError, hypoarena_import, import_files
 from hypoarena.models import ArenaVerdict, Case, Domain, Match, RubricScore, Submission
-from hypoarena.services import HypoArenaImportError, hypoarena_import, import_files, match_orientation
+from hypoarena.services import match_orientation
 
 from . import helpers as h
 

@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from arena.models import Benchmark, JudgeRun
-from hypoarena.services import hypoarena_import, import_files
+from hypoarena.importing import hypoarena_import, import_files
 from tests.clients import client_for
 
 from . import helpers as h

@@ -9,8 +9,8 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from arena.models import JudgeRun
+from hypoarena.importing import hypoarena_import, import_files
 from hypoarena.models import ArenaVerdict, Match, RubricScore, Submission
-from hypoarena.services import hypoarena_import, import_files
 
 from . import helpers as h
 

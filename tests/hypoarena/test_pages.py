@@ -23,9 +23,9 @@ from django.urls import reverse
 
 from arena.models import Benchmark, JudgeRun
 from hypoarena.demo import demo_build
+from hypoarena.importing import hypoarena_import, import_files
 from hypoarena.models import ArenaVerdict
 from hypoarena.reports import arena_runs, hypoarena_agreement_report, hypoarena_report
-from hypoarena.services import hypoarena_import, import_files
 from tests.clients import client_for
 
 from . import helpers as h

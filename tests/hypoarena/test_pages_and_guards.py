@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 
 from arena.models import Benchmark, JudgeRun
-from hypoarena.services import hypoarena_import, import_files
+from hypoarena.importing import hypoarena_import, import_files
 from jobs.services import JudgeRunRequest, RunError, judge_run_create
 from tests.clients import client_for
 
@@ -28,7 +28,7 @@ def test_the_lit2test_leaderboard_and_export_answer_404_naming_the_protocol_and_
 ) -> None:  # noqa: ANN001
     client = client_for(researcher)
     home = reverse("hypoarena:benchmark", args=[arena_benchmark.pk])
-    for name in ("arena:leaderboard", "arena:benchmark-export"):
+    for name in ("lit2test:leaderboard", "lit2test:benchmark-export"):
         response = client.get(reverse(name, args=[arena_benchmark.pk]))
         html = response.content.decode()
         assert response.status_code == 404, name
@@ -39,13 +39,13 @@ def test_the_benchmark_link_of_the_dashboard_leads_to_the_hypoarena_page(researc
     client = client_for(researcher)
     dashboard = client.get(reverse("arena:dashboard")).content.decode()
     row = dashboard[dashboard.index("arena-x v1") :].split("</tr>")[0]
-    assert "<td>HypoArena</td>" in row and reverse("arena:leaderboard", args=[arena_benchmark.pk]) not in row
+    assert "<td>HypoArena</td>" in row and reverse("lit2test:leaderboard", args=[arena_benchmark.pk]) not in row
     response = client.get(reverse("arena:benchmark", args=[arena_benchmark.pk]))
     assert response.status_code == 302 and response["Location"] == reverse("hypoarena:benchmark", args=[arena_benchmark.pk])
 
 
 def test_the_lit2test_leaderboard_api_names_the_protocol_and_the_hypoarena_endpoint(researcher, arena_benchmark) -> None:  # noqa: ANN001
-    response = client_for(researcher).get(reverse("arena:api-leaderboard", args=[arena_benchmark.pk]))
+    response = client_for(researcher).get(reverse("lit2test:api-leaderboard", args=[arena_benchmark.pk]))
     assert response.status_code == 404
     assert response.json() == {
         "detail": f"arena-x v1 is a HypoArena benchmark: the Lit2Test leaderboard does not apply; its figures are at /api/benchmarks/{arena_benchmark.pk}/hypoarena/"
@@ -54,7 +54,7 @@ def test_the_lit2test_leaderboard_api_names_the_protocol_and_the_hypoarena_endpo
 
 @pytest.mark.parametrize(("pairs", "subjects"), [("all", "pairs"), ("controls", "controls")])
 def test_a_pairs_or_controls_judge_run_is_refused_on_a_hypoarena_benchmark(arena_benchmark, pairs: str, subjects: str) -> None:  # noqa: ANN001
-    request = JudgeRunRequest(benchmark=arena_benchmark, judge_model="judge-y", base_url="http://127.0.0.1:9/v1", pairs=pairs)
+    request = JudgeRunRequest(benchmark=arena_benchmark, judge_model="judge-y", base_url="http://127.0.0.1:9/v1", select=pairs)
     with pytest.raises(RunError, match=f"arena-x v1 is a HypoArena benchmark: it has no Lit2Test {subjects} to judge"):
         judge_run_create(request=request)
     assert not JudgeRun.objects.filter(judge_model="judge-y").exists()

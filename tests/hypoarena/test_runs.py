@@ -22,6 +22,7 @@ from django.core.management import CommandError, call_command
 from arena.models import Benchmark, JudgeRun, Participant
 from arena.stats.hypoarena import inter_judge_agreement, pairwise_verdict_agreement
 from hypoarena.generation import generation_run_create, generation_run_launch
+from hypoarena.importing import hypoarena_import
 from hypoarena.models import (
     ArenaJudgeTask,
     ArenaVerdict,
@@ -34,7 +35,6 @@ from hypoarena.models import (
 )
 from hypoarena.parsing import parse_arena_answer, parse_rubric_answer
 from hypoarena.selectors import verdict_frame
-from hypoarena.services import hypoarena_import
 from jobs.parsing import ParseError
 from jobs.services import JudgeRunRequest, RunError, judge_run_create, judge_run_execute, judge_run_pause, judge_run_resume
 
@@ -185,11 +185,8 @@ def run_json(*args: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- the full cycle
 
 
-def test_a_full_hypoarena_cycle_against_the_scripted_endpoint(tmp_path: Path, fake_llm: Any) -> None:  # noqa: ANN401, PLR0915
-    benchmark = make_benchmark(tmp_path, with_submissions=False)
-
-    # 1. Generation: each model proposes K pairs per case (one pair in the singleton domain); Lyra's first answer on c2
-    #    has one pair too few, so it is asked again.
+def _generation_rules() -> list[dict[str, Any]]:
+    """Each model's K pairs per case (one in the singleton domain); Lyra's first answer on c2 has one pair too few."""
     contexts = {"c1": "checkout service slowed", "c2": "Disk usage on the build farm", "s1": "alarm stayed silent"}
     rules = []
     for m in MODELS:
@@ -197,11 +194,21 @@ def test_a_full_hypoarena_cycle_against_the_scripted_endpoint(tmp_path: Path, fa
             good = {"pairs": pairs_of(m, c, 1 if c == "s1" else K)}
             answers = [{"pairs": good["pairs"][:1]}, good] if (m, c) == ("Lyra", "c2") else [good]
             rules.append({"model": m, "contains": needle, "answers": answers})
-    fake_llm.script(replies=rules)
+    return rules
+
+
+def _run_generation(benchmark: Benchmark, fake_llm: Any) -> Any:  # noqa: ANN401
+    """The generation run over every case and model completes."""
+    fake_llm.script(replies=_generation_rules())
     gen = generation_run_create(benchmark=benchmark, base_url=fake_llm.base_url, k=K)
     generation_run_launch(run=gen)
     gen.refresh_from_db()
     assert gen.status == "completed"
+    return gen
+
+
+def _check_generated_submissions(benchmark: Benchmark, gen: Any) -> None:  # noqa: ANN401
+    """Nine submissions with the scripted pairs, Lyra's c2 retry recorded, and three matches per case."""
     assert Submission.objects.filter(case__benchmark=benchmark).count() == 9
     for s in Submission.objects.select_related("case", "participant"):
         assert s.pairs == pairs_of(s.participant.name, s.case.external_id, 1 if s.case.external_id == "s1" else K)
@@ -209,15 +216,17 @@ def test_a_full_hypoarena_cycle_against_the_scripted_endpoint(tmp_path: Path, fa
     assert [len(a["problems"]) > 0 for a in retried.attempts] == [True, False]
     assert "exactly 2 were asked for" in retried.attempts[0]["problems"][0]["message"]
     assert Match.objects.filter(case__benchmark=benchmark).count() == 9  # 3 matches in each of the 3 cases
+
+
+def _check_generation_prompts(fake_llm: Any) -> None:  # noqa: ANN401
+    """Ten generation prompts, none with the reference conclusion; the singleton domain asks for one pair."""
     generation_prompts = prompt_texts(fake_llm.log())
     assert len(generation_prompts) == 10 and not any(SECRET in p for p in generation_prompts)
     assert all("Propose exactly 1 hypothesis-evidence pair" in p for p in generation_prompts if "alarm stayed silent" in p)
 
-    # 2. Arena judging of domain ops, both orders, with a timeout, a 429 and a 500 before every answer; c1 Orion (A)
-    #    vs Lyra (B) first answers in prose (refused, asked again); the reverse order of c2 Vega–Lyra answers badly
-    #    three times and ends invalid.
-    vl = match_of("c2", "Vega", "Lyra")
-    invalid_key = ("c2", vl.second.participant.name, vl.first.participant.name)  # the reverse order shows second as A
+
+def _arena_rules(invalid_key: tuple[str, str, str]) -> list[dict[str, Any]]:
+    """JUDGE_1's verdicts; c1 Orion (A) vs Lyra (B) answers in prose first; ``invalid_key`` answers badly three times."""
     rules = []
     for (c, a, b), level in JUDGE_1.items():
         if (c, a, b) == invalid_key:
@@ -226,10 +235,20 @@ def test_a_full_hypoarena_cycle_against_the_scripted_endpoint(tmp_path: Path, fa
             rules.append(arena_rule(J1, c, a, b, "A is the better set.", level))
         else:
             rules.append(arena_rule(J1, c, a, b, level))
-    fake_llm.script(replies=rules, failures=FAULTS)
-    run1 = start(benchmark, fake_llm, pairs="domain:ops")
+    return rules
+
+
+def _run_first_arena_judge(benchmark: Benchmark, fake_llm: Any, invalid_key: tuple[str, str, str]) -> JudgeRun:  # noqa: ANN401
+    """Judge 1's arena run over domain ops (both orders, faults before every answer) has 12 tasks and completes."""
+    fake_llm.script(replies=_arena_rules(invalid_key), failures=FAULTS)
+    run1 = start(benchmark, fake_llm, select="domain:ops")
     assert ArenaJudgeTask.objects.filter(run=run1).count() == 12  # 6 matches of ops × 2 orders; s1's are not judged
     assert judge_run_execute(run_id=run1.pk) == "completed"
+    return run1
+
+
+def _check_arena_verdicts(run1: JudgeRun, invalid_key: tuple[str, str, str]) -> None:
+    """Eleven verdicts accepted as scripted (the prose one on its second attempt); the invalid one keeps its errors."""
     verdicts = list(
         ArenaVerdict.objects.filter(run=run1).select_related("match__first__participant", "match__second__participant")
     )
@@ -243,6 +262,10 @@ def test_a_full_hypoarena_cycle_against_the_scripted_endpoint(tmp_path: Path, fa
         else:
             assert (v.status, v.verdict) == ("accepted", JUDGE_1[key])
             assert v.attempt == (2 if key == ("c1", "Orion", "Lyra") else 1)
+
+
+def _check_arena_tasks(run1: JudgeRun, vl: Match) -> None:
+    """Every task is done after its three failed calls, with one call per answer on top."""
     tasks = {(t.match_id, t.order): t for t in ArenaJudgeTask.objects.filter(run=run1)}
     assert {t.status for t in tasks.values()} == {"done"}
     assert {t.failed_calls for t in tasks.values()} == {3}  # the timeout, the 429 and the 500 of each task
@@ -250,7 +273,9 @@ def test_a_full_hypoarena_cycle_against_the_scripted_endpoint(tmp_path: Path, fa
     assert sorted(t.calls for t in tasks.values()) == [4] * 10 + [5, 6]
     assert "missing key 'reason'" in tasks[(vl.pk, "reverse")].last_error
 
-    # Blindness: no participant name (the one in Vega's evidence was redacted), no reference conclusion, no match id.
+
+def _check_arena_prompts_are_blind(fake_llm: Any) -> None:  # noqa: ANN401
+    """Blindness: no participant name (the one in Vega's evidence was redacted), no reference conclusion, no match id."""
     arena_prompts = prompt_texts(fake_llm.log())
     public_ids = list(Match.objects.values_list("public_id", flat=True))
     assert len(arena_prompts) == 51  # 12 tasks × 4 calls, one more for the prose answer, two more for the invalid task
@@ -259,8 +284,9 @@ def test_a_full_hypoarena_cycle_against_the_scripted_endpoint(tmp_path: Path, fa
         assert SECRET not in text and not any(pid in text for pid in public_ids)
     assert any("pattern 0. Unlike what" in t for t in arena_prompts)  # the redacted sentence is still there
 
-    # 3. Rubric run over every submission (ops: K = 2, s1: K = 1). Two first answers are refused and asked again:
-    #    Lyra on c1 with one pair for two, Orion on s1 with a distinctness score for a single pair.
+
+def _rubric_rules() -> list[dict[str, Any]]:
+    """The scripted rubric answers; Lyra on c1 (one pair for two) and Orion on s1 (a distinctness score) answer badly first."""
     rules = []
     for m in MODELS:
         for c in ("c1", "c2", "s1"):
@@ -273,7 +299,12 @@ def test_a_full_hypoarena_cycle_against_the_scripted_endpoint(tmp_path: Path, fa
                     "answers": [bad, good] if bad else [good],
                 }
             )
-    fake_llm.script(replies=rules)
+    return rules
+
+
+def _run_rubric_command(benchmark: Benchmark, fake_llm: Any) -> JudgeRun:  # noqa: ANN401
+    """``run_judge --run-type rubric --wait`` completes a rubric run of 9 tasks, all accepted."""
+    fake_llm.script(replies=_rubric_rules())
     out = io.StringIO()
     call_command(
         "run_judge",
@@ -290,18 +321,27 @@ def test_a_full_hypoarena_cycle_against_the_scripted_endpoint(tmp_path: Path, fa
     rubric_run = JudgeRun.objects.get(benchmark=benchmark, run_type="rubric")
     assert (rubric_run.subjects, rubric_run.status) == ("hypoarena_rubric", "completed")
     assert "9 tasks" in out.getvalue() and "9 accepted, 0 invalid" in out.getvalue()
+    return rubric_run
+
+
+def _check_rubric_judgments(rubric_run: JudgeRun) -> None:
+    """Nine accepted judgments (two on the second attempt); the singleton's scores have no distinctness."""
     assert RubricJudgeTask.objects.filter(run=rubric_run).count() == 9
     assert RubricJudgment.objects.filter(run=rubric_run, status="accepted").count() == 9
     assert sorted(RubricJudgment.objects.filter(run=rubric_run).values_list("attempt", flat=True)) == [1] * 7 + [2, 2]
     orion_s1 = RubricScore.objects.get(run=rubric_run, submission__participant__name="Orion", submission__case__external_id="s1")
     assert (orion_s1.grounding, orion_s1.insight, orion_s1.justification, orion_s1.distinctness) == ([5], [5], [5], None)
+
+
+def _check_rubric_prompts(fake_llm: Any) -> None:  # noqa: ANN401
+    """Eleven rubric prompts stating K, none with the reference conclusion or a model's name."""
     rubric_prompts = prompt_texts(fake_llm.log())
     assert len(rubric_prompts) == 11 and all("This submission has K = " in p for p in rubric_prompts)
     assert not any(SECRET in p or any(n.lower() in p.lower() for n in MODELS) for p in rubric_prompts)
 
-    # 4. The leaderboard of the arena run. Debiased shares (see JUDGE_1): Orion .875 .625 .25 1, Vega .125 .5 .75 .75,
-    #    Lyra .375 .5 0 .25: WR .6875, .53125, .28125. Five matches have both orders: 3 consistent, 1 conflict.
-    #    Every pair of models meets twice, so BTD orders the models as their WR does.
+
+def _check_first_leaderboard(benchmark: Benchmark, run1: JudgeRun) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Judge 1's ops leaderboard: WR, ranks, consistency and centred ratings by hand; returns the document and its ops board."""
     doc = run_json(
         "hypoarena_leaderboard", str(benchmark.pk), "--run", str(run1.pk), "--replicates", "20", "--seed", "3", "--json"
     )
@@ -312,7 +352,11 @@ def test_a_full_hypoarena_cycle_against_the_scripted_endpoint(tmp_path: Path, fa
     assert ops["consistency"] == pytest.approx(3 / 5) and ops["conflict_share"] == pytest.approx(1 / 5)
     assert sum(e["rating"] for e in ops["models"].values()) / 3 == pytest.approx(1500)  # centered strengths
     assert set(doc["leaderboard"]["domains"]) == {"ops"}
-    # Rubric S by hand (see RUBRIC_OPS and RUBRIC_S1), beside the arena ranks.
+    return doc, ops
+
+
+def _check_rubric_beside_leaderboard(doc: dict[str, Any], rubric_run: JudgeRun) -> None:
+    """Rubric S by hand (see RUBRIC_OPS and RUBRIC_S1), beside the arena ranks."""
     rubric = doc["rubric"]
     assert rubric["run"]["id"] == rubric_run.pk
     assert {m: e["mean_s"] for m, e in rubric["domains"]["ops"]["models"].items()} == pytest.approx(
@@ -326,15 +370,25 @@ def test_a_full_hypoarena_cycle_against_the_scripted_endpoint(tmp_path: Path, fa
     )
     assert {m: e["delta"] for m, e in rubric["domains"]["ops"]["models"].items()} == {"Orion": 0.0, "Vega": 0.0, "Lyra": 0.0}
 
-    # 5. A second judge on the same matches (the same faults), and the agreement of the two.
+
+def _run_second_arena_judge(benchmark: Benchmark, fake_llm: Any) -> JudgeRun:  # noqa: ANN401
+    """Judge 2 on the same matches (the same faults) accepts all 12 verdicts."""
     fake_llm.script(replies=[arena_rule(J2, c, a, b, level) for (c, a, b), level in JUDGE_2.items()], failures=FAULTS)
-    run2 = start(benchmark, fake_llm, judge_model=J2, pairs="domain:ops")
+    run2 = start(benchmark, fake_llm, judge_model=J2, select="domain:ops")
     assert judge_run_execute(run_id=run2.pk) == "completed"
     assert ArenaVerdict.objects.filter(run=run2, status="accepted").count() == 12
+    return run2
+
+
+def _check_pairwise_agreement(run1: JudgeRun, run2: JudgeRun) -> None:
+    """Forward verdicts of all 6 matches are shared (judge 1's invalid answer was a reverse one); 4 agree."""
     pairwise = pairwise_verdict_agreement(verdict_frame(run=run1), verdict_frame(run=run2))
-    # Forward verdicts of all 6 matches are shared (judge 1's invalid answer was a reverse one); 4 agree.
     assert (pairwise["pooled"]["shared"], pairwise["pooled"]["agree"]) == (6, 4)
     assert pairwise["pooled"]["agreement"] == pytest.approx(4 / 6)
+
+
+def _check_second_leaderboard_agreement(benchmark: Benchmark, run2: JudgeRun, ops: dict[str, Any]) -> None:
+    """Judge 2's WR by hand, and the rank agreement of the two judges' ratings (``ops`` is judge 1's ops board)."""
     doc2 = run_json("hypoarena_leaderboard", str(benchmark.pk), "--run", str(run2.pk), "--replicates", "20", "--json")
     ops2 = doc2["leaderboard"]["domains"]["ops"]
     # Judge 2's shares: Orion .875 .25 .5 .75, Vega .125 .625 .5 .875, Lyra .75 .375 .25 .125.
@@ -346,6 +400,43 @@ def test_a_full_hypoarena_cycle_against_the_scripted_endpoint(tmp_path: Path, fa
     assert {k: agreement["pooled"][k] for k in ("spearman", "kendall", "rank_shift", "top_k_overlap", "cells")} == pytest.approx(
         {"spearman": 1.0, "kendall": 1.0, "rank_shift": 0.0, "top_k_overlap": 1.0, "cells": 3}
     )
+
+
+def test_a_full_hypoarena_cycle_against_the_scripted_endpoint(tmp_path: Path, fake_llm: Any) -> None:  # noqa: ANN401
+    benchmark = make_benchmark(tmp_path, with_submissions=False)
+
+    # 1. Generation: each model proposes K pairs per case (one pair in the singleton domain); Lyra's first answer on c2
+    #    has one pair too few, so it is asked again.
+    gen = _run_generation(benchmark, fake_llm)
+    _check_generated_submissions(benchmark, gen)
+    _check_generation_prompts(fake_llm)
+
+    # 2. Arena judging of domain ops, both orders, with a timeout, a 429 and a 500 before every answer; c1 Orion (A)
+    #    vs Lyra (B) first answers in prose (refused, asked again); the reverse order of c2 Vega–Lyra answers badly
+    #    three times and ends invalid.
+    vl = match_of("c2", "Vega", "Lyra")
+    invalid_key = ("c2", vl.second.participant.name, vl.first.participant.name)  # the reverse order shows second as A
+    run1 = _run_first_arena_judge(benchmark, fake_llm, invalid_key)
+    _check_arena_verdicts(run1, invalid_key)
+    _check_arena_tasks(run1, vl)
+    _check_arena_prompts_are_blind(fake_llm)
+
+    # 3. Rubric run over every submission (ops: K = 2, s1: K = 1). Two first answers are refused and asked again:
+    #    Lyra on c1 with one pair for two, Orion on s1 with a distinctness score for a single pair.
+    rubric_run = _run_rubric_command(benchmark, fake_llm)
+    _check_rubric_judgments(rubric_run)
+    _check_rubric_prompts(fake_llm)
+
+    # 4. The leaderboard of the arena run. Debiased shares (see JUDGE_1): Orion .875 .625 .25 1, Vega .125 .5 .75 .75,
+    #    Lyra .375 .5 0 .25: WR .6875, .53125, .28125. Five matches have both orders: 3 consistent, 1 conflict.
+    #    Every pair of models meets twice, so BTD orders the models as their WR does.
+    doc, ops = _check_first_leaderboard(benchmark, run1)
+    _check_rubric_beside_leaderboard(doc, rubric_run)
+
+    # 5. A second judge on the same matches (the same faults), and the agreement of the two.
+    run2 = _run_second_arena_judge(benchmark, fake_llm)
+    _check_pairwise_agreement(run1, run2)
+    _check_second_leaderboard_agreement(benchmark, run2, ops)
 
 
 # --------------------------------------------------------------------------- generation
@@ -403,7 +494,7 @@ def test_hypoarena_and_lit2test_kinds_refuse_each_others_benchmarks(tmp_path: Pa
             judge_run_create(request=JudgeRunRequest(benchmark=lit2test, task_kind=kind, run_type=run_type, **base))
     for pairs in ("all", "controls"):
         with pytest.raises(RunError, match="HypoArena benchmark: it has no Lit2Test"):
-            judge_run_create(request=JudgeRunRequest(benchmark=benchmark, pairs=pairs, **base))
+            judge_run_create(request=JudgeRunRequest(benchmark=benchmark, select=pairs, **base))
     with pytest.raises(RunError, match="is a participant"):
         judge_run_create(
             request=JudgeRunRequest(
@@ -414,7 +505,7 @@ def test_hypoarena_and_lit2test_kinds_refuse_each_others_benchmarks(tmp_path: Pa
         judge_run_create(request=JudgeRunRequest(benchmark=benchmark, task_kind="hypoarena", **base))
     with pytest.raises(RunError, match="no matches in domain 'bio'; the domains are ops, safety"):
         judge_run_create(
-            request=JudgeRunRequest(benchmark=benchmark, task_kind="hypoarena", run_type="arena", pairs="domain:bio", **base)
+            request=JudgeRunRequest(benchmark=benchmark, task_kind="hypoarena", run_type="arena", select="domain:bio", **base)
         )
     with pytest.raises(RunError, match="never canonical"):
         judge_run_create(
@@ -427,7 +518,7 @@ def test_hypoarena_and_lit2test_kinds_refuse_each_others_benchmarks(tmp_path: Pa
     assert not JudgeRun.objects.exists()
     Submission.objects.filter(participant__name="Vega", case__external_id="s1").update(pairs=pairs_of("Vega", "s1", 1))
     # sample:N draws N matches with the seed: the same seed, the same matches.
-    runs = [start(benchmark, fake_llm, pairs="sample:4", seed=5, label=f"s{i}") for i in range(2)]
+    runs = [start(benchmark, fake_llm, select="sample:4", seed=5, label=f"s{i}") for i in range(2)]
     chosen = [set(ArenaJudgeTask.objects.filter(run=r).values_list("match_id", "order")) for r in runs]
     assert chosen[0] == chosen[1] and len(chosen[0]) == 8
 
@@ -465,7 +556,7 @@ def test_run_judge_picks_the_hypoarena_kind_from_the_benchmark(tmp_path: Path, f
 def test_a_paused_and_resumed_arena_run_completes_without_duplicates(tmp_path: Path, fake_llm: Any) -> None:  # noqa: ANN401
     benchmark = make_benchmark(tmp_path)
     fake_llm.script(replies=[arena_rule(J1, c, a, b, level) for (c, a, b), level in JUDGE_1.items()], latency=0.3)
-    run = start(benchmark, fake_llm, pairs="domain:ops", concurrency=2, timeout=10)
+    run = start(benchmark, fake_llm, select="domain:ops", concurrency=2, timeout=10)
     outcome: dict[str, str] = {}
     driver = threading.Thread(target=lambda: outcome.setdefault("status", judge_run_execute(run_id=run.pk)))
     driver.start()
@@ -488,10 +579,10 @@ def test_a_paused_and_resumed_arena_run_completes_without_duplicates(tmp_path: P
 def test_a_replay_gives_the_stored_verdicts_and_scores_back_without_a_call(tmp_path: Path, fake_llm: Any) -> None:  # noqa: ANN401
     benchmark = make_benchmark(tmp_path)
     fake_llm.script(replies=[arena_rule(J1, c, a, b, level) for (c, a, b), level in JUDGE_1.items()])
-    first = start(benchmark, fake_llm, pairs="domain:ops")
+    first = start(benchmark, fake_llm, select="domain:ops")
     assert judge_run_execute(run_id=first.pk) == "completed"
     calls = len(fake_llm.log())
-    replay = start(benchmark, fake_llm, provider="recorded", replay_of=first, base_url="", label="replay", pairs="domain:ops")
+    replay = start(benchmark, fake_llm, provider="recorded", replay_of=first, base_url="", label="replay", select="domain:ops")
     assert judge_run_execute(run_id=replay.pk) == "completed"
     assert len(fake_llm.log()) == calls
 
@@ -532,7 +623,7 @@ def test_a_replay_gives_the_stored_verdicts_and_scores_back_without_a_call(tmp_p
         label="rubric-replay",
         task_kind="hypoarena_rubric",
         run_type="rubric",
-        pairs="domain:ops",
+        select="domain:ops",
     )
     assert judge_run_execute(run_id=rubric.pk) == "failed"  # c2's submissions have no imported score to replay
     scores = RubricScore.objects.filter(run=rubric)

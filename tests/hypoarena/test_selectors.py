@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from arena.models import Benchmark, JudgeRun
+from hypoarena.importing import hypoarena_import, import_files
 from hypoarena.selectors import VERDICT_COLUMNS, benchmark_overview, rubric_rows, singleton_domains, verdict_frame
-from hypoarena.services import hypoarena_import, import_files
 
 from . import helpers as h
 

@@ -15,8 +15,8 @@ from django.urls import reverse
 
 from arena.models import Benchmark
 from intrinsic import demo
+from intrinsic.importing import import_files, intrinsic_import
 from intrinsic.models import Candidate, CandidateScore, ListwiseRanking, Paper, Scorer
-from intrinsic.services import import_files, intrinsic_import
 from tests.clients import client_for
 
 from .test_import_export import folder

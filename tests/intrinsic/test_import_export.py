@@ -12,8 +12,9 @@ from django.core.management import CommandError, call_command
 from django.db import IntegrityError, transaction
 
 from arena.models import Benchmark
+from intrinsic.exporting import intrinsic_export
+from intrinsic.importing import IntrinsicError, IntrinsicImportError, import_files, intrinsic_import
 from intrinsic.models import Candidate, CandidateScore, ListwiseRanking, Paper, Scorer
-from intrinsic.services import IntrinsicError, IntrinsicImportError, import_files, intrinsic_export, intrinsic_import
 
 pytestmark = pytest.mark.django_db
 

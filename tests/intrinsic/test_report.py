@@ -31,9 +31,9 @@ from django.urls import reverse
 
 from arena.models import Benchmark
 from intrinsic import demo
+from intrinsic.importing import import_files, intrinsic_import
 from intrinsic.models import CandidateScore, ListwiseRanking, Scorer
 from intrinsic.reports import ReportError, benchmark_intrinsic_report, intrinsic_report_cached, report_inputs
-from intrinsic.services import import_files, intrinsic_import
 from tests.clients import client_for
 
 from .test_import_export import folder
@@ -111,8 +111,8 @@ def value(row: dict[str, Any], metric: str) -> float | None:
     return None if m is None else m["value"]
 
 
-def test_the_command_json_holds_the_hand_computed_figures(tiny: Benchmark) -> None:
-    doc = command_json(str(tiny.pk), "--replicates", "400", "--seed", "3")
+def _check_document_header(doc: dict[str, Any], tiny: Benchmark) -> None:
+    """What the document says it read: the benchmark, its disciplines and scorers, the row counts and the method."""
     assert doc["benchmark"]["id"] == tiny.pk and doc["disciplines"] == ["biology", "chemistry", "all"]
     assert [(s["name"], s["model"], s["criterion"], s["kind"]) for s in doc["scorers"]] == [
         ("A-nll", "A", "nll", "scoring"),
@@ -130,6 +130,9 @@ def test_the_command_json_holds_the_hand_computed_figures(tiny: Benchmark) -> No
     assert doc["baselines"] == ["J-listwise"] and doc["method"]["replicates"] == 400 and doc["method"]["seed"] == 3
     assert "pessimistic" in doc["method"]["tie_rule"] and "terminal rank" in doc["method"]["listwise_rule"]
 
+
+def _check_pooled_results(doc: dict[str, Any]) -> None:
+    """Each scorer's pooled figures from its gold ranks: A 1, 2, 3; B 1, 3 (p3 left out); J 2 and 6 (p3 invalid)."""
     a = result(doc, "A-nll")  # ranks 1, 2, 3
     assert [value(a, f"hit_at_{k}") for k in (1, 2, 3, 5)] == pytest.approx([1 / 3, 2 / 3, 1, 1])
     assert value(a, "mrr") == pytest.approx((1 + 1 / 2 + 1 / 3) / 3) and value(a, "beats") == pytest.approx((1 + 0.8 + 0.7) / 3)
@@ -144,14 +147,18 @@ def test_the_command_json_holds_the_hand_computed_figures(tiny: Benchmark) -> No
     assert [value(j, f"hit_at_{k}") for k in (1, 2, 3, 5)] == pytest.approx([0, 1 / 2, 1 / 2, 1 / 2])
     assert j["metrics"]["mrr"] is None and j["metrics"]["beats"] is None and set(j["not_reported"]) == {"mrr", "beats"}
 
-    # Per discipline. Chemistry holds one paper: every resample is p3, so A's intervals are its point; B ranked none.
+
+def _check_per_discipline(doc: dict[str, Any]) -> None:
+    """Per discipline. Chemistry holds one paper: every resample is p3, so A's intervals are its point; B ranked none."""
     assert value(result(doc, "A-nll", "biology"), "hit_at_1") == pytest.approx(1 / 2)
     chem = result(doc, "A-nll", "chemistry")
     assert chem["metrics"]["mrr"]["ci"] == pytest.approx([1 / 3, 1 / 3]) and chem["metrics"]["hit_at_3"]["ci"] == [1.0, 1.0]
     b_chem = result(doc, "B-nll", "chemistry")
     assert (b_chem["n_ranked"], b_chem["n_excluded"], b_chem["metrics"]["hit_at_1"]["value"]) == (0, 1, None)
 
-    # Agreement (NLL: A and B) over the papers both ranked (p1, p2): both put the gold first on p1 only.
+
+def _check_agreement(doc: dict[str, Any]) -> None:
+    """Agreement (NLL: A and B) over the papers both ranked (p1, p2): both put the gold first on p1 only."""
     (agree,) = [x for x in doc["agreement"] if x["discipline"] == "all"]
     assert (agree["criterion"], agree["models"], agree["n_papers"], agree["n_excluded"], agree["n_all_first"]) == (
         "nll",
@@ -162,7 +169,9 @@ def test_the_command_json_holds_the_hand_computed_figures(tiny: Benchmark) -> No
     )
     assert agree["share"] == pytest.approx(1 / 2)
 
-    # Paired differences, pooled, over the papers both ranked: every pair, a − b in scorer order.
+
+def _check_paired_differences(doc: dict[str, Any]) -> None:
+    """Paired differences, pooled, over the papers both ranked: every pair, a − b in scorer order."""
     pairs = {(p["a"], p["b"]): p for p in doc["pairs"]}
     assert set(pairs) == {("A-nll", "B-nll"), ("A-nll", "J-listwise"), ("B-nll", "J-listwise")} and {
         p["discipline"] for p in doc["pairs"]
@@ -178,12 +187,24 @@ def test_the_command_json_holds_the_hand_computed_figures(tiny: Benchmark) -> No
     assert aj["n_papers"] == 2 and aj["differences"]["hit_at_1"]["value"] == pytest.approx(1 / 2)
     assert aj["differences"]["hit_at_5"]["value"] == pytest.approx(1 / 2) and aj["differences"]["mrr"] is None
 
-    # The length check ranks by the sum: A's p1 gold spans 10 tokens (sum 10), the others 1 (sums 2..6): last there.
+
+def _check_length_check(doc: dict[str, Any]) -> None:
+    """The length check ranks by the sum: A's p1 gold spans 10 tokens (sum 10), the others 1 (sums 2..6): last there."""
     length = {r["scorer"]: r for r in doc["length_check"]}
     assert set(length) == {"A-nll", "B-nll"} and length["A-nll"]["rank_distribution"] == [0, 1, 1, 0, 0, 1]
     assert length["A-nll"]["metrics"]["hit_at_1"]["value"] == 0.0 and length["B-nll"]["metrics"]["hit_at_1"][
         "value"
     ] == pytest.approx(1 / 2)
+
+
+def test_the_command_json_holds_the_hand_computed_figures(tiny: Benchmark) -> None:
+    doc = command_json(str(tiny.pk), "--replicates", "400", "--seed", "3")
+    _check_document_header(doc, tiny)
+    _check_pooled_results(doc)
+    _check_per_discipline(doc)
+    _check_agreement(doc)
+    _check_paired_differences(doc)
+    _check_length_check(doc)
 
 
 def test_an_interval_is_the_documented_paper_bootstrap_over_papers_in_external_id_order(tiny: Benchmark) -> None:

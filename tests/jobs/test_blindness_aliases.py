@@ -11,16 +11,10 @@ import pytest
 
 from arena.blindness import benchmark_redact
 from arena.models import Benchmark, Proposal
-from arena.release import release_import
-from jobs.models import GenerationRun, JudgeTask
-from jobs.services import (
-    JudgeRunRequest,
-    generation_run_create,
-    generation_run_launch,
-    judge_run_create,
-    judge_run_execute,
-    judge_run_resume,
-)
+from jobs.services import JudgeRunRequest, judge_run_create, judge_run_execute, judge_run_resume
+from lit2test.generation import generation_run_create, generation_run_launch
+from lit2test.models import GenerationRun, JudgeTask
+from lit2test.release import release_import
 from tests.arena import builders
 from tests.arena.selfnaming import alias_mentions, write_self_naming_release
 
@@ -143,8 +137,8 @@ def test_a_judge_added_after_the_scan_is_caught_by_the_gate_until_a_rescan(impor
 
 def test_the_gate_refuses_a_prompt_that_still_names_an_alias(imported: Benchmark) -> None:
     from arena.blindness import benchmark_matcher
+    from jobs.gates import blindness_problem
     from jobs.prompts import RenderedTask
-    from jobs.services import blindness_problem
 
     pair = imported.pairs.first()
     hits = benchmark_matcher(benchmark_id=imported.pk).hits

@@ -8,86 +8,17 @@ LIT2TEST_REQUIRE_SERVICES is set (CI), where they fail instead.
 
 from __future__ import annotations
 
-import os
-import uuid
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from urllib.parse import quote
-
 import pytest
-from django.conf import settings
-from django.db import connection
 from django.utils import timezone
 
 from arena.models import JudgeRun, OrderedJudgment
-from jobs.models import JudgeTask
 from jobs.services import JudgeRunRequest, judge_run_create, judge_run_launch, judge_run_resume
 from jobs.tasks import judge_run_execute_task
-from tests.workers import CeleryWorker
+from lit2test.models import JudgeTask
 
 from .helpers import JUDGE, accepted, chat_requests, per_task, wait_until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.services]
-
-
-def _require_services() -> None:
-    problems = []
-    if connection.vendor != "postgresql":
-        problems.append(f"the database is {connection.vendor}")
-    if not settings.CELERY_BROKER_URL.startswith("redis"):
-        problems.append(f"the broker is {settings.CELERY_BROKER_URL.split(':', 1)[0]}")
-    if problems:
-        message = "a real Celery worker needs PostgreSQL and Redis: " + ", ".join(problems)
-        if os.environ.get("LIT2TEST_REQUIRE_SERVICES"):
-            pytest.fail(message)
-        pytest.skip(message)
-
-
-def _test_database_url() -> str:
-    """The URL of the database this test session created (test_<name>), for the worker process."""
-    db = connection.settings_dict
-    auth = quote(db.get("USER") or "", safe="")
-    if db.get("PASSWORD"):
-        auth += ":" + quote(db["PASSWORD"], safe="")
-    host = quote(db.get("HOST") or "127.0.0.1", safe="")
-    return f"postgres://{auth}@{host}:{db.get('PORT') or 5432}/{quote(db['NAME'], safe='')}"
-
-
-class Worker(CeleryWorker):
-    """A threads-pool worker on the test session's database and broker."""
-
-    def __init__(self, log_path: Path) -> None:
-        env = os.environ | {
-            "DJANGO_SETTINGS_MODULE": "lit2test_web.settings_test",
-            "DATABASE_URL": _test_database_url(),
-            "DJANGO_ALLOW_ASYNC_UNSAFE": "true",
-            "CELERY_TASK_ALWAYS_EAGER": "false",
-        }
-        options = [
-            "--pool=threads", "--concurrency=4", "--loglevel=INFO", "-Q", "celery", "-n", f"jobs-test-{uuid.uuid4().hex[:8]}@%h",
-            "--without-gossip", "--without-mingle", "--without-heartbeat",
-        ]  # fmt: skip
-        super().__init__(options, env, log_path)
-
-
-@pytest.fixture
-def celery_worker(transactional_db, tmp_path: Path) -> Iterator[Callable[[], Worker]]:  # noqa: ANN001
-    """Starts real workers on demand; each is stopped (its process group killed) before the database is flushed."""
-    _require_services()
-    from lit2test_web.celery import app
-
-    app.control.purge()  # messages other tests may have left on the broker
-    workers: list[Worker] = []
-
-    def start() -> Worker:
-        worker = Worker(tmp_path / f"worker-{len(workers)}.log")
-        workers.append(worker)
-        worker.wait_ready()
-        return worker
-
-    yield start
-    for worker in workers:
-        worker.stop()
 
 
 def _status(run: JudgeRun) -> str:
@@ -103,7 +34,7 @@ def _create(benchmark, fake, **overrides) -> JudgeRun:  # noqa: ANN001, ANN003
 
 def test_a_launched_run_is_completed_by_a_worker(imported, fake_llm, celery_worker) -> None:  # noqa: ANN001
     worker = celery_worker()
-    run = _create(imported, fake_llm, pairs="sample:5")
+    run = _create(imported, fake_llm, select="sample:5")
 
     judge_run_launch(run=run)  # enqueued on commit, as the dashboard does
 
@@ -119,7 +50,7 @@ def test_a_launched_run_is_completed_by_a_worker(imported, fake_llm, celery_work
 def test_a_run_delivered_three_times_is_judged_once(imported, fake_llm, celery_worker) -> None:  # noqa: ANN001
     worker = celery_worker()
     fake_llm.script(latency=0.1)
-    run = _create(imported, fake_llm, pairs="sample:10", concurrency=4)
+    run = _create(imported, fake_llm, select="sample:10", concurrency=4)
 
     judge_run_launch(run=run, drivers=2)
     judge_run_execute_task.delay(run.pk)
@@ -136,7 +67,7 @@ def test_a_run_whose_worker_was_killed_resumes_with_only_the_missing_work(import
     first = celery_worker()
     fake_llm.script(latency=0.3)
     # A short request timeout keeps the endpoint slots the killed worker leaves behind short-lived (see below).
-    run = _create(imported, fake_llm, pairs="sample:12", concurrency=2, lease_seconds=2, timeout=1.0)
+    run = _create(imported, fake_llm, select="sample:12", concurrency=2, lease_seconds=2, timeout=1.0)
     judge_run_launch(run=run)
     wait_until(lambda: len(accepted(run)) >= 5, timeout=60, what="five judgments")
 

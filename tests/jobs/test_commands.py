@@ -15,10 +15,10 @@ from django.core import serializers
 from django.core.management import CommandError, call_command, load_command_class
 
 from arena.models import JudgeRun, OrderedJudgment
-from arena.release import RELEASE_JUDGE, release_import
 from jobs.forms import JudgeRunForm
-from jobs.models import JudgeTask
 from jobs.selectors import run_progress
+from lit2test.models import JudgeTask
+from lit2test.release import RELEASE_JUDGE, release_import
 from tests.arena import builders
 
 from .helpers import JUDGE, accepted, chat_requests

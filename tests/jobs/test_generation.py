@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from arena.models import Benchmark, CanonicalPair, Proposal
-from arena.release import release_import
-from jobs.models import GenerationRun, GenerationTask
-from jobs.services import generation_run_create, generation_run_execute, generation_run_launch
+from lit2test.generation import generation_run_create, generation_run_execute, generation_run_launch
+from lit2test.models import GenerationRun, GenerationTask
+from lit2test.release import release_import
 from tests.arena import builders
 from tests.fake_llm.server import generate_answer, validate_script
 

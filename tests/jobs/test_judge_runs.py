@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from arena.models import JudgeRun, OrderedJudgment
-from jobs.models import JudgeTask
 from jobs.services import JudgeRunRequest, RunError, judge_run_create, judge_run_execute
+from lit2test.models import JudgeTask
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,9 +11,9 @@ import pytest
 from arena.models import CanonicalPair, Context, OrderedJudgment, Proposal
 from arena.selectors import run_cases_frame
 from arena.stats import case_counts, encode_cases, side_bias
-from jobs.models import JudgeTask
-from jobs.prompts import DIMENSIONS
 from jobs.services import judge_run_execute
+from lit2test.models import JudgeTask
+from lit2test.prompts import DIMENSIONS
 
 from .helpers import JUDGE, PARTICIPANTS, accepted, all_text, chat_requests, create_running, user_text
 
@@ -63,7 +63,7 @@ def test_a_longer_hypothesis_wins_in_both_orders_so_only_equal_lengths_are_order
 
 def test_a_judge_that_always_picks_a_makes_every_case_order_sensitive_and_shows_side_bias(imported, fake_llm) -> None:  # noqa: ANN001
     fake_llm.script(judge={"policy": "always_a"})
-    run, _ = create_running(imported, fake_llm, pairs="sample:12")
+    run, _ = create_running(imported, fake_llm, select="sample:12")
 
     assert judge_run_execute(run_id=run.pk) == "completed"
 
@@ -80,7 +80,7 @@ def test_a_judge_that_always_picks_a_makes_every_case_order_sensitive_and_shows_
 
 
 def test_prompts_are_blind_and_the_reverse_order_shows_the_other_proposal_first(imported, fake_llm) -> None:  # noqa: ANN001
-    run, _ = create_running(imported, fake_llm, pairs="sample:10")
+    run, _ = create_running(imported, fake_llm, select="sample:10")
 
     assert judge_run_execute(run_id=run.pk) == "completed"
 
@@ -113,7 +113,7 @@ def test_prompts_are_blind_and_the_reverse_order_shows_the_other_proposal_first(
 
 
 def test_a_prompt_that_would_name_a_participant_is_never_sent(imported, fake_llm) -> None:  # noqa: ANN001
-    run, _ = create_running(imported, fake_llm, pairs="sample:6")
+    run, _ = create_running(imported, fake_llm, select="sample:6")
     pair = JudgeTask.objects.filter(run=run).select_related("pair").order_by("id").first().pair
     leaking = Proposal.objects.get(context_id=pair.context_id, participant_id=pair.participant_a_id)
     leaking.content = leaking.content | {"hypothesis": leaking.content["hypothesis"] + " (as DeepSeek-V3.2 would put it)"}
@@ -137,7 +137,7 @@ def test_a_prompt_that_would_name_a_participant_is_never_sent(imported, fake_llm
 
 def test_a_structured_run_stores_five_scores_per_side_and_the_verdict_the_judge_picked(imported, fake_llm) -> None:  # noqa: ANN001
     fake_llm.script(judge={"policy": "prefer_field", "field": "hypothesis"})
-    run, _ = create_running(imported, fake_llm, pairs="sample:6", run_type="structured")
+    run, _ = create_running(imported, fake_llm, select="sample:6", run_type="structured")
 
     assert judge_run_execute(run_id=run.pk) == "completed"
 

@@ -17,8 +17,8 @@ from django.test import Client
 from django.urls import reverse
 
 from arena.models import Benchmark, JudgeRun
+from hypoarena.importing import hypoarena_import
 from hypoarena.models import ArenaJudgeTask, Match, RubricJudgeTask
-from hypoarena.services import hypoarena_import
 from tests.hypoarena import helpers as h
 
 pytestmark = pytest.mark.django_db
@@ -44,7 +44,7 @@ def values(benchmark: Benchmark, run_type: str) -> dict[str, object]:
         "api_key_env": "",
         "run_type": run_type,
         "prompt_version": "",
-        "pairs": "all",
+        "select": "all",
         "orders": ["original", "reverse"],
         "concurrency": "2",
         "temperature": "0",
@@ -61,8 +61,8 @@ def refusal(response: object) -> str:
 @pytest.mark.parametrize(
     ("run_type", "subjects", "task_model", "message"),
     [
-        ("arena", JudgeRun.Subjects.HYPOARENA, ArenaJudgeTask, "18 ordered tasks."),  # 9 matches × 2 orders
-        ("rubric", JudgeRun.Subjects.HYPOARENA_RUBRIC, RubricJudgeTask, "9 tasks."),  # 9 submissions
+        ("arena", "hypoarena", ArenaJudgeTask, "18 ordered tasks."),  # 9 matches × 2 orders
+        ("rubric", "hypoarena_rubric", RubricJudgeTask, "9 tasks."),  # 9 submissions
     ],
 )
 def test_a_hypoarena_benchmark_launches_its_own_task_kind(
@@ -95,17 +95,17 @@ def test_a_lit2test_benchmark_refuses_hypoarena_run_types(rita_client: Client, r
 
 def test_a_lit2test_benchmark_still_launches_a_pairs_run(rita_client: Client, imported: Benchmark) -> None:
     before = set(JudgeRun.objects.values_list("pk", flat=True))
-    response = rita_client.post(reverse("jobs:run-new"), values(imported, "structured") | {"pairs": "sample:2"})
+    response = rita_client.post(reverse("jobs:run-new"), values(imported, "structured") | {"select": "sample:2"})
 
     run = JudgeRun.objects.exclude(pk__in=before).get(benchmark=imported)
     assert response.status_code == 302
-    assert (run.subjects, run.run_type) == (JudgeRun.Subjects.PAIRS, "structured")
+    assert (run.subjects, run.run_type) == ("pairs", "structured")
     assert run.tasks.count() == 4  # 2 sampled pairs × 2 orders
 
 
 def test_a_reconstruction_benchmark_launches_match_runs_that_need_the_judge_family(rita_client: Client, tmp_path: Path) -> None:
+    from reconstruction.importing import import_files, reconstruction_import
     from reconstruction.models import MatchJudgeTask, MatchLabel
-    from reconstruction.services import import_files, reconstruction_import
     from tests.reconstruction import helpers as rh
 
     recon = reconstruction_import(name="recon-form", files=import_files(rh.folder(tmp_path / "in"))).benchmark
@@ -116,7 +116,7 @@ def test_a_reconstruction_benchmark_launches_match_runs_that_need_the_judge_fami
 
     response = rita_client.post(reverse("jobs:run-new"), values(recon, "match") | {"judge_family": "alpha"})
     run = JudgeRun.objects.get(benchmark=recon)
-    assert response.status_code == 302 and (run.subjects, run.run_type) == (JudgeRun.Subjects.RECONSTRUCTION_MATCH, "match")
+    assert response.status_code == 302 and (run.subjects, run.run_type) == ("reconstruction_match", "match")
     # helpers: Alpha's five (family alpha: recused) and Beta's four valid ones (its slot 5 is invalid: never judged).
     assert MatchJudgeTask.objects.filter(run=run).count() == 4
     assert MatchLabel.objects.filter(run=run, recused=True).count() == 5

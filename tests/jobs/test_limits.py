@@ -21,7 +21,7 @@ import pytest
 from django.conf import settings
 
 from jobs.engine import run_blocking
-from jobs.limits import EndpointLimiter, _LocalBackend, _LocalState
+from jobs.limits import EndpointLimiter, LocalBackend, LocalState
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,13 +57,13 @@ async def _hold(limiter: EndpointLimiter, calls: int, workers: int, seconds: flo
 
 
 def test_the_bound_holds_across_drivers_of_one_process_and_slots_are_kept_across_calls() -> None:
-    state = _LocalState()  # this process's slots, as drivers in two worker threads share them
+    state = LocalState()  # this process's slots, as drivers in two worker threads share them
     endpoint = f"http://limit-{uuid.uuid4().hex}.test/v1"
     results: list[list[tuple[float, float]]] = []
     limiters: list[EndpointLimiter] = []
 
     def driver() -> None:
-        limiter = EndpointLimiter(endpoint=endpoint, concurrency=3, rate_per_second=None, backend=_LocalBackend(state))
+        limiter = EndpointLimiter(endpoint=endpoint, concurrency=3, rate_per_second=None, backend=LocalBackend(state))
         limiters.append(limiter)
         results.append(run_blocking(lambda: _hold(limiter, calls=30, workers=6, seconds=0.01)))
 
@@ -85,7 +85,7 @@ def test_a_driver_holds_only_its_share_of_the_slots() -> None:
         endpoint=f"http://share-{uuid.uuid4().hex}.test/v1",
         concurrency=4,
         rate_per_second=None,
-        backend=_LocalBackend(_LocalState()),
+        backend=LocalBackend(LocalState()),
     )
     limiter.drivers(2)
 
@@ -95,12 +95,12 @@ def test_a_driver_holds_only_its_share_of_the_slots() -> None:
 
 
 def test_rate_permits_are_shared_and_granted_per_second() -> None:
-    state = _LocalState()
+    state = LocalState()
     endpoint = f"http://rate-{uuid.uuid4().hex}.test/v1"
 
     async def scenario() -> tuple[float, int]:
         limiters = [
-            EndpointLimiter(endpoint=endpoint, concurrency=50, rate_per_second=20, backend=_LocalBackend(state)) for _ in range(2)
+            EndpointLimiter(endpoint=endpoint, concurrency=50, rate_per_second=20, backend=LocalBackend(state)) for _ in range(2)
         ]
         started = time.time()
         await asyncio.gather(*(_hold(limiter, calls=25, workers=25, seconds=0.0) for limiter in limiters))

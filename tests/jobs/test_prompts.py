@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from arena.models import CanonicalPair, Proposal
-from jobs.prompts import DEFAULT_PROMPT, PROMPTS, render_judge_task
+from jobs.prompts import PROMPTS
 from jobs.services import judge_run_execute
+from lit2test.prompts import DEFAULT_PROMPT, render_judge_task
 
 from .helpers import PARTICIPANTS, chat_requests, create_running, user_text
 
@@ -64,7 +65,7 @@ def test_a_v1_prompt_renders_as_its_judge_received_it(imported, release_dir: Pat
 @pytest.mark.django_db(transaction=True)
 def test_a_judge_run_sends_the_source_ids_and_still_no_model_name(imported, fake_llm, release_dir: Path) -> None:  # noqa: ANN001
     papers = release_paper_ids(release_dir)
-    run, _ = create_running(imported, fake_llm, pairs="sample:3")
+    run, _ = create_running(imported, fake_llm, select="sample:3")
     assert run.prompt_version == "judge-holistic-v2"
 
     assert judge_run_execute(run_id=run.pk) == "completed"

@@ -10,9 +10,9 @@ import pytest
 
 import jobs.engine
 from arena.models import JudgeRun, OrderedJudgment
-from jobs.models import JudgeTask
 from jobs.selectors import run_progress
 from jobs.services import judge_run_execute, judge_run_resume
+from lit2test.models import JudgeTask
 
 from .helpers import accepted, chat_requests, create_running, per_task
 
@@ -27,7 +27,7 @@ def quick_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_a_malformed_first_answer_is_retried_and_the_rejected_attempt_is_kept(imported, fake_llm) -> None:  # noqa: ANN001
     fake_llm.script(failures=[{"attempts": [1], "malformed": "not json"}])
-    run, _ = create_running(imported, fake_llm, pairs="sample:3")
+    run, _ = create_running(imported, fake_llm, select="sample:3")
 
     assert judge_run_execute(run_id=run.pk) == "completed"
 
@@ -44,7 +44,7 @@ def test_a_malformed_first_answer_is_retried_and_the_rejected_attempt_is_kept(im
 
 def test_an_answer_malformed_every_time_is_stored_invalid_after_three_calls(imported, fake_llm) -> None:  # noqa: ANN001
     fake_llm.script(failures=[{"attempts": "all", "malformed": "{broken"}])
-    run, _ = create_running(imported, fake_llm, pairs="sample:3")
+    run, _ = create_running(imported, fake_llm, select="sample:3")
 
     assert judge_run_execute(run_id=run.pk) == "completed"
 
@@ -63,14 +63,14 @@ def test_an_answer_malformed_every_time_is_stored_invalid_after_three_calls(impo
 
 def test_an_answer_missing_a_required_key_counts_as_malformed(imported, fake_llm) -> None:  # noqa: ANN001
     fake_llm.script(failures=[{"attempts": [1], "missing_key": "confidence"}])
-    run, _ = create_running(imported, fake_llm, pairs="sample:2")
+    run, _ = create_running(imported, fake_llm, select="sample:2")
     assert judge_run_execute(run_id=run.pk) == "completed"
     for j in OrderedJudgment.objects.filter(run=run):
         assert (j.status, j.attempt) == ("accepted", 2)
         assert j.errors == ["attempt 1: missing key 'confidence'"]
 
     fake_llm.script(failures=[{"attempts": "all", "missing_key": "confidence"}])
-    run, _ = create_running(imported, fake_llm, pairs="sample:2")
+    run, _ = create_running(imported, fake_llm, select="sample:2")
     assert judge_run_execute(run_id=run.pk) == "completed"
     assert sorted(per_task(fake_llm.log()).values()) == [3] * 4
     for j in OrderedJudgment.objects.filter(run=run):
@@ -81,7 +81,7 @@ def test_an_answer_missing_a_required_key_counts_as_malformed(imported, fake_llm
 
 def test_a_rate_limited_call_waits_as_told_and_is_retried(imported, fake_llm) -> None:  # noqa: ANN001
     fake_llm.script(failures=[{"attempts": [1, 2], "status": 429, "retry_after": 0.1}])
-    run, _ = create_running(imported, fake_llm, pairs="sample:3")
+    run, _ = create_running(imported, fake_llm, select="sample:3")
 
     assert judge_run_execute(run_id=run.pk) == "completed"
 
@@ -101,7 +101,7 @@ def test_a_rate_limited_call_waits_as_told_and_is_retried(imported, fake_llm) ->
 
 def test_a_server_error_on_the_first_call_is_retried(imported, fake_llm, quick_backoff) -> None:  # noqa: ANN001
     fake_llm.script(failures=[{"attempts": [1], "status": 500}])
-    run, _ = create_running(imported, fake_llm, pairs="sample:3")
+    run, _ = create_running(imported, fake_llm, select="sample:3")
 
     assert judge_run_execute(run_id=run.pk) == "completed"
 
@@ -118,7 +118,7 @@ def test_a_server_that_keeps_failing_fails_the_tasks_and_the_run_which_then_resu
 ) -> None:
     monkeypatch.setattr(jobs.engine, "MAX_TRANSIENT_RETRIES", 2)
     fake_llm.script(failures=[{"attempts": "all", "status": 500}])
-    run, _ = create_running(imported, fake_llm, pairs="sample:3")
+    run, _ = create_running(imported, fake_llm, select="sample:3")
 
     assert judge_run_execute(run_id=run.pk) == "failed"
 
@@ -142,7 +142,7 @@ def test_a_server_that_keeps_failing_fails_the_tasks_and_the_run_which_then_resu
 
 def test_a_client_error_is_not_retried(imported, fake_llm, quick_backoff) -> None:  # noqa: ANN001
     fake_llm.script(failures=[{"attempts": "all", "status": 400}])
-    run, _ = create_running(imported, fake_llm, pairs="sample:2")
+    run, _ = create_running(imported, fake_llm, select="sample:2")
 
     assert judge_run_execute(run_id=run.pk) == "failed"
 
@@ -153,7 +153,7 @@ def test_a_client_error_is_not_retried(imported, fake_llm, quick_backoff) -> Non
 
 def test_a_call_that_times_out_is_retried_and_the_next_answer_accepted(imported, fake_llm, quick_backoff) -> None:  # noqa: ANN001
     fake_llm.script(failures=[{"attempts": [1], "sleep": 2}])
-    run, _ = create_running(imported, fake_llm, pairs="sample:2", timeout=0.5, concurrency=4)
+    run, _ = create_running(imported, fake_llm, select="sample:2", timeout=0.5, concurrency=4)
 
     assert judge_run_execute(run_id=run.pk) == "completed"
 

@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import reverse
 
 from arena.models import JudgeRun
-from arena.release import release_import
+from lit2test.release import release_import
 from tests.arena import builders as b
 from tests.clients import client_for
 
@@ -42,7 +42,7 @@ def two_judges(tmp_path: Path) -> tuple[JudgeRun, JudgeRun]:
 
 def test_a_valid_request_answers_the_agreement_on_the_pairs_both_judged(two_judges, researcher) -> None:  # noqa: ANN001
     canonical, second = two_judges
-    response = client_for(researcher).get(reverse("jobs:api-run-agreement", args=[canonical.pk]), {"with": second.pk})
+    response = client_for(researcher).get(reverse("lit2test:api-run-agreement", args=[canonical.pk]), {"with": second.pk})
     assert response.status_code == 200, response.content
     doc = response.json()
     assert (doc["primary"]["id"], doc["secondary"]["id"]) == (canonical.pk, second.pk)
@@ -84,19 +84,19 @@ def test_a_valid_request_answers_the_agreement_on_the_pairs_both_judged(two_judg
 )
 def test_a_missing_or_bad_with_is_a_400_naming_it(two_judges, researcher, query: dict, named: str) -> None:  # noqa: ANN001
     canonical, _ = two_judges
-    response = client_for(researcher).get(reverse("jobs:api-run-agreement", args=[canonical.pk]), query)
+    response = client_for(researcher).get(reverse("lit2test:api-run-agreement", args=[canonical.pk]), query)
     assert response.status_code == 400 and named in response.json()
 
 
 def test_unknown_runs_are_404(two_judges, researcher) -> None:  # noqa: ANN001
     canonical, second = two_judges
     client = client_for(researcher)
-    assert client.get(reverse("jobs:api-run-agreement", args=[canonical.pk]), {"with": 999_999}).status_code == 404
-    assert client.get(reverse("jobs:api-run-agreement", args=[999_999]), {"with": second.pk}).status_code == 404
+    assert client.get(reverse("lit2test:api-run-agreement", args=[canonical.pk]), {"with": 999_999}).status_code == 404
+    assert client.get(reverse("lit2test:api-run-agreement", args=[999_999]), {"with": second.pk}).status_code == 404
 
 
 def test_the_agreement_api_is_researcher_only(two_judges, annotator) -> None:  # noqa: ANN001
     canonical, second = two_judges
-    url = reverse("jobs:api-run-agreement", args=[canonical.pk])
+    url = reverse("lit2test:api-run-agreement", args=[canonical.pk])
     assert client_for(annotator).get(url, {"with": second.pk}).status_code == 403
     assert Client().get(url, {"with": second.pk}).status_code == 403

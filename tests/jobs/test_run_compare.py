@@ -12,7 +12,7 @@ import pytest
 from django.urls import reverse
 
 from arena.models import JudgeRun, OrderedJudgment
-from arena.release import release_import
+from lit2test.release import release_import
 from tests.arena import builders as b
 
 pytestmark = pytest.mark.django_db
@@ -54,7 +54,7 @@ def text(content: bytes) -> str:
 
 def test_the_api_anchors_on_the_canonical_judge_whichever_run_comes_first(two_judges, rita_client) -> None:  # noqa: ANN001
     canonical, second = two_judges
-    url = "jobs:api-run-agreement"
+    url = "lit2test:api-run-agreement"
     one = rita_client.get(reverse(url, args=[canonical.pk]), {"with": second.pk}).json()
     other = rita_client.get(reverse(url, args=[second.pk]), {"with": canonical.pk}).json()
     for doc in (one, other):
@@ -82,7 +82,7 @@ def test_the_api_anchors_on_the_canonical_judge_whichever_run_comes_first(two_ju
 
 def test_the_disagreeing_pairs_come_with_both_runs_judgments(two_judges, rita_client) -> None:  # noqa: ANN001
     canonical, second = two_judges
-    doc = rita_client.get(reverse("jobs:api-run-agreement", args=[second.pk]), {"with": canonical.pk}).json()
+    doc = rita_client.get(reverse("lit2test:api-run-agreement", args=[second.pk]), {"with": canonical.pk}).json()
     (row,) = doc["ordered_agreement"]["disagreements"]
     assert (row["model_1"], row["model_2"], row["primary_winner"]) == ("Beta-2", "Gamma-3", "Beta-2")
     assert (row["secondary_original"], row["secondary_reverse"], row["agree"], row["verdicts"]) == ("Gamma-3", "Beta-2", 1, 2)
@@ -112,7 +112,7 @@ def test_a_judgment_link_opens_the_run_page_that_shows_it(release_dir: Path, tmp
     )
     release_import(directory=folder)
     canonical, second = JudgeRun.objects.get(is_canonical=True), JudgeRun.objects.get(judge_model="Judge-X")
-    response = rita_client.get(reverse("jobs:run-compare", args=[second.pk, canonical.pk]))
+    response = rita_client.get(reverse("lit2test:run-compare", args=[second.pk, canonical.pk]))
     links = re.findall(r'href="(/dashboard/runs/\d+/\?pair=[0-9a-f]+&amp;page=(\d+)#j(\d+))"', response.content.decode())
     assert len(links) == 4  # both orders of both runs
     assert max(int(page) for _, page, _ in links) > 1
@@ -127,7 +127,7 @@ def test_the_compare_page_shows_the_one_definition_with_its_ci_pairs_and_links(
 ) -> None:  # noqa: ANN001
     canonical, second = two_judges
     first, other = (canonical, second) if canonical_first else (second, canonical)
-    response = rita_client.get(reverse("jobs:run-compare", args=[first.pk, other.pk]))
+    response = rita_client.get(reverse("lit2test:run-compare", args=[first.pk, other.pk]))
     page, body = text(response.content), response.content.decode()
     assert f"{NAME} 3 / 4 = 0.750 [0.500, 1.000]" in page
     assert f"Primary judge: #{canonical.pk} {canonical.judge_model} (canonical judge)" in page
@@ -147,8 +147,8 @@ def test_the_compare_page_shows_the_one_definition_with_its_ci_pairs_and_links(
 
 def test_the_leaderboard_panel_shows_the_same_number_under_the_same_name(two_judges, rita_client) -> None:  # noqa: ANN001
     canonical, second = two_judges
-    page = text(rita_client.get(reverse("arena:leaderboard", args=[canonical.benchmark_id]), {"run": second.pk}).content)
-    compare = text(rita_client.get(reverse("jobs:run-compare", args=[second.pk, canonical.pk])).content)
+    page = text(rita_client.get(reverse("lit2test:leaderboard", args=[canonical.benchmark_id]), {"run": second.pk}).content)
+    compare = text(rita_client.get(reverse("lit2test:run-compare", args=[second.pk, canonical.pk])).content)
     figure = f"{NAME} 3 / 4 = 0.750 [0.500, 1.000]"
     assert figure in page and figure in compare
     assert "Case-folded agreement 2 / 3 = 0.667" in page and "Case-folded agreement 2 / 3 = 0.667" in compare
@@ -158,6 +158,6 @@ def test_the_compare_page_is_researcher_only_and_get_only(two_judges, rita_clien
     from tests.clients import client_for
 
     canonical, second = two_judges
-    url = reverse("jobs:run-compare", args=[canonical.pk, second.pk])
+    url = reverse("lit2test:run-compare", args=[canonical.pk, second.pk])
     assert client_for(annotator).get(url).status_code == 403
     assert rita_client.post(url).status_code == 405

@@ -13,9 +13,10 @@ from django.utils import timezone
 
 import jobs.engine
 from arena.models import JudgeRun, OrderedJudgment
-from jobs.models import JudgeTask, RunDriver
+from jobs.models import RunDriver
 from jobs.selectors import run_progress
 from jobs.services import JudgeRunRequest, judge_run_create, judge_run_execute
+from lit2test.models import JudgeTask
 from tests.clients import client_for
 
 from .helpers import create_running
@@ -27,7 +28,7 @@ def test_the_run_page_shows_prompts_and_answers_in_few_queries(
     imported, researcher, fake_llm, django_assert_max_num_queries
 ) -> None:  # noqa: ANN001
     run, _ = judge_run_create(
-        request=JudgeRunRequest(benchmark=imported, judge_model="J", base_url=fake_llm.base_url, pairs="sample:13")
+        request=JudgeRunRequest(benchmark=imported, judge_model="J", base_url=fake_llm.base_url, select="sample:13")
     )
     JudgeRun.objects.filter(pk=run.pk).update(status="running")
     assert judge_run_execute(run_id=run.pk) == "completed"
@@ -60,9 +61,9 @@ def test_counts_add_up_even_when_a_verdict_is_stored_before_its_task_is_read_as_
     """The page once read "8 done (9 accepted ...)": tasks and judgments were counted in two queries, and a batch
     stored between them counted in one and not the other. Accepted and invalid now count done tasks only."""
     fake_llm.script(failures=[{"attempts": "all", "malformed": "{broken"}])
-    run = _completed(imported, fake_llm, pairs="sample:1")  # 2 tasks, both done with an invalid verdict
+    run = _completed(imported, fake_llm, select="sample:1")  # 2 tasks, both done with an invalid verdict
     fake_llm.script()
-    run_ok, _ = create_running(imported, fake_llm, pairs="sample:4", label="second")
+    run_ok, _ = create_running(imported, fake_llm, select="sample:4", label="second")
     assert judge_run_execute(run_id=run_ok.pk) == "completed"  # 8 accepted
     # The state a reader meets halfway through a store: a task's verdict is in, its task still reads claimed.
     task = JudgeTask.objects.filter(run=run_ok).first()
@@ -80,7 +81,7 @@ def test_counts_add_up_even_when_a_verdict_is_stored_before_its_task_is_read_as_
 
 
 def test_a_paused_run_shows_no_eta_and_a_running_one_does(imported, fake_llm, researcher) -> None:  # noqa: ANN001
-    run = _completed(imported, fake_llm, pairs="sample:3")
+    run = _completed(imported, fake_llm, select="sample:3")
     JudgeTask.objects.filter(pk__in=list(JudgeTask.objects.filter(run=run).values_list("pk", flat=True)[:2])).update(
         status="pending"
     )
@@ -99,7 +100,7 @@ def test_a_paused_run_shows_no_eta_and_a_running_one_does(imported, fake_llm, re
 
 
 def test_after_a_cancel_the_progress_keeps_polling_while_calls_are_in_flight(imported, fake_llm, researcher) -> None:  # noqa: ANN001
-    run, _ = create_running(imported, fake_llm, pairs="sample:2")
+    run, _ = create_running(imported, fake_llm, select="sample:2")
     client = client_for(researcher)
     progress_url = reverse("jobs:run", args=[run.pk]) + "?part=progress"
     assert 'hx-trigger="every 2s"' in client.get(progress_url, **HTMX).content.decode()
@@ -126,7 +127,7 @@ def test_after_a_cancel_the_progress_keeps_polling_while_calls_are_in_flight(imp
 
 
 def test_cancel_asks_for_confirmation_without_javascript(imported, fake_llm, researcher) -> None:  # noqa: ANN001
-    run, _ = create_running(imported, fake_llm, pairs="sample:2")
+    run, _ = create_running(imported, fake_llm, select="sample:2")
     client = client_for(researcher)
     url = reverse("jobs:run-control", args=[run.pk, "cancel"])
 
@@ -152,7 +153,7 @@ def test_cancel_asks_for_confirmation_without_javascript(imported, fake_llm, res
 def test_each_judgment_shows_its_calls_and_the_last_http_error(imported, fake_llm, researcher, monkeypatch) -> None:  # noqa: ANN001
     monkeypatch.setattr(jobs.engine, "BACKOFF_BASE", 0.01)
     fake_llm.script(failures=[{"attempts": [1, 2], "status": 429, "retry_after": 0.01}])
-    run = _completed(imported, fake_llm, pairs="sample:2")
+    run = _completed(imported, fake_llm, select="sample:2")
 
     tasks = list(JudgeTask.objects.filter(run=run).values_list("calls", "failed_calls", "last_call_error"))
     assert tasks == [(3, 2, "HTTP 429")] * 4
@@ -166,7 +167,7 @@ def test_a_task_that_never_got_an_answer_keeps_its_failed_calls(imported, fake_l
     monkeypatch.setattr(jobs.engine, "BACKOFF_BASE", 0.01)
     monkeypatch.setattr(jobs.engine, "MAX_TRANSIENT_RETRIES", 1)
     fake_llm.script(failures=[{"attempts": "all", "status": 503}])
-    run, _ = create_running(imported, fake_llm, pairs="sample:1")
+    run, _ = create_running(imported, fake_llm, select="sample:1")
     assert judge_run_execute(run_id=run.pk) == "failed"
     assert set(JudgeTask.objects.filter(run=run).values_list("status", "calls", "failed_calls", "last_call_error")) == {
         ("failed", 2, 2, "HTTP 503")
@@ -230,7 +231,7 @@ def test_the_imported_release_run_is_labelled_imported_verdicts_not_a_replay(imp
             judge_model="Gemini-3.1-Pro-Preview",
             provider=JudgeRun.Provider.RECORDED,
             replay_of=run,
-            pairs="sample:2",
+            select="sample:2",
         )
     )
     page = client.get(reverse("jobs:run", args=[replay.pk])).content.decode()

@@ -21,14 +21,10 @@ from arena.models import JudgeRun
 from jobs.engine import Driver, DriverHooks, run_blocking
 from jobs.execution import runs_watchdog
 from jobs.limits import EndpointLimiter
-from jobs.models import GenerationRun, JudgeTask, RunDriver, RunEvent
-from jobs.services import (
-    JudgeRunRequest,
-    generation_run_create,
-    generation_run_execute,
-    judge_run_create,
-    judge_run_execute,
-)
+from jobs.models import RunDriver, RunEvent
+from jobs.services import JudgeRunRequest, judge_run_create, judge_run_execute
+from lit2test.generation import generation_run_create, generation_run_execute
+from lit2test.models import GenerationRun, JudgeTask
 
 from .helpers import JUDGE, accepted, chat_requests, create_running, per_task
 
@@ -48,7 +44,7 @@ def test_a_run_whose_worker_lacks_the_api_key_ends_failed_with_the_reason_on_its
     monkeypatch.setenv("X_API_KEY", "sk-launcher-only")  # the launching process has it ...
     run, _ = judge_run_create(
         request=JudgeRunRequest(
-            benchmark=imported, judge_model=JUDGE, base_url=fake_llm.base_url, api_key_env="X_API_KEY", pairs="sample:2"
+            benchmark=imported, judge_model=JUDGE, base_url=fake_llm.base_url, api_key_env="X_API_KEY", select="sample:2"
         )
     )
     JudgeRun.objects.filter(pk=run.pk).update(status="running")
@@ -87,7 +83,7 @@ def test_a_generation_run_whose_worker_lacks_the_api_key_ends_failed_with_the_re
 
 
 def test_the_watchdog_relaunches_a_running_run_whose_driver_died_and_the_work_is_done_once(imported, fake_llm) -> None:  # noqa: ANN001
-    run, _ = create_running(imported, fake_llm, pairs="sample:3")
+    run, _ = create_running(imported, fake_llm, select="sample:3")
     first, second, *_ = JudgeTask.objects.filter(run=run).order_by("id")
     # A driver that was killed: its row stopped being renewed a minute ago, its claims carry a long lease.
     RunDriver.objects.create(
@@ -115,7 +111,7 @@ def test_the_watchdog_relaunches_a_running_run_whose_driver_died_and_the_work_is
 
 
 def test_the_watchdog_leaves_a_run_with_a_live_driver_alone(imported, fake_llm) -> None:  # noqa: ANN001
-    run, _ = create_running(imported, fake_llm, pairs="sample:2")
+    run, _ = create_running(imported, fake_llm, select="sample:2")
     RunDriver.objects.create(kind="judge", run_id=run.pk, token="alive", worker="w", seen_at=timezone.now())
 
     assert runs_watchdog() == []
@@ -125,7 +121,7 @@ def test_the_watchdog_leaves_a_run_with_a_live_driver_alone(imported, fake_llm) 
 
 
 def test_the_watchdog_closes_a_running_run_whose_work_is_all_done(imported, fake_llm) -> None:  # noqa: ANN001
-    run, _ = create_running(imported, fake_llm, pairs="sample:2")
+    run, _ = create_running(imported, fake_llm, select="sample:2")
     assert judge_run_execute(run_id=run.pk) == "completed"
     # The last driver died between storing its last answer and closing the run.
     JudgeRun.objects.filter(pk=run.pk).update(status="running", finished_at=None)
@@ -138,7 +134,7 @@ def test_the_watchdog_closes_a_running_run_whose_work_is_all_done(imported, fake
 
 @override_settings(LIT2TEST_RELAUNCH_BACKOFF_SECONDS=60)
 def test_the_watchdog_gives_a_waiting_launch_time_and_then_launches_again(imported, fake_llm) -> None:  # noqa: ANN001
-    run, _ = create_running(imported, fake_llm, pairs="sample:2")
+    run, _ = create_running(imported, fake_llm, select="sample:2")
     RunEvent.objects.create(kind="judge", run_id=run.pk, code="launched", message="launched")  # no worker took it up yet
 
     assert runs_watchdog() == []
@@ -152,7 +148,7 @@ def test_the_watchdog_gives_a_waiting_launch_time_and_then_launches_again(import
 
 
 def test_a_launch_that_could_not_reach_the_broker_is_relaunched_at_the_next_round(imported, fake_llm) -> None:  # noqa: ANN001
-    run, _ = create_running(imported, fake_llm, pairs="sample:2")
+    run, _ = create_running(imported, fake_llm, select="sample:2")
     RunEvent.objects.create(kind="judge", run_id=run.pk, code="launched", message="launched")
     RunEvent.objects.create(kind="judge", run_id=run.pk, code="broker_unreachable", message="no broker")
 
@@ -163,7 +159,7 @@ def test_a_launch_that_could_not_reach_the_broker_is_relaunched_at_the_next_roun
 
 
 def test_the_run_page_says_when_nobody_works_on_a_running_run(imported, fake_llm, researcher) -> None:  # noqa: ANN001
-    run, _ = create_running(imported, fake_llm, pairs="sample:2")
+    run, _ = create_running(imported, fake_llm, select="sample:2")
     RunEvent.objects.create(kind="judge", run_id=run.pk, code="launched", message="launched")
     client = Client()
     client.force_login(researcher)
@@ -205,7 +201,7 @@ def test_the_slots_of_a_process_that_stopped_renewing_them_expire_and_live_ones_
 )
 def test_a_run_completes_while_the_shared_cache_is_unreachable(imported, fake_llm) -> None:  # noqa: ANN001
     # Port 9 (discard) has no Redis: every limiter call fails, as during a Redis restart.
-    run, _ = create_running(imported, fake_llm, pairs="sample:3", concurrency=2)
+    run, _ = create_running(imported, fake_llm, select="sample:3", concurrency=2)
 
     assert judge_run_execute(run_id=run.pk) == "completed"
 

@@ -6,8 +6,8 @@ import pytest
 
 from arena.models import JudgeRun, Proposal
 from jobs import services
-from jobs.models import JudgeTask
 from jobs.services import JudgeRunRequest, RunError, judge_run_create, judge_run_execute, judge_run_resume
+from lit2test.models import JudgeTask
 
 from .helpers import accepted, create_running
 
@@ -31,7 +31,7 @@ def test_a_participant_under_another_spelling_cannot_judge(imported, fake_llm, s
 
 def test_a_name_spelled_differently_is_redacted_before_the_judge_sees_it(imported, fake_llm) -> None:  # noqa: ANN001
     # Changed in place after import: the stored blind text no longer fits, so the proposal is redacted as it is read.
-    run, _ = create_running(imported, fake_llm, pairs="sample:1", orders=("original",))
+    run, _ = create_running(imported, fake_llm, select="sample:1", orders=("original",))
     pair = JudgeTask.objects.get(run=run).pair
     proposal = Proposal.objects.get(context=pair.context, participant=pair.participant_a)
     proposal.content = proposal.content | {"hypothesis": "As GPT-5.2 would put it, the effect doubles."}
@@ -53,7 +53,7 @@ def test_an_internal_error_fails_the_task_instead_of_stranding_the_run(imported,
         return real(text, **kwargs)
 
     monkeypatch.setattr(services, "parse_judge_answer", flaky)
-    run, _ = create_running(imported, fake_llm, pairs="sample:3", concurrency=1)
+    run, _ = create_running(imported, fake_llm, select="sample:3", concurrency=1)
     assert judge_run_execute(run_id=run.pk) == "failed"
     task = JudgeTask.objects.get(run=run, status="failed")
     assert "internal error: KeyError" in task.last_error

@@ -13,9 +13,10 @@ from django.db import connection
 from django.utils import timezone
 
 from arena.models import JudgeRun, OrderedJudgment
-from jobs.models import JudgeTask, RunDriver
+from jobs.models import RunDriver
 from jobs.selectors import run_progress
 from jobs.services import RunError, judge_run_cancel, judge_run_execute, judge_run_launch, judge_run_pause, judge_run_resume
+from lit2test.models import JudgeTask
 
 from .helpers import Background, accepted, chat_requests, create_running, max_in_flight, per_task, wait_until, while_driver_runs
 
@@ -31,7 +32,7 @@ def _statuses(run: JudgeRun) -> dict[str, int]:
 
 def test_slow_answers_are_awaited_concurrently(imported, fake_llm) -> None:  # noqa: ANN001
     fake_llm.script(latency=0.3)
-    run, _ = create_running(imported, fake_llm, pairs="sample:8", concurrency=8)
+    run, _ = create_running(imported, fake_llm, select="sample:8", concurrency=8)
 
     assert judge_run_execute(run_id=run.pk) == "completed"
 
@@ -43,7 +44,7 @@ def test_slow_answers_are_awaited_concurrently(imported, fake_llm) -> None:  # n
 
 def test_no_more_calls_are_in_flight_than_the_run_allows(imported, fake_llm) -> None:  # noqa: ANN001
     fake_llm.script(latency=0.2)
-    run, _ = create_running(imported, fake_llm, pairs="sample:4", concurrency=2)
+    run, _ = create_running(imported, fake_llm, select="sample:4", concurrency=2)
 
     assert judge_run_execute(run_id=run.pk) == "completed"
 
@@ -59,7 +60,7 @@ def test_two_drivers_on_one_run_share_the_work_without_doing_any_twice(imported,
             "locked' instead of waiting like a file database; this runs on PostgreSQL"
         )
     fake_llm.script(latency=0.2)
-    run, _ = create_running(imported, fake_llm, pairs="sample:10", concurrency=4)
+    run, _ = create_running(imported, fake_llm, select="sample:10", concurrency=4)
 
     drivers = [Background(lambda: judge_run_execute(run_id=run.pk)) for _ in range(2)]
     for driver in drivers:
@@ -77,7 +78,7 @@ def test_two_drivers_on_one_run_share_the_work_without_doing_any_twice(imported,
 
 
 def test_a_finished_run_delivered_again_calls_nobody(imported, fake_llm) -> None:  # noqa: ANN001
-    run, _ = create_running(imported, fake_llm, pairs="sample:5")
+    run, _ = create_running(imported, fake_llm, select="sample:5")
     assert judge_run_execute(run_id=run.pk) == "completed"
     assert len(chat_requests(fake_llm.log())) == 10
 
@@ -94,7 +95,7 @@ def test_a_late_answer_after_the_lease_ran_out_is_discarded_counted_and_the_work
     # A driver that missed its heartbeats (a frozen worker) lost its claims to another driver while its calls
     # were in flight: when its answers come back they must not be stored, but they were paid for and are counted.
     fake_llm.script(latency=1.0)
-    run, _ = create_running(imported, fake_llm, pairs="sample:2", concurrency=4)
+    run, _ = create_running(imported, fake_llm, select="sample:2", concurrency=4)
 
     first = Background(lambda: judge_run_execute(run_id=run.pk))
     first.start()
@@ -134,7 +135,7 @@ def test_a_task_kept_past_its_lease_by_its_own_driver_is_not_called_twice(import
     # One call at a time, 0.4 s each, while the driver keeps about two rounds claimed ahead with 0.5 s leases:
     # queued tasks outlive their lease before their turn comes.
     fake_llm.script(latency=0.4)
-    run, _ = create_running(imported, fake_llm, pairs="sample:3", concurrency=1, lease_seconds=0.5)
+    run, _ = create_running(imported, fake_llm, select="sample:3", concurrency=1, lease_seconds=0.5)
 
     assert judge_run_execute(run_id=run.pk) == "completed"
 
@@ -143,7 +144,7 @@ def test_a_task_kept_past_its_lease_by_its_own_driver_is_not_called_twice(import
 
 
 def test_claims_of_dead_drivers_are_taken_over_at_once_and_live_ones_are_waited_for(imported, fake_llm) -> None:  # noqa: ANN001
-    run, _ = create_running(imported, fake_llm, pairs="sample:4")
+    run, _ = create_running(imported, fake_llm, select="sample:4")
     expired, silent, alive, *_ = JudgeTask.objects.filter(run=run).order_by("id")
     now = timezone.now()
     RunDriver.objects.create(kind="judge", run_id=run.pk, token="silent-worker", worker="w1", seen_at=now - timedelta(minutes=5))
@@ -177,7 +178,7 @@ def test_claims_of_dead_drivers_are_taken_over_at_once_and_live_ones_are_waited_
 
 
 def test_a_resume_takes_back_the_claims_of_a_dead_driver_at_once(imported, fake_llm) -> None:  # noqa: ANN001
-    run, _ = create_running(imported, fake_llm, pairs="sample:3")
+    run, _ = create_running(imported, fake_llm, select="sample:3")
     tasks = list(JudgeTask.objects.filter(run=run).order_by("id"))
     now = timezone.now()
     RunDriver.objects.create(kind="judge", run_id=run.pk, token="killed", worker="w", seen_at=now - timedelta(minutes=1))
@@ -199,7 +200,7 @@ def test_a_resume_takes_back_the_claims_of_a_dead_driver_at_once(imported, fake_
 
 def test_a_paused_run_resumes_with_only_the_missing_work(imported, fake_llm) -> None:  # noqa: ANN001
     fake_llm.script(latency=0.2)
-    run, _ = create_running(imported, fake_llm, pairs="sample:10", concurrency=2)
+    run, _ = create_running(imported, fake_llm, select="sample:10", concurrency=2)
 
     driver = Background(lambda: judge_run_execute(run_id=run.pk))
     driver.start()
@@ -231,7 +232,7 @@ def test_a_paused_run_resumes_with_only_the_missing_work(imported, fake_llm) -> 
 
 
 def test_resuming_a_completed_run_leaves_it_as_it_was(imported, fake_llm) -> None:  # noqa: ANN001
-    run, _ = create_running(imported, fake_llm, pairs="sample:2")
+    run, _ = create_running(imported, fake_llm, select="sample:2")
     assert judge_run_execute(run_id=run.pk) == "completed"
     run.refresh_from_db()
     finished = run.finished_at
@@ -248,7 +249,7 @@ def test_resuming_a_completed_run_leaves_it_as_it_was(imported, fake_llm) -> Non
 
 def test_a_cancelled_run_stops_skips_its_pending_tasks_and_cannot_resume(imported, fake_llm) -> None:  # noqa: ANN001
     fake_llm.script(latency=0.2)
-    run, _ = create_running(imported, fake_llm, pairs="sample:10", concurrency=2)
+    run, _ = create_running(imported, fake_llm, select="sample:10", concurrency=2)
 
     driver = Background(lambda: judge_run_execute(run_id=run.pk))
     driver.start()
@@ -273,7 +274,7 @@ def test_a_cancelled_run_stops_skips_its_pending_tasks_and_cannot_resume(importe
 
 def test_no_task_of_a_cancelled_run_is_left_to_do(imported, fake_llm) -> None:  # noqa: ANN001
     fake_llm.script(latency=0.2)
-    run, _ = create_running(imported, fake_llm, pairs="sample:10", concurrency=2)
+    run, _ = create_running(imported, fake_llm, select="sample:10", concurrency=2)
 
     driver = Background(lambda: judge_run_execute(run_id=run.pk))
     driver.start()

@@ -10,13 +10,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from arena.models import Benchmark
+from reconstruction.importing import ReconstructionImportError, import_files, reconstruction_import
 from reconstruction.models import BibliographyFreeze, Hypothesis, MatchLabel, Reference, SeedPaper, TournamentRecord
-from reconstruction.services import (
-    ReconstructionError,
-    ReconstructionImportError,
-    import_files,
-    reconstruction_import,
-)
+from reconstruction.services import ReconstructionError
 
 from . import helpers as h
 

@@ -12,8 +12,8 @@ import pytest
 from django.urls import reverse
 
 from arena.models import Benchmark, JudgeRun
+from reconstruction.importing import import_files, reconstruction_import
 from reconstruction.models import ProposerRun, ProposerTask, SwissSelection, SwissTournament
-from reconstruction.services import import_files, reconstruction_import
 from tests.clients import client_for
 
 from . import helpers as h

@@ -10,14 +10,9 @@ from pathlib import Path
 import pytest
 
 from reconstruction import leakage
+from reconstruction.importing import import_files, reconstruction_import
 from reconstruction.models import BibliographyFreeze, Reference, SeedPaper
-from reconstruction.services import (
-    ReconstructionError,
-    bibliography_freeze,
-    import_files,
-    reconstruction_import,
-    render_bibliography,
-)
+from reconstruction.services import ReconstructionError, bibliography_freeze, render_bibliography
 
 from . import helpers as h
 

@@ -28,7 +28,7 @@ from django.urls import reverse
 
 from arena.models import Benchmark
 from reconstruction import demo
-from reconstruction.services import import_files, reconstruction_import
+from reconstruction.importing import import_files, reconstruction_import
 from tests.clients import client_for
 from tests.reconstruction.helpers import write
 

@@ -20,6 +20,7 @@ from arena.models import Benchmark, JudgeRun
 from arena.stats.swiss import swiss_tournament
 from jobs.elicitation import elicit_resume
 from jobs.services import JudgeRunRequest, RunError, judge_run_create, judge_run_launch, judge_run_resume
+from reconstruction.importing import reconstruction_import
 from reconstruction.judging import parse_match_answer, parse_swiss_answer, swiss_winner
 from reconstruction.models import (
     Hypothesis,
@@ -34,7 +35,6 @@ from reconstruction.models import (
     SwissVote,
 )
 from reconstruction.runs import KIND, answer_problems, proposer_run_create, proposer_run_launch
-from reconstruction.services import reconstruction_import
 from reconstruction.swiss import selection_advance, selection_create, tournament_seed
 
 from . import helpers as h
@@ -110,7 +110,7 @@ def match_rules(judge: str, matches: set[tuple[str, int]]) -> list[dict[str, Any
     ]
 
 
-def match_run(benchmark: Benchmark, fake: Any, judge: str, family: str, pairs: str = "all") -> JudgeRun:  # noqa: ANN401
+def match_run(benchmark: Benchmark, fake: Any, judge: str, family: str, select: str = "all") -> JudgeRun:  # noqa: ANN401
     run, _ = judge_run_create(
         request=JudgeRunRequest(
             benchmark=benchmark,
@@ -118,7 +118,7 @@ def match_run(benchmark: Benchmark, fake: Any, judge: str, family: str, pairs: s
             base_url=fake.base_url,
             task_kind="reconstruction_match",
             run_type="match",
-            pairs=pairs,
+            select=select,
             options={"judge_family": family},
             concurrency=4,
             timeout=5,
@@ -129,8 +129,8 @@ def match_run(benchmark: Benchmark, fake: Any, judge: str, family: str, pairs: s
     return run
 
 
-def test_a_full_reconstruction_cycle_against_the_scripted_endpoint(tmp_path: Path, fake_llm: Any) -> None:  # noqa: ANN401, PLR0915
-    benchmark = make_benchmark(tmp_path)
+def _s1_citations(benchmark: Benchmark) -> tuple[SeedPaper, list[str], str]:
+    """s1, two of its eligible anonymous ids to cite, and an id of s1 that exists but is not eligible."""
     s1 = SeedPaper.objects.get(benchmark=benchmark, external_id="s1")
     known = set(Reference.objects.filter(seed=s1, eligible=True).values_list("anon_id", flat=True))
     assert len(known) >= 3
@@ -140,10 +140,11 @@ def test_a_full_reconstruction_cycle_against_the_scripted_endpoint(tmp_path: Pat
         for i in range(1, 50)
         if f"R{i}" not in known and f"R{i}" in {r.anon_id for r in Reference.objects.filter(seed=s1)}
     )
+    return s1, cite, unknown
 
-    # 1. Proposers. Alpha first cites a reference that exists but was excluded (the same-day one, say): asked again
-    #    with the problem; Gamma first gives four hypotheses, then a duplicate, then five good ones (the last retry);
-    #    Epsilon gives four every time: invalid after three answers, nothing stored. Faults before every first call.
+
+def _script_proposers(fake_llm: Any, cite: list[str], unknown: str) -> None:  # noqa: ANN401
+    """Alpha cites an excluded id first; Gamma needs both retries; Epsilon gives four hypotheses every time."""
     fake_llm.script(
         failures=FAULTS,
         replies=[
@@ -165,6 +166,10 @@ def test_a_full_reconstruction_cycle_against_the_scripted_endpoint(tmp_path: Pat
             },
         ],
     )
+
+
+def _run_proposers(benchmark: Benchmark, fake_llm: Any) -> Any:  # noqa: ANN401
+    """The proposer run asks the four proposers about s1 only and completes."""
     run = proposer_run_create(
         benchmark=benchmark, base_url=fake_llm.base_url, proposers=list(PROPOSERS), families=PROPOSERS, timeout=5
     )
@@ -173,12 +178,21 @@ def test_a_full_reconstruction_cycle_against_the_scripted_endpoint(tmp_path: Pat
     proposer_run_launch(run=run)
     run.refresh_from_db()
     assert run.status == "completed"
+    return run
+
+
+def _check_stored_hypotheses(s1: SeedPaper, cite: list[str]) -> None:
+    """Alpha, Beta and Gamma each have their five hypotheses stored; Epsilon, never valid, has none."""
     for model in ("Alpha", "Beta", "Gamma"):
         rows = list(Hypothesis.objects.filter(seed=s1, participant__name=model).order_by("slot"))
         assert [(r.slot, r.title, r.cited, r.family) for r in rows] == [
             (k, f"{CODE[model]} idea {k}", sorted(cite, key=lambda c: (len(c), c)), PROPOSERS[model]) for k in range(1, 6)
         ]
     assert not Hypothesis.objects.filter(participant__name="Epsilon").exists()
+
+
+def _check_proposer_attempts(run: Any) -> None:  # noqa: ANN401
+    """Each task's attempts record the problems that caused its retries, and the injected faults were retried."""
     tasks = {t.participant.name: t for t in ProposerTask.objects.filter(run=run).select_related("participant")}
     assert [bool(a["problems"]) for a in tasks["Alpha"].attempts] == [True, False]
     assert tasks["Alpha"].attempts[0]["problems"][0]["code"] == "unknown_id"
@@ -186,6 +200,10 @@ def test_a_full_reconstruction_cycle_against_the_scripted_endpoint(tmp_path: Pat
     assert tasks["Epsilon"].status == "done" and tasks["Epsilon"].last_error.startswith("invalid: hypotheses: has 4 entries")
     assert len(tasks["Epsilon"].attempts) == 3
     assert sum(t.failed_calls for t in tasks.values()) >= 2  # the injected 500s and 429s were met, recorded and retried through
+
+
+def _check_proposer_prompts(benchmark: Benchmark, fake_llm: Any, unknown: str) -> None:  # noqa: ANN401
+    """One prompt per answer; no prompt gives away the seed, a DOI/URL, an original id or a proposer's name."""
     proposer_prompts = texts(fake_llm.log())
     asked = {(entry.get("model"), text) for entry in fake_llm.log() for text in texts([entry])}
     assert len(asked) == 2 + 1 + 3 + 3  # per proposer, one prompt per answer (the log also holds the failed calls)
@@ -199,12 +217,18 @@ def test_a_full_reconstruction_cycle_against_the_scripted_endpoint(tmp_path: Pat
     retry = next(text for model, text in asked if model == "Alpha" and "could not be used" in text)
     assert unknown in retry and "not in this bibliography" in retry
 
-    # 2. Match judging with recusal: J-alpha (family alpha) never gets Alpha's hypotheses; they are recorded recused.
-    matched = {("Alpha", 1), ("Alpha", 2), ("Gamma", 1)}
+
+def _run_match_judges(benchmark: Benchmark, fake_llm: Any, matched: set[tuple[str, int]]) -> JudgeRun:  # noqa: ANN401
+    """J-alpha and J-delta match-judge every hypothesis (faults injected); returns J-alpha's run."""
     fake_llm.script(failures=FAULTS, replies=match_rules("J-alpha", matched) + match_rules("J-delta", matched | {("Beta", 3)}))
     ja = match_run(benchmark, fake_llm, "J-alpha", "alpha")
     jd = match_run(benchmark, fake_llm, "J-delta", "delta")
     assert ja.status == jd.status == "completed"
+    return ja
+
+
+def _check_recusal(ja: JudgeRun, fake_llm: Any) -> None:  # noqa: ANN401
+    """J-alpha never saw Alpha's hypotheses (recorded as recused); match judges read the seed but no proposer name."""
     judged_by_alpha = {
         (j.hypothesis.participant.name, j.hypothesis.slot)
         for j in MatchJudgment.objects.filter(run=ja).select_related("hypothesis__participant")
@@ -217,8 +241,9 @@ def test_a_full_reconstruction_cycle_against_the_scripted_endpoint(tmp_path: Pat
         assert h.SEED_TITLE in prompt  # a match judge reads the held-out seed ...
         assert not any(name in prompt for name in PROPOSERS)  # ... but never who proposed the hypothesis
 
-    # 3. Swiss selection among Alpha, Beta, Gamma (n = 3: two rounds, a bye each round) by J-alpha and J-delta. The first
-    #    round's J-delta run fails (the endpoint errors throughout for it): the selection waits; resumed, it goes on.
+
+def _create_swiss_selection(benchmark: Benchmark, fake_llm: Any) -> SwissSelection:  # noqa: ANN401
+    """The selection is created with J-delta failing throughout, so it waits in round 1."""
     fake_llm.script(
         failures=[{"model": "J-delta", "status": 500, "retry_after": 0.01}],
         replies=swiss_rules("J-alpha") + swiss_rules("J-delta"),
@@ -233,16 +258,66 @@ def test_a_full_reconstruction_cycle_against_the_scripted_endpoint(tmp_path: Pat
         judges=[{"model": "J-alpha", "family": "alpha"}, {"model": "J-delta", "family": "delta"}],
     )
     assert selection.status == SwissSelection.Status.WAITING and selection.round == 1
+    return selection
+
+
+def _check_first_round_waits(benchmark: Benchmark, selection: SwissSelection) -> dict[str, JudgeRun]:
+    """Round 1's J-delta run failed: no round 2 yet, and the status command says why; returns round 1's runs."""
     round_1 = {r.judge_model: r for r in JudgeRun.objects.filter(subjects="reconstruction_swiss", parameters__options__round=1)}
     assert {m: r.status for m, r in round_1.items()} == {"J-alpha": "completed", "J-delta": "failed"}
     assert not SwissMatch.objects.filter(round=2).exists()  # the next round waits for every run of this one
     with pytest.raises(CommandError, match=f"waits: round run.s. {round_1['J-delta'].pk} ended"):
         call_command("reconstruction_swiss", str(benchmark.pk), "--status", str(selection.pk), stdout=io.StringIO())
+    return round_1
+
+
+def _resume_first_round(fake_llm: Any, selection: SwissSelection, round_1: dict[str, JudgeRun]) -> None:  # noqa: ANN401
+    """Resuming the failed run (endpoint healthy again) lets the selection complete; advancing again does nothing."""
     fake_llm.script(failures=FAULTS, replies=swiss_rules("J-alpha") + swiss_rules("J-delta"))
     judge_run_resume(run=round_1["J-delta"])
     selection.refresh_from_db()
     assert selection.status == SwissSelection.Status.COMPLETED
     assert selection_advance(selection_id=selection.pk) == "completed"  # idempotent: nothing more happens
+
+
+def _check_swiss_pairings(matches: list[SwissMatch]) -> None:
+    """Two rounds, one bye per round to two different candidates, and no rematch."""
+    assert sum(m.b_id is None for m in matches) == 2  # one bye per round, to two different candidates
+    assert len({m.a_id for m in matches if m.b_id is None}) == 2
+    pairs = [frozenset((m.a_id, m.b_id)) for m in matches if m.b_id]
+    assert len(pairs) == len(set(pairs)) == 2  # no rematch
+
+
+def _check_swiss_votes(matches: list[SwissMatch], name_of: dict[int, str], family_of: dict[int, str]) -> None:
+    """Every played match has both orders from each non-recused judge, all for the stronger proposer."""
+    for m in matches:
+        if m.b_id is None:
+            continue
+        votes = list(SwissVote.objects.filter(match=m, status="accepted"))
+        judges = {"J-alpha", "J-delta"} - ({"J-alpha"} if "alpha" in (family_of[m.a_id], family_of[m.b_id]) else set())
+        assert {(v.judge, v.order) for v in votes} == {(j, o) for j in judges for o in ("original", "reverse")}
+        stronger = max((m.a_id, m.b_id), key=lambda c: STRENGTH[name_of[c]])
+        assert {("a" if stronger == m.a_id else "b")} == {v.winner for v in votes}
+
+
+def _check_against_pure_tournament(
+    selection: SwissSelection, t: SwissTournament, name_of: dict[int, str], family_of: dict[int, str]
+) -> None:
+    """The pure tournament, played with the same judges' votes, crowns the same champion with the same standings."""
+
+    def judge_match(a: int, b: int) -> tuple[float, float]:
+        n = 2 * (1 if "alpha" in (family_of[a], family_of[b]) else 2)
+        return (float(n), 0.0) if STRENGTH[name_of[a]] > STRENGTH[name_of[b]] else (0.0, float(n))
+
+    pure = swiss_tournament(t.candidates, judge_match, seed=tournament_seed(selection, t))
+    assert t.champion_id == pure["champion"]
+    assert [(r["candidate"], r["points"]) for r in t.standings] == [(r["candidate"], r["points"]) for r in pure["standings"]]
+    champion = Hypothesis.objects.get(participant__name="Swiss-ABG", seed=t.seed_paper, slot=t.slot)
+    assert champion.origin_id == t.champion_id and champion.family == family_of[t.champion_id]
+
+
+def _check_tournaments(selection: SwissSelection) -> None:
+    """One tournament per slot, each with sound pairings, votes and a champion stored as the selection's hypothesis."""
     tournaments = list(SwissTournament.objects.filter(selection=selection).select_related("seed_paper"))
     assert len(tournaments) == 5
     name_of = {h_.pk: h_.participant.name for h_ in Hypothesis.objects.select_related("participant")}
@@ -250,37 +325,27 @@ def test_a_full_reconstruction_cycle_against_the_scripted_endpoint(tmp_path: Pat
     for t in tournaments:
         matches = list(SwissMatch.objects.filter(tournament=t))
         assert t.rounds == 2 and {m.round for m in matches} == {1, 2}
-        assert sum(m.b_id is None for m in matches) == 2  # one bye per round, to two different candidates
-        assert len({m.a_id for m in matches if m.b_id is None}) == 2
-        pairs = [frozenset((m.a_id, m.b_id)) for m in matches if m.b_id]
-        assert len(pairs) == len(set(pairs)) == 2  # no rematch
-        for m in matches:
-            if m.b_id is None:
-                continue
-            votes = list(SwissVote.objects.filter(match=m, status="accepted"))
-            judges = {"J-alpha", "J-delta"} - ({"J-alpha"} if "alpha" in (family_of[m.a_id], family_of[m.b_id]) else set())
-            assert {(v.judge, v.order) for v in votes} == {(j, o) for j in judges for o in ("original", "reverse")}
-            stronger = max((m.a_id, m.b_id), key=lambda c: STRENGTH[name_of[c]])
-            assert {("a" if stronger == m.a_id else "b")} == {v.winner for v in votes}
+        _check_swiss_pairings(matches)
+        _check_swiss_votes(matches, name_of, family_of)
+        _check_against_pure_tournament(selection, t, name_of, family_of)
 
-        # The pure tournament, played with the same judges' votes, crowns the same champion with the same standings.
-        def judge_match(a: int, b: int) -> tuple[float, float]:
-            n = 2 * (1 if "alpha" in (family_of[a], family_of[b]) else 2)
-            return (float(n), 0.0) if STRENGTH[name_of[a]] > STRENGTH[name_of[b]] else (0.0, float(n))
 
-        pure = swiss_tournament(t.candidates, judge_match, seed=tournament_seed(selection, t))
-        assert t.champion_id == pure["champion"]
-        assert [(r["candidate"], r["points"]) for r in t.standings] == [(r["candidate"], r["points"]) for r in pure["standings"]]
-        champion = Hypothesis.objects.get(participant__name="Swiss-ABG", seed=t.seed_paper, slot=t.slot)
-        assert champion.origin_id == t.champion_id and champion.family == family_of[t.champion_id]
+def _check_swiss_prompts(fake_llm: Any) -> None:  # noqa: ANN401
+    """Swiss judges never read the seed or a proposer's name."""
     swiss_prompts = texts(fake_llm.log())
     assert swiss_prompts and not any(h.SEED_TITLE in p or h.SEED_ABSTRACT[:60] in p for p in swiss_prompts)
     assert not any(name in p for p in swiss_prompts for name in PROPOSERS)
 
-    # 4. The champions are match-judged like any proposer's five (J-delta), and the report carries the selection system.
+
+def _match_judge_champions(benchmark: Benchmark, fake_llm: Any, matched: set[tuple[str, int]]) -> None:  # noqa: ANN401
+    """J-delta match-judges the selection's champions like any proposer's five."""
     fake_llm.script(replies=match_rules("J-delta", matched))
-    champs = match_run(benchmark, fake_llm, "J-delta", "delta", pairs="system:Swiss-ABG")
+    champs = match_run(benchmark, fake_llm, "J-delta", "delta", select="system:Swiss-ABG")
     assert champs.status == "completed"
+
+
+def _check_report(benchmark: Benchmark) -> None:
+    """The report carries the selection system, counts Epsilon's excluded case, and Alpha's match rate is J-delta's."""
     out = io.StringIO()
     call_command("reconstruction_report", str(benchmark.pk), "--json", "--replicates", "200", stdout=out)
     report = json.loads(out.getvalue())
@@ -289,6 +354,37 @@ def test_a_full_reconstruction_cycle_against_the_scripted_endpoint(tmp_path: Pat
     # With J-alpha recused on Alpha's hypotheses, Alpha's labels are J-delta's alone: slots 1 and 2 match of 5.
     alpha = next(r for r in report["rates"] if r["system"] == "Alpha" and r["domain"] == "all")
     assert alpha["match_rate"] == pytest.approx(2 / 5)
+
+
+def test_a_full_reconstruction_cycle_against_the_scripted_endpoint(tmp_path: Path, fake_llm: Any) -> None:  # noqa: ANN401
+    benchmark = make_benchmark(tmp_path)
+    s1, cite, unknown = _s1_citations(benchmark)
+
+    # 1. Proposers. Alpha first cites a reference that exists but was excluded (the same-day one, say): asked again
+    #    with the problem; Gamma first gives four hypotheses, then a duplicate, then five good ones (the last retry);
+    #    Epsilon gives four every time: invalid after three answers, nothing stored. Faults before every first call.
+    _script_proposers(fake_llm, cite, unknown)
+    run = _run_proposers(benchmark, fake_llm)
+    _check_stored_hypotheses(s1, cite)
+    _check_proposer_attempts(run)
+    _check_proposer_prompts(benchmark, fake_llm, unknown)
+
+    # 2. Match judging with recusal: J-alpha (family alpha) never gets Alpha's hypotheses; they are recorded recused.
+    matched = {("Alpha", 1), ("Alpha", 2), ("Gamma", 1)}
+    ja = _run_match_judges(benchmark, fake_llm, matched)
+    _check_recusal(ja, fake_llm)
+
+    # 3. Swiss selection among Alpha, Beta, Gamma (n = 3: two rounds, a bye each round) by J-alpha and J-delta. The first
+    #    round's J-delta run fails (the endpoint errors throughout for it): the selection waits; resumed, it goes on.
+    selection = _create_swiss_selection(benchmark, fake_llm)
+    round_1 = _check_first_round_waits(benchmark, selection)
+    _resume_first_round(fake_llm, selection, round_1)
+    _check_tournaments(selection)
+    _check_swiss_prompts(fake_llm)
+
+    # 4. The champions are match-judged like any proposer's five (J-delta), and the report carries the selection system.
+    _match_judge_champions(benchmark, fake_llm, matched)
+    _check_report(benchmark)
 
 
 def test_proposer_answers_are_checked_strictly() -> None:

@@ -232,7 +232,7 @@ def test_reliability_matrix() -> None:
 def test_tie_free_replicates_are_fitted_together_as_fit_btd_fits_them_one_by_one():
     """Replicates without a tie (ν = 0: plain Bradley–Terry) are fitted in one batch, not one by one; each must
     still equal fit_btd's own fit of that replicate — connected ones and fully separated (diverged) ones alike."""
-    from arena.stats.btd import _pairs_to_matrices, fit_btd_pairs
+    from arena.stats.btd import fit_btd_pairs, pairs_to_matrices
 
     rng = np.random.default_rng(7)
     k = 4
@@ -245,7 +245,7 @@ def test_tie_free_replicates_are_fitted_together_as_fit_btd_fits_them_one_by_one
     assert batch.fallback.all() and (batch.nu == 0).all()
     assert batch.diverged[:4].all()
     for i in range(12):
-        w_m, t_m = _pairs_to_matrices(w_lo[i : i + 1], w_hi[i : i + 1], ties[i : i + 1], k)
+        w_m, t_m = pairs_to_matrices(w_lo[i : i + 1], w_hi[i : i + 1], ties[i : i + 1], k)
         one = fit_btd(w_m[0], t_m[0])
         assert one.nu == 0.0
         assert bool(batch.diverged[i]) == one.diverged

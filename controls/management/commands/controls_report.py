@@ -13,12 +13,12 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena import formatting as f
-from arena.management.commands.leaderboard import table
+from arena.formatting import table
 from arena.models import Benchmark, JudgeRun
+from arena.schemas import JUDGE_DIMENSIONS as DIMENSIONS
 from arena.selectors import benchmark_resolve
 from arena.stats.controls import TARGETS
 from controls.reports import DEFAULT_REPLICATES, ControlReportError, controls_report, controls_run_default, controls_run_missing
-from jobs.prompts import DIMENSIONS
 
 
 class Command(BaseCommand):

@@ -6,7 +6,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena.selectors import benchmark_resolve
-from controls.services import ControlImportError, controls_import
+from controls.import_export import ControlImportError, controls_import
 
 
 class Command(BaseCommand):

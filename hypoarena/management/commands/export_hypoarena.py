@@ -6,7 +6,8 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena.selectors import benchmark_resolve
-from hypoarena.services import HypoArenaError, hypoarena_export
+from hypoarena.exporting import hypoarena_export
+from hypoarena.services import HypoArenaError
 
 
 class Command(BaseCommand):

@@ -6,8 +6,8 @@ from typing import Any
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from arena.models import Benchmark
 from arena.selectors import LEADERBOARD_REPLICATES, LEADERBOARD_SEED, benchmark_resolve
+from hypoarena.models import PROTOCOL
 from hypoarena.reports import ReportError, agreement_runs_pick, hypoarena_agreement_report
 
 
@@ -52,7 +52,7 @@ class Command(BaseCommand):
             chosen = benchmark_resolve(reference=benchmark)
         except ObjectDoesNotExist as exc:
             raise CommandError(str(exc)) from None
-        if chosen.protocol != Benchmark.Protocol.HYPOARENA:
+        if chosen.protocol != PROTOCOL:
             raise CommandError(
                 f"{chosen} is a {chosen.get_protocol_display()} benchmark; two of its runs are compared on their run page "
                 "(/dashboard/runs/<id>/compare/<other>/)"

@@ -8,13 +8,12 @@ from django import forms
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from arena.models import Benchmark
 from arena.selectors import benchmark_resolve
 from hypoarena.generation import DEFAULT_K, KIND, generation_run_create, generation_run_launch
-from hypoarena.models import GenerationRun
+from hypoarena.models import PROTOCOL, GenerationRun
 from jobs.elicitation import elicit_progress
-from jobs.forms import GenerationRunForm, JudgeRunForm, argument_type
-from jobs.management.commands._progress import wait_with_bar
+from jobs.forms import ElicitRunFields, JudgeRunForm, argument_type
+from jobs.progress_bar import wait_with_bar
 from jobs.services import RunError
 
 # K's bounds are the service's (generation_run_create refuses anything else); checked here first so that a bad
@@ -41,7 +40,7 @@ class Command(BaseCommand):
         parser.add_argument("--cases", default="all", help="all | domain:NAME")
         # Numbers are checked by form fields: the generation form's, the judge form's for the rate-free timeout, and
         # K's own bounds; a bad value is refused in the form's words.
-        gen, judge = GenerationRunForm.base_fields, JudgeRunForm.base_fields
+        gen, judge = ElicitRunFields.base_fields, JudgeRunForm.base_fields
         parser.add_argument(
             "--k", type=argument_type(K_FIELD), default=DEFAULT_K, help=f"pairs per submission, 1 to 20 (default {DEFAULT_K})"
         )
@@ -56,7 +55,7 @@ class Command(BaseCommand):
             benchmark = benchmark_resolve(reference=str(o["benchmark"]))
         except ObjectDoesNotExist as exc:
             raise CommandError(str(exc)) from None
-        if benchmark.protocol != Benchmark.Protocol.HYPOARENA:
+        if benchmark.protocol != PROTOCOL:
             raise CommandError(
                 f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a HypoArena one; "
                 "elicit its proposals with run_generation"

@@ -5,7 +5,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena.protocol_reports import name_and_version
-from hypoarena.services import FILES, HypoArenaError, HypoArenaImportError, hypoarena_import, import_files
+from hypoarena.importing import FILES, HypoArenaImportError, hypoarena_import, import_files
+from hypoarena.services import HypoArenaError
 
 
 class Command(BaseCommand):

@@ -6,7 +6,8 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena.selectors import benchmark_resolve
-from intrinsic.services import IntrinsicError, intrinsic_export
+from intrinsic.exporting import intrinsic_export
+from intrinsic.importing import IntrinsicError
 
 
 class Command(BaseCommand):

@@ -3,7 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from arena.protocol_reports import ProtocolImportCommand
-from intrinsic.services import FILES, ImportSummary, IntrinsicError, IntrinsicImportError, import_files, intrinsic_import
+from intrinsic.importing import FILES, ImportSummary, IntrinsicError, IntrinsicImportError, import_files, intrinsic_import
 
 
 class Command(ProtocolImportCommand):

@@ -7,6 +7,7 @@ from typing import Any
 from arena.models import Benchmark
 from arena.protocol_reports import ProtocolReportCommand
 from arena.protocol_reports import text_table as _table
+from intrinsic.models import PROTOCOL
 from intrinsic.reports import REPORT_REPLICATES, REPORT_SEED, ReportError, benchmark_intrinsic_report
 
 
@@ -29,7 +30,7 @@ class Command(ProtocolReportCommand):
         "agreement per criterion and the gold-rank distributions."
     )
 
-    protocol = Benchmark.Protocol.INTRINSIC
+    protocol = PROTOCOL
     import_command = "import_intrinsic"
     replicates_default, seed_default, error = REPORT_REPLICATES, REPORT_SEED, ReportError
 

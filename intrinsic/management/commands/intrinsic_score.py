@@ -11,7 +11,7 @@ from intrinsic.endpoint import CRITERIA, MODE_GIVES
 from intrinsic.models import IntrinsicScoringRun
 from intrinsic.scoring import scoring_progress, scoring_run_create, scoring_run_launch, scoring_run_resume
 from jobs.forms import JudgeRunForm, argument_type
-from jobs.management.commands._progress import wait_with_bar
+from jobs.progress_bar import wait_with_bar
 from jobs.services import RunError
 
 

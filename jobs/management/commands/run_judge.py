@@ -6,13 +6,13 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena.models import Benchmark, JudgeRun
+from arena.protocols import all_run_options, all_run_types, protocols, selection_options
 from arena.selectors import benchmark_resolve
-from jobs.forms import JudgeRunForm, argument_type
+from jobs.forms import JudgeRunForm, argument_type, run_types_help, selection_help
+from jobs.progress_bar import wait_with_bar
 from jobs.selectors import run_progress
 from jobs.services import ORDERS, JudgeRunRequest, RunError, judge_run_create, judge_run_launch
-from jobs.subjects import subjects_of
-
-from ._progress import wait_with_bar
+from jobs.subjects import subjects_all, subjects_named, subjects_of
 
 
 def _orders(raw: str) -> tuple[str, ...]:
@@ -25,25 +25,23 @@ def _orders(raw: str) -> tuple[str, ...]:
 
 
 def _kind_and_type(benchmark: Benchmark, task_kind: str | None, run_type: str | None) -> tuple[str | None, str]:
-    """The task kind and run type a run gets when the command does not name them: a HypoArena benchmark's runs judge its
-    matches (``arena``) or score its submissions (``--run-type rubric``); a Lit2Test benchmark's judge its pairs or, with
-    ``--pairs controls``, its controls (the service decides that from ``pairs``); an Intrinsic benchmark's rank its
-    papers' candidates (``listwise``). An explicit kind on a benchmark of
-    the other protocol is passed on: the service refuses it, saying why."""
-    if task_kind is None and benchmark.protocol == Benchmark.Protocol.HYPOARENA:
-        task_kind = JudgeRun.Subjects.HYPOARENA_RUBRIC if run_type == "rubric" else JudgeRun.Subjects.HYPOARENA
-    if task_kind is None and benchmark.protocol == Benchmark.Protocol.RECONSTRUCTION:
-        task_kind = JudgeRun.Subjects.RECONSTRUCTION_MATCH
-    if task_kind is None and benchmark.protocol == Benchmark.Protocol.INTRINSIC:
-        task_kind = JudgeRun.Subjects.INTRINSIC_LISTWISE
+    """The task kind and run type a run gets when the command does not name them (the protocol registry says).
+
+    No run type: the task kind's own (the first of its prompts), else the benchmark protocol's first. A run type the
+    benchmark's protocol does not have: that protocol's first kind, whose check then refuses the run type and names
+    the protocol's own. Otherwise the task kind is left to the request (``JudgeRunRequest.subjects``), which routes a
+    selection such as ``controls`` to the app that judges it."""
+    spec = protocols.get(benchmark.protocol)
     if run_type is None:
-        run_type = {
-            JudgeRun.Subjects.HYPOARENA: "arena",
-            JudgeRun.Subjects.HYPOARENA_RUBRIC: "rubric",
-            JudgeRun.Subjects.RECONSTRUCTION_MATCH: "match",
-            JudgeRun.Subjects.RECONSTRUCTION_SWISS: "swiss",
-            JudgeRun.Subjects.INTRINSIC_LISTWISE: "listwise",
-        }.get(task_kind or "", "holistic")
+        named = subjects_named(task_kind) if task_kind else None
+        if named is not None:
+            run_type = next(iter(named.default_prompts))
+        elif spec is not None and spec.run_types:
+            run_type = spec.run_types[0].name
+        else:
+            run_type = next((t.name for t in all_run_types()), "holistic")
+    if task_kind is None and spec is not None and spec.run_types and spec.run_type(run_type) is None:
+        task_kind = spec.run_types[0].task_kind
     return task_kind, run_type
 
 
@@ -56,40 +54,36 @@ class Command(BaseCommand):
         parser.add_argument("--base-url", default="", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8001/v1")
         parser.add_argument("--api-key-env", default=None, help="environment variable holding the API key")
         parser.add_argument("--replay-of", type=int, default=None, help="replay a stored run instead of calling an endpoint")
+        aliases = selection_options()
         parser.add_argument(
-            "--pairs",
+            "--select",
+            *aliases,
+            dest="select",
             default="all",
-            help="all | batch:NAME | sample:N | controls | controls:KIND,KIND (the approved diagnostic control variants, each "
-            "against its clean source; their verdicts go to controls_report, never to a leaderboard); on a HypoArena "
-            "benchmark: all | domain:NAME | sample:N (matches, or submissions for a rubric run); on a Reconstruction "
-            "benchmark: all | domain:NAME | system:NAME | sample:N (hypotheses to match-judge); on an Intrinsic benchmark: "
-            "all | discipline:NAME | sample:N (papers to rank)",
+            help=f"which subjects the run judges{f' ({" or ".join(aliases)}: the same option)' if aliases else ''}: "
+            + selection_help(),
         )
         parser.add_argument(
             "--orders",
             type=_orders,
             default=ORDERS,
             metavar="{original,reverse}[,...]",
-            help="the presentation orders to judge each pair in: original (A as the benchmark orients it), reverse "
+            help="the presentation orders to judge each subject in: original (A as the benchmark orients it), reverse "
             "(A and B swapped) or both, comma-separated (default: original,reverse)",
         )
         parser.add_argument(
             "--run-type",
             default=None,
-            choices=["holistic", "structured", "arena", "rubric", "match", "listwise"],
-            help="holistic (default) or structured for a Lit2Test benchmark; arena (default) or rubric for a HypoArena one; "
-            "match for a Reconstruction one; listwise for an Intrinsic one",
+            choices=[t.name for t in all_run_types()],
+            help=run_types_help() + " (default: the benchmark protocol's first)",
         )
-        parser.add_argument(
-            "--judge-family",
-            default="",
-            help="the judge's model family (Reconstruction match runs: the judge recuses on hypotheses of its own family)",
-        )
+        for option in all_run_options():
+            parser.add_argument("--" + option.name.replace("_", "-"), dest=option.name, default="", help=option.help)
         parser.add_argument(
             "--task-kind",
             default=None,
-            choices=JudgeRun.Subjects.values,
-            help="what the run judges (default: from the benchmark's protocol, --run-type and --pairs)",
+            choices=[k.name for k in subjects_all()],
+            help="what the run judges (default: from the benchmark's protocol, --run-type and --select)",
         )
         parser.add_argument("--prompt-version", default=None)
         # Numbers are checked by the run form's own fields: the command accepts exactly what the dashboard does.
@@ -116,7 +110,7 @@ class Command(BaseCommand):
             "--seed",
             type=int,
             default=0,
-            help="seed of the random draw for --pairs sample:N (default: 0; the same seed draws the same pairs)",
+            help="seed of the random draw for --select sample:N (default: 0; the same seed draws the same subjects)",
         )
         parser.add_argument("--wait", action="store_true", help="show progress and exit when the run ends")
 
@@ -141,7 +135,7 @@ class Command(BaseCommand):
             api_key_env=o["api_key_env"],
             run_type=run_type,
             prompt_version=o["prompt_version"],  # type: ignore[arg-type]
-            pairs=str(o["pairs"]),
+            select=str(o["select"]),
             orders=o["orders"],
             concurrency=int(o["concurrency"]),  # type: ignore[arg-type, call-overload]
             rate_per_second=o["rate"],
@@ -153,7 +147,9 @@ class Command(BaseCommand):
             seed=int(o["seed"]),  # type: ignore[arg-type, call-overload]
             price_per_1k_prompt=o["price_per_1k_prompt"],
             price_per_1k_completion=o["price_per_1k_completion"],  # type: ignore[arg-type]
-            options={"judge_family": str(o["judge_family"])} if o["judge_family"] else {},
+            options={
+                name: str(o[name]).strip() for name in (x.name for x in all_run_options()) if str(o.get(name) or "").strip()
+            },
         )
         try:
             run, skipped = judge_run_create(request=request)
@@ -161,10 +157,11 @@ class Command(BaseCommand):
         except RunError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"run: {run.pk}")
-        total = subjects_of(run).task_model.objects.filter(run=run).count()
+        kind = subjects_of(run)
+        total = kind.task_model.objects.filter(run=run).count()
         self.stdout.write(
-            f"{total} {'ordered tasks' if subjects_of(run).ordered else 'tasks'}"
-            + (f"; {skipped} pairs skipped: their proposals have no text" if skipped else "")
+            f"{total} {'ordered tasks' if kind.ordered else 'tasks'}"
+            + (f"; {skipped} {kind.skipped_note}" if skipped else "")
             + (" (replay of stored judgments)" if replay else "")
         )
         if not o["wait"]:

@@ -5,7 +5,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena.models import Benchmark
-from reconstruction.services import ReconstructionError, reconstruction_export
+from reconstruction.exporting import reconstruction_export
+from reconstruction.services import ReconstructionError
 
 
 class Command(BaseCommand):

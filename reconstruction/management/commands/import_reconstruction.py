@@ -3,14 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from arena.protocol_reports import ProtocolImportCommand
-from reconstruction.services import (
-    FILES,
-    ImportSummary,
-    ReconstructionError,
-    ReconstructionImportError,
-    import_files,
-    reconstruction_import,
-)
+from reconstruction.importing import FILES, ImportSummary, ReconstructionImportError, import_files, reconstruction_import
+from reconstruction.services import ReconstructionError
 
 
 class Command(ProtocolImportCommand):

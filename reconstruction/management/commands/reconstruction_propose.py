@@ -7,13 +7,12 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena.launch import name_values
-from arena.models import Benchmark
 from arena.selectors import benchmark_resolve
 from jobs.elicitation import elicit_progress, elicit_resume
-from jobs.forms import GenerationRunForm, JudgeRunForm, argument_type
-from jobs.management.commands._progress import wait_with_bar
+from jobs.forms import ElicitRunFields, JudgeRunForm, argument_type
+from jobs.progress_bar import wait_with_bar
 from jobs.services import RunError
-from reconstruction.models import ProposerRun
+from reconstruction.models import PROTOCOL, ProposerRun
 from reconstruction.runs import KIND, proposer_run_create, proposer_run_launch
 
 
@@ -41,7 +40,7 @@ class Command(BaseCommand):
         parser.add_argument("--api-key-env", default=None, help="environment variable holding the API key (never stored)")
         parser.add_argument("--model-map", default="", help="NAME=endpoint-model,... when the endpoint names models differently")
         parser.add_argument("--seeds", default="all", help="all | domain:NAME")
-        gen, judge = GenerationRunForm.base_fields, JudgeRunForm.base_fields
+        gen, judge = ElicitRunFields.base_fields, JudgeRunForm.base_fields
         parser.add_argument("--concurrency", type=argument_type(gen["concurrency"]), default=8)
         parser.add_argument("--temperature", type=argument_type(gen["temperature"]), default=1.0)
         parser.add_argument("--max-tokens", type=argument_type(gen["max_tokens"]), default=2000)
@@ -56,7 +55,7 @@ class Command(BaseCommand):
             benchmark = benchmark_resolve(reference=str(o["benchmark"]))
         except ObjectDoesNotExist as exc:
             raise CommandError(str(exc)) from None
-        if benchmark.protocol != Benchmark.Protocol.RECONSTRUCTION:
+        if benchmark.protocol != PROTOCOL:
             raise CommandError(
                 f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a Reconstruction one; proposers run on Reconstruction benchmarks"
             )

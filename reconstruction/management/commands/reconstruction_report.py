@@ -8,6 +8,7 @@ from arena.models import Benchmark
 from arena.protocol_reports import ProtocolReportCommand
 from arena.protocol_reports import share_text as _share
 from arena.protocol_reports import text_table as _table
+from reconstruction.models import PROTOCOL
 from reconstruction.reports import REPORT_REPLICATES, REPORT_SEED, ReportError, benchmark_reconstruction_report
 
 
@@ -18,7 +19,7 @@ class Command(ProtocolReportCommand):
         "top-5 oracle controls."
     )
 
-    protocol = Benchmark.Protocol.RECONSTRUCTION
+    protocol = PROTOCOL
     import_command = "import_reconstruction"
     replicates_default, seed_default, error = REPORT_REPLICATES, REPORT_SEED, ReportError
 

@@ -9,12 +9,12 @@ import time
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from arena.models import Benchmark, JudgeRun
+from arena.models import JudgeRun
 from arena.selectors import benchmark_resolve
 from jobs.forms import argument_type
 from jobs.services import RunError
 from reconstruction.forms import SwissSelectionForm
-from reconstruction.models import SwissSelection
+from reconstruction.models import PROTOCOL, SWISS_KIND, SwissSelection
 from reconstruction.swiss import selection_advance, selection_create
 
 from .reconstruction_propose import pairs_option
@@ -61,7 +61,7 @@ class Command(BaseCommand):
             benchmark = benchmark_resolve(reference=str(o["benchmark"]))
         except ObjectDoesNotExist as exc:
             raise CommandError(str(exc)) from None
-        if benchmark.protocol != Benchmark.Protocol.RECONSTRUCTION:
+        if benchmark.protocol != PROTOCOL:
             raise CommandError(
                 f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a Reconstruction one; Swiss selections run on Reconstruction benchmarks"
             )
@@ -101,7 +101,7 @@ class Command(BaseCommand):
             )
         if selection.status == SwissSelection.Status.WAITING:
             failed = JudgeRun.objects.filter(
-                subjects=JudgeRun.Subjects.RECONSTRUCTION_SWISS,
+                subjects=SWISS_KIND,
                 parameters__options__selection=selection.pk,
                 status__in=[JudgeRun.Status.FAILED, JudgeRun.Status.CANCELLED],
             ).values_list("pk", flat=True)

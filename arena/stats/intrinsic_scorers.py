@@ -1,0 +1,124 @@
+"""Intrinsic-report scorers: one scorer's spec validated, aligned to the report's papers and turned into ranks
+and per-paper metric values.
+
+Split from :mod:`arena.stats.intrinsic` (the spec format is in :func:`arena.stats.intrinsic.intrinsic_report`'s
+docstring). Every error names the scorer and what to fix, because specs come from many runs of different models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .intrinsic_ranks import DEFAULT_AGGREGATE, GoldRanks, _as_scores, gold_beats, gold_ranks, listwise_gold_ranks, paper_metrics
+
+
+@dataclass
+class _Scorer:
+    """A validated scorer of the report: its identity, its gold ranks and its per-paper metric values."""
+
+    name: str
+    model: str
+    criterion: str
+    aggregate: str | None
+    ranks: GoldRanks
+    values: dict[str, np.ndarray]  # metric -> per-paper value × _metric_divisor, 0 where not ranked
+
+    @property
+    def kind(self) -> str:
+        """``"scoring"`` (a score per candidate) or ``"listwise"`` (a top list): they report different metrics."""
+        return "scoring" if self.ranks.listwise_width is None else "listwise"
+
+
+def _aligned_rows(name: str, spec_papers: Any, papers: list[str] | None) -> np.ndarray | None:
+    """Row order that puts a scorer's own ``papers`` in the report's order (None when the scorer names none)."""
+    if spec_papers is None:
+        return None
+    where = f"intrinsic_report: scorer {name!r}"
+    if papers is None:
+        raise ValueError(f"{where} names its papers; pass papers= (the order of gold and disciplines) to align them.")
+    own = [str(p) for p in spec_papers]
+    if len(set(own)) != len(own):
+        raise ValueError(f"{where} lists a paper twice in its papers; one row per paper.")
+    missing = [p for p in papers if p not in set(own)]
+    extra = [p for p in own if p not in set(papers)]
+    if missing or extra:
+        raise ValueError(
+            f"{where} covers a different paper set from the report's papers: missing {missing[:5]}"
+            f"{' …' if len(missing) > 5 else ''} ({len(missing)}), extra {extra[:5]}{' …' if len(extra) > 5 else ''} "
+            f"({len(extra)}). Every scorer covers every benchmark paper: give NaN scores or a -1 top list for a paper "
+            "it could not rank."
+        )
+    pos = {p: i for i, p in enumerate(own)}
+    return np.array([pos[p] for p in papers], dtype=np.int64)
+
+
+def _scoring_ranks(
+    where: str, spec: Mapping[str, Any], rows: np.ndarray | None, gold: np.ndarray, n: int
+) -> tuple[GoldRanks, np.ndarray, Any, str]:
+    """Ranks, per-paper beats, criterion and aggregate of a scoring scorer (``spec["scores"]``)."""
+    s = _as_scores(spec["scores"], where)
+    if rows is not None:
+        s = s[rows] if len(rows) == len(s) else s
+    if s.shape != (len(gold), n):
+        raise ValueError(
+            f"{where}: scores has shape {s.shape}; expected (papers, n_candidates) = ({len(gold)}, {n}): one row per "
+            "paper in the report's order (NaN scores for a paper it did not score), one column per candidate."
+        )
+    ranks = gold_ranks(s, gold)
+    beats = gold_beats(s, gold)
+    criterion = spec.get("criterion")
+    if not criterion:
+        raise ValueError(f"{where}: a scoring scorer needs its 'criterion' (e.g. 'nll' or 'energy').")
+    aggregate = str(spec.get("aggregate") or DEFAULT_AGGREGATE)
+    return ranks, beats, criterion, aggregate
+
+
+def _listwise_ranks(
+    where: str, spec: Mapping[str, Any], rows: np.ndarray | None, gold: np.ndarray, n: int
+) -> tuple[GoldRanks, str]:
+    """Ranks and criterion of a listwise scorer (``spec["top"]``), list errors prefixed with the scorer."""
+    t = np.asarray(spec["top"])
+    if rows is not None and t.ndim == 2 and len(rows) == len(t):
+        t = t[rows]
+    if t.ndim != 2 or len(t) != len(gold):
+        raise ValueError(
+            f"{where}: top has shape {t.shape}; expected ({len(gold)}, w): one top list per paper in the report's "
+            "order (-1 for the whole row when the list is invalid or missing)."
+        )
+    try:
+        ranks = listwise_gold_ranks(t, gold, n)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    return ranks, str(spec.get("criterion") or "listwise")
+
+
+def _build_scorer(name: str, spec: Mapping[str, Any], gold: np.ndarray, n: int, papers: list[str] | None) -> _Scorer:
+    """Validate one ``{name: spec}`` entry of the report and compute its ranks and per-paper values."""
+    where = f"intrinsic_report: scorer {name!r}"
+    if not isinstance(spec, Mapping):
+        raise ValueError(f"{where}: expected a dict with 'model', 'criterion' and 'scores' or 'top', got {type(spec).__name__}.")
+    kinds = [k for k in ("scores", "top") if spec.get(k) is not None]
+    if len(kinds) != 1:
+        raise ValueError(f"{where}: give exactly one of 'scores' (a scoring scorer) or 'top' (a listwise scorer), got {kinds}.")
+    rows = _aligned_rows(name, spec.get("papers"), papers)
+    model = str(spec.get("model") or name)
+    beats = None
+    if kinds == ["scores"]:
+        ranks, beats, criterion, aggregate = _scoring_ranks(where, spec, rows, gold, n)
+    else:
+        ranks, criterion = _listwise_ranks(where, spec, rows, gold, n)
+        aggregate = None
+    values = {m: np.nan_to_num(v, nan=0.0) for m, v in paper_metrics(ranks, beats).items()}
+    if "beats" in values:  # integer numerators: 2 × strictly worse + tied (see _metric_divisor)
+        values["beats"] = np.rint(values["beats"] * _metric_divisor("beats", n))
+    return _Scorer(name=name, model=model, criterion=str(criterion), aggregate=aggregate, ranks=ranks, values=values)
+
+
+def _metric_divisor(metric: str, n_candidates: int) -> int:
+    """The report keeps per-paper ``beats`` as the integer 2 × (strictly worse) + tied = beats × 2(n − 1), so that
+    its sums are exact in single precision; its totals are divided by this after the bootstrap."""
+    return 2 * (n_candidates - 1) if metric == "beats" else 1

@@ -1,0 +1,123 @@
+"""Lit2Test's API: the leaderboard document of a benchmark, and the agreement of two of its judge runs."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from arena.apis import MAX_PSEUDO_COUNT, MAX_SEED, QueryParams, api_responses, get_or_not_found, id_field
+from arena.extensions import human_figures_for
+from arena.models import PAIRS, Benchmark, JudgeRun
+from arena.permissions import IsResearcher
+from arena.selectors import (
+    LEADERBOARD_PSEUDO_COUNT,
+    LEADERBOARD_REPLICATES,
+    LEADERBOARD_SEED,
+    run_default,
+    run_leaderboard,
+    runs_agreement,
+)
+
+from .judging import PROTOCOL
+
+
+class LeaderboardApi(APIView):
+    """The same document as ``manage.py leaderboard BENCHMARK --json``.
+
+    The work of a request is bounded: at most ``LIT2TEST_LEADERBOARD_MAX_REPLICATES`` bootstrap replicates,
+    a finite pseudo-count in [0, 100]; a document is cached by its parameters and the verdicts it comes from.
+    """
+
+    permission_classes = [IsResearcher]
+
+    class InputSerializer(QueryParams):
+        run = id_field(required=False, help_text="A holistic run of this benchmark (default: its canonical run).")
+        seed = serializers.IntegerField(required=False, min_value=0, max_value=MAX_SEED, default=LEADERBOARD_SEED)
+        pseudo_count = serializers.FloatField(
+            required=False,
+            min_value=0.0,
+            max_value=MAX_PSEUDO_COUNT,
+            default=LEADERBOARD_PSEUDO_COUNT,
+            help_text="Added to every off-diagonal win count of the Bradley–Terry fits; finite, 0 to 100.",
+        )
+
+        def get_fields(self) -> dict[str, serializers.Field]:
+            # The cap (each replicate costs the web process CPU time) is a setting, read per request, so that the
+            # schema and the message both name it.
+            return super().get_fields() | {
+                "replicates": serializers.IntegerField(
+                    required=False,
+                    min_value=1,
+                    max_value=settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES,
+                    default=LEADERBOARD_REPLICATES,
+                    help_text="Bootstrap replicates (server-side cap).",
+                    error_messages={
+                        "max_value": "Ensure this value is less than or equal to {max_value} "
+                        "(the server's cap on bootstrap replicates per request)."
+                    },
+                )
+            }
+
+    @extend_schema(parameters=[InputSerializer], responses=api_responses(OpenApiTypes.OBJECT, 400, 404))
+    def get(self, request: Request, benchmark_id: int) -> Response:
+        params = self.InputSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        benchmark = get_or_not_found(Benchmark.objects, f"no benchmark {benchmark_id}", pk=benchmark_id)
+        if benchmark.protocol != PROTOCOL:
+            raise NotFound(
+                f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: the Lit2Test leaderboard does not apply; "
+                f"its figures are at /api/benchmarks/{benchmark.pk}/{benchmark.protocol}/"
+            )
+        if "run" in params.validated_data:
+            run_id = params.validated_data["run"]
+            run = get_or_not_found(
+                JudgeRun.objects.filter(subjects=PAIRS),
+                f"run {run_id} is not a leaderboard run of benchmark {benchmark_id}",
+                pk=run_id,
+                benchmark=benchmark,
+            )
+        else:
+            run = run_default(benchmark=benchmark)
+            if run is None:
+                raise NotFound(f"{benchmark} has no judge run yet")
+        document = run_leaderboard(
+            run=run,
+            human=human_figures_for(benchmark),  # human figures are passed in to the leaderboard
+            replicates=params.validated_data["replicates"],
+            seed=params.validated_data["seed"],
+            pseudo_count=params.validated_data["pseudo_count"],
+        )
+        return Response(document)
+
+
+class RunAgreementApi(APIView):
+    """Agreement of runs ``run_id`` and ``with`` on the pairs both judged, anchored on the primary judge (the
+    canonical run when one of them is, else the earlier run) whichever is given first: ordered agreement on the
+    primary's stable cases and case-folded agreement with case-bootstrap 95% CIs, and the disagreeing pairs."""
+
+    permission_classes = [IsResearcher]
+
+    class InputSerializer(QueryParams):
+        def get_fields(self) -> dict[str, serializers.Field]:
+            # "with" is a Python keyword, so the field cannot be declared as a class attribute.
+            return {"with": id_field(help_text="The other run, of the same benchmark.")}
+
+    @extend_schema(parameters=[InputSerializer], responses=api_responses(OpenApiTypes.OBJECT, 400, 404))
+    def get(self, request: Request, run_id: int) -> Response:
+        params = self.InputSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        first = get_or_not_found(JudgeRun.objects, f"no run {run_id}", pk=run_id)
+        other_id = params.validated_data["with"]
+        second = get_or_not_found(
+            JudgeRun.objects,
+            f"run {other_id} is not a run of the benchmark of run {run_id}",
+            pk=other_id,
+            benchmark_id=first.benchmark_id,
+        )
+        return Response(runs_agreement(first=first, second=second))

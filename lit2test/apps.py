@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class Lit2TestConfig(AppConfig):
+    """Lit2Test (PROTOCOL.md §1): falsifiable research ideation. Its benchmarks hold the shared core's literature
+    neighbourhoods, proposals and canonical pairs (``arena``); this app is the protocol: its judging kind over the
+    canonical pairs, its prompts, its generation runs, its release import and export, its leaderboard and pages."""
+
+    name = "lit2test"
+    verbose_name = "Lit2Test"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from arena.protocols import Link, ProtocolSpec, RunType, protocol_register
+        from jobs.elicitation import elicit_kind_register
+        from jobs.subjects import subjects_register
+
+        from . import views
+        from .generation import KIND as GENERATION
+        from .judging import PROTOCOL, pairs_kind
+        from .prompts import prompts_register
+
+        prompts_register()
+        pairs = subjects_register(pairs_kind(page=views.pairs_run_page))
+        elicit_kind_register(GENERATION)
+        protocol_register(
+            ProtocolSpec(
+                name=PROTOCOL,
+                label="Lit2Test",
+                default=True,
+                run_types=(
+                    RunType("holistic", "holistic (A / B / tie)", pairs.name),
+                    RunType("structured", "structured (0–4 per dimension)", pairs.name),
+                ),
+                selection_help="all · batch:NAME · sample:N",
+                selection_option="--pairs",
+                benchmark_view=views.benchmark_page,
+                links=(Link("Leaderboard", "lit2test:leaderboard"), Link("Export (.zip)", "lit2test:benchmark-export")),
+                urls="lit2test.urls",
+                actions=(Link("Launch a generation run", "lit2test:generation-new"),),
+                panel=views.upload_panel,
+                panel_template="lit2test/dashboard_panel.html",
+                new_version_url="lit2test:benchmark-new-version",
+                import_command="import_lit2test",
+                report_command="leaderboard",
+            )
+        )

@@ -1,0 +1,43 @@
+"""Lit2Test's forms: the dashboard's release upload and the generation-run launch."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from django import forms
+
+from arena.forms import MultipleFileField
+from arena.models import Benchmark
+from jobs.forms import ElicitRunFields
+
+from .release.reading import DEFAULT_BENCHMARK
+
+
+class ReleaseUploadForm(forms.Form):
+    # An empty file is a release file with no lines (an export without a second judge has one); the
+    # importer, not the form, decides whether the upload as a whole holds anything.
+    files = MultipleFileField(
+        allow_empty_file=True,
+        help_text="contexts.jsonl, proposals.jsonl, corrected_folded_pairs.jsonl, judgments.jsonl",
+    )
+    benchmark = forms.CharField(initial=DEFAULT_BENCHMARK, max_length=100)
+    version = forms.CharField(initial="1", max_length=50)
+
+    def clean_files(self) -> list:
+        """Files are stored by base name: two of one name would silently replace each other."""
+        files = self.cleaned_data["files"]
+        names = Counter(Path(upload.name).name for upload in files)
+        twice = sorted(name for name, count in names.items() if count > 1)
+        if twice:
+            raise forms.ValidationError([f"{name}: uploaded twice; upload each release file once" for name in twice])
+        return files
+
+
+class GenerationRunForm(ElicitRunFields):
+    field_order = ("benchmark", "base_url", "api_key_env", "contexts", "temperature", "max_tokens", "concurrency")
+
+    benchmark = forms.ModelChoiceField(queryset=Benchmark.objects.all())
+    base_url = forms.CharField(max_length=500)
+    api_key_env = forms.CharField(required=False, max_length=100)
+    contexts = forms.CharField(initial="all", help_text="all · batch:NAME")

@@ -1,0 +1,355 @@
+"""Lit2Test's pages: the benchmark page, the leaderboard (Table 1 and every figure of the leaderboard document), the
+release export and the dashboard's release upload, the run page of a judge run over the canonical pairs, the
+comparison of two judges, new benchmark versions and generation runs."""
+
+from __future__ import annotations
+
+import io
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from arena.charts import forest_plot, heat_map
+from arena.extensions import human_figures_for
+from arena.models import PAIRS, Benchmark, Context, JudgeRun, Proposal
+from arena.permissions import researcher_required
+from arena.selectors import benchmark_list, paper_provenance_audit, run_default, run_leaderboard, run_pair_ids, runs_agreement
+from arena.views import protocol_only
+from jobs.lifecycle import RunError
+from jobs.prompts import PROMPTS
+
+from .forms import GenerationRunForm, ReleaseUploadForm
+from .generation import generation_run_create, generation_run_launch
+from .judging import PROTOCOL
+from .prompts import render_judge_task
+from .published import published_table, rounding_differences
+from .release import ReleaseImportError, release_export, release_files, release_import
+from .selectors import STABILITY_CHOICES, judgments_stability, run_judgments, run_tasks_by_key
+from .versions import benchmark_new_version
+
+
+def lit2test_only(request: HttpRequest, benchmark: Benchmark, page: str) -> HttpResponse | None:
+    """None for a Lit2Test benchmark; for another protocol's, a 404 page naming its protocol and linking its pages."""
+    return protocol_only(request, benchmark, PROTOCOL, page)
+
+
+def upload_panel(request: HttpRequest, posted: bool) -> tuple[dict[str, Any], HttpResponse | None]:
+    """The dashboard's release upload: its form, and the answer when the dashboard's POST is for it (a redirect once
+    imported)."""
+    form = ReleaseUploadForm(request.POST, request.FILES) if posted else ReleaseUploadForm()
+    if not posted or not form.is_valid():
+        return {"form": form}, None
+    with tempfile.TemporaryDirectory() as folder:
+        for upload in form.cleaned_data["files"]:
+            # Only the base name is kept (the form refuses two files of one name): an upload
+            # cannot write outside the folder, nor replace another upload.
+            (Path(folder) / Path(upload.name).name).write_bytes(upload.read())
+        known = {p.name for paths in release_files(Path(folder)).values() for p in paths}
+        ignored = sorted({Path(u.name).name for u in form.cleaned_data["files"]} - known)
+        try:
+            summary = release_import(
+                directory=Path(folder),
+                benchmark_name=form.cleaned_data["benchmark"],
+                version=form.cleaned_data["version"],
+            )
+        except ReleaseImportError as exc:
+            form.add_error("files", [str(p) for p in exc.problems[:50]])
+            return {"form": form}, None
+    messages.success(request, summary.line())
+    if ignored:
+        messages.warning(request, f"ignored files that are not release files: {', '.join(ignored)}")
+    return {"form": form}, redirect("arena:dashboard")
+
+
+def benchmark_page(request: HttpRequest, benchmark: Benchmark) -> HttpResponse:
+    """A Lit2Test benchmark's page, at the dashboard's benchmark URL: runs, invalid proposals, the provenance audit."""
+    benchmark = get_object_or_404(benchmark_list(), pk=benchmark.pk)
+    proposals = Proposal.objects.filter(context__benchmark=benchmark).select_related("context", "participant")
+    return render(
+        request,
+        "lit2test/benchmark_detail.html",
+        {
+            "benchmark": benchmark,
+            "runs": benchmark.runs.all(),
+            "invalid_proposals": [p for p in proposals if p.validation_status != Proposal.Status.VALID],
+            "n_proposals": len(proposals),
+            "repeated_papers": paper_provenance_audit(benchmark=benchmark),
+        },
+    )
+
+
+@require_GET
+@researcher_required
+def benchmark_export(request: HttpRequest, benchmark_id: int) -> FileResponse:
+    benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
+    if (elsewhere := lit2test_only(request, benchmark, "release export")) is not None:
+        return elsewhere
+    buffer = io.BytesIO()
+    with tempfile.TemporaryDirectory() as folder:
+        release_export(benchmark=benchmark, directory=Path(folder))
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in sorted(Path(folder).iterdir()):
+                archive.write(path, arcname=path.name)
+    buffer.seek(0)
+    filename = f"{benchmark.name}-v{benchmark.version}-export.zip"
+    return FileResponse(buffer, as_attachment=True, filename=filename, content_type="application/zip")
+
+
+FITS = {
+    "ordered": ("Ordered", "every ordered judgment is one comparison (two per pair); the fit the paper’s Table 1 prints"),
+    "folded": ("Folded", "an order-stable pair is one win; an order-sensitive pair is half a win to each side"),
+    "stable": ("Stable-only", "order-stable pairs only; order-sensitive pairs are left out"),
+}
+DIGITS = (2, 3)
+
+
+@require_GET
+@researcher_required
+def leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
+    """Table 1 of a run (any of its three fits, two or three decimals), every other figure of the leaderboard
+    document, and its plots; polls itself while the run is in progress."""
+    benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
+    if (elsewhere := lit2test_only(request, benchmark, "leaderboard")) is not None:
+        return elsewhere
+    runs = list(benchmark.runs.filter(run_type="holistic", subjects=PAIRS).order_by("-is_canonical", "created_at", "id"))
+    canonical = run_default(benchmark=benchmark)
+    run_id = request.GET.get("run")
+    if run_id:
+        run = next((r for r in runs if str(r.pk) == run_id), None)
+        if run is None:
+            raise Http404("no such run in this benchmark")
+    else:
+        run = canonical
+    if run is None:
+        return render(request, "lit2test/leaderboard_empty.html", {"benchmark": benchmark})
+    fit = request.GET.get("fit") if request.GET.get("fit") in FITS else "ordered"
+    digits = 3 if request.GET.get("digits") == "3" else 2
+    doc = run_leaderboard(run=run, human=human_figures_for(benchmark))
+    context = {
+        "benchmark": benchmark,
+        "runs": runs,
+        "run": run,
+        "doc": doc,
+        "fit": fit,
+        "fits": [(key, label, help_) for key, (label, help_) in FITS.items()],
+        "fit_label": FITS[fit][0],
+        "fit_help": FITS[fit][1],
+        "digits": digits,
+        "query": urlencode({"run": run.pk, "fit": fit, "digits": digits}),
+        "live": run.status in JudgeRun.ACTIVE_STATUSES,
+        "human": doc.get("human_win_rate_detail"),
+        **leaderboard_sections(doc, fit=fit),
+        "forest": forest_plot(doc, fit, digits=digits),
+        "heat": heat_map(doc),
+    }
+    published = published_table(doc, benchmark_name=benchmark.name, is_canonical=run.is_canonical)
+    if published:
+        context["published"] = published
+        context["rounding"] = rounding_differences(doc, published)
+    if canonical is not None and canonical.pk != run.pk and canonical.is_canonical:
+        # A second judge is read beside the canonical run on the same pairs, with their agreement.
+        pairs = run_pair_ids(run=run)
+        if pairs:
+            beside = run_leaderboard(run=canonical, pair_ids=pairs)
+            context["canonical"] = {"run": canonical, "doc": beside, "table": leaderboard_table(beside, fit=fit)}
+            context["agreement"] = runs_agreement(first=canonical, second=run)
+    template = "lit2test/leaderboard.html#board" if request.htmx else "lit2test/leaderboard.html"
+    return render(request, template, context)
+
+
+def _pair_lookup(rows: list[dict], *, a: str = "a_wins", b: str = "b_wins", c: str = "sensitive") -> dict[tuple[str, str], tuple]:
+    """Both directions of each pair's counts: ``(x, y)`` gives x's wins, y's wins and the third count."""
+    pairs: dict[tuple[str, str], tuple] = {}
+    for h in rows:
+        pairs[(h["a"], h["b"])] = (h[a], h[b], h[c])
+        pairs[(h["b"], h["a"])] = (h[b], h[a], h[c])
+    return pairs
+
+
+def leaderboard_table(doc: dict, *, fit: str = "ordered") -> list[dict]:
+    """Rows of Table 1: strength and CI of one fit, stable W–L–T, the folded head-to-head against each model,
+    and the human win rate with its count and CI when a formal study has one."""
+    folded = _pair_lookup(doc.get("head_to_head", []))
+    human = (doc.get("human_win_rate_detail") or {}).get("models", {})
+    rows = []
+    for model in doc.get("models", []):
+        bt = doc["bt"].get(fit, {}).get(model, {})
+        rows.append(
+            {
+                "model": model,
+                "strength": bt.get("strength"),
+                "ci": bt.get("ci") or [None, None],
+                "wlt": doc["stable_wlt"][model],
+                "h2h": [None if other == model else folded.get((model, other)) for other in doc["models"]],
+                "human": human.get(model),
+            }
+        )
+    return rows
+
+
+def leaderboard_sections(doc: dict, *, fit: str) -> dict:
+    """Every other part of the document as rows the template prints as they are (models in rank order)."""
+    models = doc.get("models", [])
+    ordered = _pair_lookup(doc.get("ordered_head_to_head", []), c="ties")
+    folded_pairs = _pair_lookup(doc.get("head_to_head", []))
+    boot, cluster = doc.get("bootstrap", {}), doc.get("cluster_bootstrap", {})
+    case_ci = doc.get("bt", {}).get(fit, {})
+    cluster_ci = (cluster.get("fits", {}).get(fit) or {}).get("ci", {})
+    cluster_rows = []
+    for m in models:
+        case, clus = (case_ci.get(m) or {}).get("ci"), cluster_ci.get(m)
+        ratio = (clus[1] - clus[0]) / (case[1] - case[0]) if case and clus and case[1] > case[0] else None
+        cluster_rows.append({"model": m, "case_ci": case, "cluster_ci": clus, "ratio": ratio})
+    condorcet = doc.get("condorcet", {})
+    return {
+        "table": leaderboard_table(doc, fit=fit),
+        "fit_rows": [{"model": m, "fits": [(doc["bt"].get(kind, {}).get(m) or {}) for kind in FITS]} for m in models],
+        "fit_summary": [
+            {
+                "kind": kind,
+                "label": label,
+                "agrees": True if kind == "ordered" else doc.get("diagnostic", {}).get("orderings_agree", {}).get(kind),
+                "boot": boot.get("fits", {}).get(kind, {}),
+                "cluster": cluster.get("fits", {}).get(kind, {}),
+                "fit": doc.get("diagnostic", {}).get("fits", {}).get(kind, {}),
+            }
+            for kind, (label, _help) in FITS.items()
+        ],
+        "ordered_h2h": [{"model": m, "cells": [None if o == m else ordered.get((m, o)) for o in models]} for m in models],
+        "rank_rows": [{"model": m, "probabilities": boot.get("rank_probabilities", {}).get(m, [])} for m in models],
+        "top1": [(m, boot.get("top1", {}).get(m)) for m in models if m in boot.get("top1", {})],
+        "cluster_top1": [(m, cluster.get("top1", {}).get(m)) for m in models if m in cluster.get("top1", {})],
+        "cluster_rows": cluster_rows,
+        "undecided": [{"a": a, "b": b, "counts": folded_pairs.get((a, b))} for a, b in condorcet.get("undecided", [])],
+    }
+
+
+class JudgmentFilterForm(forms.Form):
+    """The run page's filters (GET parameters); a value that is not a choice is ignored."""
+
+    winner = forms.ChoiceField(required=False)
+    order = forms.ChoiceField(required=False, choices=[("", "any order"), ("original", "original"), ("reverse", "reverse")])
+    stability = forms.ChoiceField(
+        required=False,
+        label="Pair",
+        choices=[("", "any pair"), *((s, f"order-{s}" if s != "incomplete" else s) for s in STABILITY_CHOICES)],
+    )
+    status = forms.ChoiceField(
+        required=False, label="Answer", choices=[("", "any answer"), ("accepted", "accepted"), ("invalid", "invalid")]
+    )
+
+    def __init__(self, data: object, *, run: JudgeRun) -> None:
+        super().__init__(data)
+        participants = run.benchmark.participants.order_by("name").values_list("pk", "name")
+        self.fields["winner"].choices = [("", "any winner"), ("tie", "TIE"), *((str(pk), name) for pk, name in participants)]
+
+    def values(self) -> dict[str, str]:
+        """The valid filters; an invalid parameter counts as absent."""
+        self.is_valid()
+        return {name: self.cleaned_data.get(name) or "" for name in self.fields if name not in self.errors}
+
+
+def pairs_run_page(request: HttpRequest, run: JudgeRun, context: dict[str, Any]) -> HttpResponse:
+    """The page of a judge run over the canonical pairs: progress and controls (``context``, the engine's), and every
+    ordered judgment with its context, both proposals' models, rendered prompt, raw answer, parse result and calls,
+    filtered by winner, order, stability and answer status."""
+    filters = JudgmentFilterForm(request.GET, run=run)
+    judgments = run_judgments(run=run, **filters.values()).select_related(
+        "pair__context__batch", "pair__participant_a", "pair__participant_b", "shown_a", "winner"
+    )
+    page = Paginator(judgments, 25).get_page(request.GET.get("page"))
+    template = PROMPTS.get(run.prompt_version)
+    judgments_on_page = list(page)
+    context_ids = {j.pair.context_id for j in judgments_on_page}
+    contexts = {
+        c.pk: c
+        for c in Context.objects.filter(pk__in=context_ids, has_text=True).select_related("batch").prefetch_related("papers")
+    }
+    proposals: dict[int, dict[int, Proposal]] = {}
+    for p in Proposal.objects.filter(context_id__in=contexts):
+        proposals.setdefault(p.context_id, {})[p.participant_id] = p
+    tasks = run_tasks_by_key(run=run, pair_ids={j.pair_id for j in judgments_on_page})
+    stability = judgments_stability(run=run, pair_ids={j.pair_id for j in judgments_on_page})
+    items = []
+    for j in judgments_on_page:
+        j.stability = stability[j.pair_id]
+        prompt = None
+        by_participant = proposals.get(j.pair.context_id, {})
+        if j.pair.context_id in contexts:
+            j.pair.context = contexts[j.pair.context_id]
+        if template is not None and j.pair.participant_a_id in by_participant and j.pair.participant_b_id in by_participant:
+            prompt = render_judge_task(pair=j.pair, order=j.order, template=template, proposals=by_participant)
+        items.append((j, prompt, tasks.get((j.pair_id, j.order))))
+    others = run.benchmark.runs.filter(subjects=run.subjects).exclude(pk=run.pk).order_by("-is_canonical", "-created_at")
+    filtered = any(filters.values().values())
+    return render(
+        request,
+        "lit2test/run_detail.html",
+        context | {"page": page, "items": items, "others": others, "filters": filters, "filtered": filtered},
+    )
+
+
+def _judge_run(run_id: int) -> JudgeRun:
+    return get_object_or_404(JudgeRun.objects.select_related("benchmark", "launched_by"), pk=run_id)
+
+
+@require_GET
+@researcher_required
+def run_compare(request: HttpRequest, run_id: int, other_id: int) -> HttpResponse:
+    first, second = _judge_run(run_id), _judge_run(other_id)
+    if first.benchmark_id != second.benchmark_id:
+        return render(request, "lit2test/run_compare.html", {"error": "The two runs belong to different benchmarks."}, status=400)
+    return render(
+        request,
+        "lit2test/run_compare.html",
+        {"first": first, "second": second, "agreement": runs_agreement(first=first, second=second)},
+    )
+
+
+@require_POST
+@researcher_required
+def benchmark_version_new(request: HttpRequest, benchmark_id: int) -> HttpResponse:
+    benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
+    try:
+        new = benchmark_new_version(benchmark=benchmark)
+    except RunError as exc:
+        messages.error(request, str(exc))
+        return redirect("arena:benchmark", benchmark_id=benchmark.pk)
+    messages.success(request, f"Created {new}: same contexts, proposals and pairs, no runs. Launch its canonical judge now.")
+    return redirect(f"{reverse('jobs:run-new')}?benchmark={new.pk}")
+
+
+@require_http_methods(["GET", "POST"])
+@researcher_required
+def generation_new(request: HttpRequest) -> HttpResponse:
+    form = GenerationRunForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        d = form.cleaned_data
+        try:
+            run = generation_run_create(
+                benchmark=d["benchmark"],
+                base_url=d["base_url"],
+                api_key_env=d["api_key_env"] or None,
+                contexts=d["contexts"],
+                temperature=d["temperature"],
+                max_tokens=d["max_tokens"],
+                concurrency=d["concurrency"],
+                launched_by=request.user,
+            )
+            generation_run_launch(run=run)
+        except RunError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Generation run {run.pk} launched: {run.tasks.count()} proposals to elicit.")
+            return redirect("jobs:runs")
+    return render(request, "lit2test/generation_new.html", {"form": form})

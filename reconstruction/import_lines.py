@@ -1,0 +1,236 @@
+"""The lines of the Reconstruction files (``FORMAT.md``), read one at a time: what each may hold and how a problem is
+named, and the dates the files write.
+
+Apart from :mod:`reconstruction.importing` (which checks the lines against each other and the stored rows, then
+writes) because a line's own rules need no database: each parser turns one JSON object into the values the import
+writes, or records every problem of the line (file, line, field, the value refused and what is accepted) and gives
+None.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from arena.jsonl import MODEL_NAME, Fields, Ref, json_type, names_listed, show
+
+from .models import SLOTS, Hypothesis, MatchLabel, Reference, SeedPaper
+
+SEED_KEYS = ("seed_id", "domain", "title", "abstract", "t0")
+REFERENCE_KEYS = ("seed_id", "ref_id", "anon_id", "title", "abstract", "published")
+HYPOTHESIS_KEYS = ("seed_id", "model", "family", "slot", "title", "summary", "cited", "valid", "invalid_reason", "selected_from")
+LABEL_KEYS = ("seed_id", "model", "slot", "judge", "judge_family", "run_label", "label", "recused", "reason")
+LABELS = tuple(MatchLabel.Label.values)
+MAX_TEXT = 100_000
+_ANON = re.compile(r"R[1-9]\d{0,5}")
+_DATE = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
+
+SEED_ID = (SeedPaper, "external_id")
+DOMAIN = (SeedPaper, "domain")
+REF_ID = (Reference, "original_id")
+FAMILY = (Hypothesis, "family")
+JUDGE = (MatchLabel, "judge")
+SOURCE = (MatchLabel, "source")
+
+_names = names_listed
+
+
+def parse_date(value: str) -> tuple[date, str] | None:
+    """(date, precision) of "YYYY-MM-DD", "YYYY-MM" or "YYYY" (a month or year stands for its first day); None when
+    it is none of these or no such day exists."""
+    m = _DATE.fullmatch(value.strip())
+    if not m:
+        return None
+    year, month, day = m.group(1), m.group(2), m.group(3)
+    try:
+        return date(int(year), int(month or 1), int(day or 1)), ("day" if day else "month" if month else "year")
+    except ValueError:
+        return None
+
+
+def format_date(value: date | None, precision: str) -> str | None:
+    """A date as the files write it, to its precision ("YYYY-MM-DD", "YYYY-MM" or "YYYY"); None when undated."""
+    if value is None:
+        return None
+    return value.isoformat()[: {"day": 10, "month": 7, "year": 4}[precision]]
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _unknown_keys(f: Fields, record: Mapping[str, Any], keys: Sequence[str], what: str) -> None:
+    for key in sorted(set(record) - set(keys)):
+        f.problem(key, f"is not a field of a {what} line; the fields are {', '.join(keys)}")
+
+
+def _long(f: Fields, key: str, value: str) -> None:
+    if len(value) > MAX_TEXT:
+        f.problem(key, f"has {len(value)} characters; the limit is {MAX_TEXT}")
+
+
+def _date(f: Fields, key: str, *, required: bool, day_only: bool) -> tuple[date, str] | None:
+    raw = f.record.get(key)
+    accepted = '"YYYY-MM-DD"' if day_only else '"YYYY-MM-DD", "YYYY-MM", "YYYY" or null (undated)'
+    if raw is None:
+        if required:
+            f.problem(key, f"missing; a date {accepted}")
+        return None
+    parsed = parse_date(raw) if isinstance(raw, str) else None
+    if parsed is None or (day_only and parsed[1] != "day"):
+        f.problem(key, f"must be a date {accepted}, got {show(raw) if isinstance(raw, str) else json_type(raw)}")
+        return None
+    return parsed
+
+
+@dataclass(slots=True)
+class Line:
+    """One line's checked values, with where it came from (for the problems found when it is written)."""
+
+    ref: Ref
+    values: dict[str, Any]
+
+
+def parse_seed(record: dict[str, Any], f: Fields) -> Line | None:
+    """A seeds.jsonl line's values, or None with its problems recorded."""
+    before = len(f.problems)
+    _unknown_keys(f, record, SEED_KEYS, "seed")
+    values = {
+        "seed_id": f.text("seed_id", SEED_ID),
+        "domain": f.text("domain", DOMAIN),
+        "title": f.text("title"),
+        "abstract": f.text("abstract"),
+    }
+    _long(f, "abstract", values["abstract"])
+    t0 = _date(f, "t0", required=True, day_only=True)
+    if len(f.problems) != before:
+        return None
+    return Line(f.ref, values | {"t0": t0[0]})  # type: ignore[index]
+
+
+def parse_reference(record: dict[str, Any], f: Fields) -> Line | None:
+    """A references.jsonl line's values, or None with its problems recorded."""
+    before = len(f.problems)
+    _unknown_keys(f, record, REFERENCE_KEYS, "reference")
+    values: dict[str, Any] = {
+        "seed_id": f.text("seed_id", SEED_ID),
+        "ref_id": f.text("ref_id", REF_ID),
+        "title": f.text("title"),
+        "abstract": f.text("abstract", required=False),
+    }
+    _long(f, "abstract", values["abstract"])
+    anon = f.text("anon_id", required=False)
+    if anon and not _ANON.fullmatch(anon):
+        f.problem("anon_id", f'must be "R" and a number from 1 (R1, R2, ...), got {show(anon)}; leave it out to have one drawn')
+    published = _date(f, "published", required=False, day_only=False)
+    if len(f.problems) != before:
+        return None
+    return Line(
+        f.ref,
+        values
+        | {"anon_id": anon, "published": published[0] if published else None, "precision": published[1] if published else "day"},
+    )
+
+
+def parse_hypothesis(record: dict[str, Any], f: Fields) -> Line | None:
+    """A hypotheses.jsonl line's values, or None with its problems recorded."""
+    before = len(f.problems)
+    _unknown_keys(f, record, HYPOTHESIS_KEYS, "hypothesis")
+    values: dict[str, Any] = {
+        "seed_id": f.text("seed_id", SEED_ID),
+        "model": f.text("model", MODEL_NAME),
+        "family": f.text("family", FAMILY),
+    }
+    slot = record.get("slot")
+    if isinstance(slot, bool) or slot not in SLOTS:
+        f.problem(
+            "slot",
+            f"must be one of {', '.join(map(str, SLOTS))}, got {show(slot) if slot is None or isinstance(slot, (int, float, str)) else json_type(slot)}",
+        )
+    valid = f.flag("valid", True)
+    values |= {
+        "slot": slot,
+        "valid": valid,
+        "title": f.text("title", required=valid),
+        "summary": f.text("summary", required=valid),
+    }
+    values["invalid_reason"] = f.text("invalid_reason", required=not valid)
+    if valid and values["invalid_reason"]:
+        f.problem("invalid_reason", 'is given for a valid hypothesis; leave it out, or set "valid": false')
+    cited = record.get("cited", [])
+    if not isinstance(cited, list) or not all(isinstance(c, str) for c in cited):
+        f.problem("cited", f'must be a list of anonymous reference ids ("R3", ...), got {json_type(cited)}')
+        cited = []
+    elif valid and not cited:
+        f.problem("cited", "empty; a valid hypothesis cites at least one anonymous reference id of its seed's bibliography")
+    values["cited"] = cited
+    chosen = record.get("selected_from")
+    if chosen is not None and not (
+        isinstance(chosen, dict)
+        and set(chosen) == {"model", "slot"}
+        and isinstance(chosen["model"], str)
+        and chosen["slot"] in SLOTS
+    ):
+        f.problem(
+            "selected_from",
+            f'must be {{"model": NAME, "slot": 1-5}} (the proposer\'s hypothesis a selection chose), got {json_type(chosen)}',
+        )
+    values["selected_from"] = chosen
+    if len(f.problems) != before:
+        return None
+    return Line(f.ref, values)
+
+
+def parse_label(record: dict[str, Any], f: Fields) -> Line | None:
+    """A labels.jsonl line's values, or None with its problems recorded."""
+    before = len(f.problems)
+    _unknown_keys(f, record, LABEL_KEYS, "label")
+    values: dict[str, Any] = {
+        "seed_id": f.text("seed_id", SEED_ID),
+        "model": f.text("model", MODEL_NAME),
+        "judge": f.text("judge", JUDGE),
+        "judge_family": f.text("judge_family", FAMILY),
+        "run_label": f.text("run_label", SOURCE),
+        "reason": f.text("reason", required=False),
+        "recused": f.flag("recused", False),
+        "slot": record.get("slot"),
+    }
+    if isinstance(values["slot"], bool) or values["slot"] not in SLOTS:
+        f.problem(
+            "slot",
+            f"must be one of {', '.join(map(str, SLOTS))}, got {show(values['slot']) if not isinstance(values['slot'], (list, dict)) else json_type(values['slot'])}",
+        )
+    label = record.get("label")
+    if values["recused"]:
+        if label is not None:
+            f.problem(
+                "label",
+                f"must be null in a recused judgment (a recused judge gives no label: missing, not No-match); got {show(label)}",
+            )
+    elif label not in LABELS:
+        f.problem(
+            "label",
+            f'{"missing" if label is None else "must be one of " + _names(LABELS) + ", got " + show(label)}; one of {_names(LABELS)} (or "recused": true)',
+        )
+    values["label"] = label
+    if len(f.problems) != before:
+        return None
+    return Line(f.ref, values)
+
+
+def parse_tournament(record: dict[str, Any], f: Fields) -> Line | None:
+    """A tournament.jsonl line, kept as given (only its seed is checked), or None when it names no seed."""
+    seed_id = f.text("seed_id", SEED_ID)
+    return Line(f.ref, {"seed_id": seed_id, "record": record}) if seed_id else None
+
+
+#: The parser of each file kind.
+PARSERS: dict[str, Callable[[dict[str, Any], Fields], Line | None]] = {
+    "seeds": parse_seed,
+    "references": parse_reference,
+    "hypotheses": parse_hypothesis,
+    "labels": parse_label,
+    "tournament": parse_tournament,
+}

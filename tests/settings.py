@@ -1,0 +1,40 @@
+"""Test settings: production settings with what tests cannot use switched off, and the apps that exist only for the
+tests (``tests.toy_protocol``: a protocol written against the public engine API, installed like any other)."""
+
+import os as _os
+import secrets as _secrets
+
+# settings.py refuses to start on the public development key with DEBUG off, as tests run; they get a random
+# key of their own, which the worker processes they start inherit. Only this test module does this.
+if not _os.environ.get("SECRET_KEY"):
+    _os.environ["SECRET_KEY"] = "lit2test-tests-" + _secrets.token_urlsafe(32)
+
+from lit2test_web.settings import *  # noqa: E402, F403
+from lit2test_web.settings import INSTALLED_APPS, STORAGES  # noqa: E402
+
+INSTALLED_APPS = [*INSTALLED_APPS, "tests.toy_protocol"]
+
+SECURE_SSL_REDIRECT = False
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False
+STORAGES = STORAGES | {"staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
+WHITENOISE_USE_FINDERS = True
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # speed; never in production
+
+
+if not _os.environ.get("CACHE_URL"):
+    # Tests share nothing through files; CI sets CACHE_URL to Redis to exercise the shared cache.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "tests"}}
+
+if not _os.environ.get("CELERY_BROKER_URL"):
+    # Without a configured broker, enqueued tasks stay in this process; tests that need a
+    # real worker run against Redis in CI.
+    CELERY_BROKER_URL = "memory://"
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    # A file, not the in-memory shared cache: several threads (the run driver's database thread, the live
+    # server) then wait for each other's locks as they would in the demo, instead of failing at once.
+    import tempfile as _tempfile
+
+    DATABASES["default"]["TEST"] = {"NAME": str(_os.path.join(_tempfile.gettempdir(), f"lit2test-test-{_os.getpid()}.sqlite3"))}  # noqa: F405
