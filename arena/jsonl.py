@@ -437,3 +437,17 @@ def jsonl_write(path: Path, rows: Iterable[dict[str, Any]]) -> int:
             os.unlink(handle.name)
         raise
     return count
+
+
+def jsonl_files_in(
+    directory: Path, kinds: Sequence[str], *, what: str, error: type[Exception], note: str = ""
+) -> dict[str, Path]:
+    """The ``<kind>.jsonl`` files of ``kinds`` present in ``directory``, by kind. Raises ``error`` when the folder does
+    not exist or holds none of them, saying which files were expected (``what``: "Intrinsic", say; ``note`` adds what
+    must be there at least)."""
+    if not directory.is_dir():
+        raise error(f"{directory}: no such folder")
+    found = {kind: directory / f"{kind}.jsonl" for kind in kinds if (directory / f"{kind}.jsonl").is_file()}
+    if not found:
+        raise error(f"{directory}: no {what} file in this folder; expected {', '.join(f'{k}.jsonl' for k in kinds)}{note}")
+    return found

@@ -18,7 +18,7 @@ from typing import Any
 from django.db import transaction
 
 from arena.errors import AppError
-from arena.jsonl import Fields, JsonlReading, Problem, Ref, ReleaseImportError, names_listed, read_jsonl, show
+from arena.jsonl import Fields, JsonlReading, Problem, Ref, ReleaseImportError, jsonl_files_in, names_listed, read_jsonl, show
 from arena.models import Benchmark
 
 from .import_lines import Line, LineReader
@@ -69,14 +69,7 @@ class ImportSummary:
 
 def import_files(directory: Path) -> dict[str, Path]:
     """The Intrinsic files present in ``directory`` by kind; :class:`IntrinsicError` when it holds none."""
-    if not directory.is_dir():
-        raise IntrinsicError(f"{directory}: no such folder")
-    found = {kind: directory / f"{kind}.jsonl" for kind in FILES if (directory / f"{kind}.jsonl").is_file()}
-    if not found:
-        raise IntrinsicError(
-            f"{directory}: no Intrinsic file in this folder; expected {', '.join(f'{k}.jsonl' for k in FILES)} (papers.jsonl at least)"
-        )
-    return found
+    return jsonl_files_in(directory, FILES, what="Intrinsic", error=IntrinsicError, note=" (papers.jsonl at least)")
 
 
 def intrinsic_import(*, name: str, files: Mapping[str, Path], version: str = "1", description: str = "") -> ImportSummary:

@@ -19,7 +19,7 @@ from typing import Any
 
 from django.db import transaction
 
-from arena.jsonl import Fields, JsonlReading, Problem, Ref, ReleaseImportError, names_listed, read_jsonl, show
+from arena.jsonl import Fields, JsonlReading, Problem, Ref, ReleaseImportError, jsonl_files_in, names_listed, read_jsonl, show
 from arena.models import Benchmark
 
 from . import leakage
@@ -68,14 +68,7 @@ class ImportSummary:
 
 def import_files(directory: Path) -> dict[str, Path]:
     """The Reconstruction files present in ``directory`` by kind; :class:`ReconstructionError` when it holds none."""
-    if not directory.is_dir():
-        raise ReconstructionError(f"{directory}: no such folder")
-    found = {kind: directory / f"{kind}.jsonl" for kind in FILES if (directory / f"{kind}.jsonl").is_file()}
-    if not found:
-        raise ReconstructionError(
-            f"{directory}: no Reconstruction file in this folder; expected {', '.join(f'{k}.jsonl' for k in FILES)}"
-        )
-    return found
+    return jsonl_files_in(directory, FILES, what="Reconstruction", error=ReconstructionError)
 
 
 def reconstruction_import(*, name: str, files: Mapping[str, Path], version: str = "1", description: str = "") -> ImportSummary:
