@@ -22,7 +22,7 @@ import math
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -420,16 +420,21 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def jsonl_write(path: Path, rows: Iterable[dict[str, Any]]) -> int:
-    """Write ``rows`` as JSON lines (UTF-8, not ASCII-escaped) to ``path`` atomically: into a temporary file of the
-    same folder, renamed over ``path`` once complete. Returns the number of rows."""
+def jsonl_line(record: Mapping[str, Any], *, sort_keys: bool = False) -> str:
+    """One JSONL line: UTF-8 text as is (not ASCII-escaped), NaN and Infinity refused (every import refuses them)."""
+    return json.dumps(record, ensure_ascii=False, allow_nan=False, sort_keys=sort_keys) + "\n"
+
+
+def jsonl_write(path: Path, rows: Iterable[Mapping[str, Any]], *, sort_keys: bool = False) -> int:
+    """Write ``rows`` as JSON lines (:func:`jsonl_line`) to ``path`` atomically: into a temporary file of the same
+    folder, renamed over ``path`` once complete, so a reader never sees half a file. Returns the number of rows."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False)
     count = 0
     try:
         with handle:
             for row in rows:
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+                handle.write(jsonl_line(row, sort_keys=sort_keys))
                 count += 1
         os.replace(handle.name, path)
     except BaseException:

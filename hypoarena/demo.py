@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .exporting import jsonl_line
+from arena.jsonl import jsonl_write
+
 from .importing import ImportSummary, hypoarena_import
 
 DEMO_NAME = "hypoarena-demo"
@@ -225,7 +226,7 @@ def demo_build(*, cases_per_domain: int = CASES_PER_DOMAIN, seed: int = SEED, na
         files: dict[str, Path] = {}
         for kind, rows in records.items():
             path = Path(folder) / f"{kind}.jsonl"
-            path.write_text("".join(jsonl_line(r) for r in rows), encoding="utf-8")
+            jsonl_write(path, rows)
             files[kind] = path
         return hypoarena_import(
             name=name,

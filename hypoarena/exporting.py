@@ -7,21 +7,16 @@ benchmark is shared.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from arena.jsonl import jsonl_write
 from arena.models import Benchmark
 
 from .importing import BATCH
 from .models import PROTOCOL, ArenaVerdict, Case, RubricScore, Submission
 from .services import HypoArenaError
-
-
-def jsonl_line(record: Mapping[str, Any]) -> str:
-    """One JSONL line of a file of ``FORMAT.md`` (UTF-8 text as is); the demo writes its files with it too."""
-    return json.dumps(record, ensure_ascii=False) + "\n"
 
 
 def hypoarena_export(*, benchmark: Benchmark, directory: Path) -> dict[str, int]:
@@ -37,10 +32,9 @@ def hypoarena_export(*, benchmark: Benchmark, directory: Path) -> dict[str, int]
     written: dict[str, int] = {}
 
     def write(kind: str, records: Iterable[Mapping[str, Any]], *, always: bool) -> None:
-        rows = [jsonl_line(r) for r in records]
+        rows = list(records)
         if rows or always:
-            (directory / f"{kind}.jsonl").write_text("".join(rows), encoding="utf-8")
-            written[f"{kind}.jsonl"] = len(rows)
+            written[f"{kind}.jsonl"] = jsonl_write(directory / f"{kind}.jsonl", rows)
 
     cases = Case.objects.filter(benchmark=benchmark).select_related("domain").order_by("domain__name", "external_id")
     write(

@@ -26,7 +26,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .exporting import jsonl_line
+from arena.jsonl import jsonl_write
+
 from .importing import ImportSummary, import_files, intrinsic_import
 from .models import LISTWISE_TOP
 
@@ -227,7 +228,7 @@ def demo_files(directory: Path, *, seed: int = SEED) -> None:
                 }
                 rows["listwise"].append(line | {"top": sorted(ids, key=latent.__getitem__)[:LISTWISE_TOP]})
     for kind, records in rows.items():
-        (directory / f"{kind}.jsonl").write_text("".join(jsonl_line(r) for r in records), encoding="utf-8")
+        jsonl_write(directory / f"{kind}.jsonl", records)
 
 
 def demo_build(*, seed: int = SEED, name: str = DEMO_NAME) -> ImportSummary:

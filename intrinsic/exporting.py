@@ -6,21 +6,14 @@ export is how a benchmark is shared, so it writes only what the import accepts (
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from arena.jsonl import jsonl_write
 from arena.models import Benchmark
 
 from .importing import FILES, IntrinsicError
 from .models import PROTOCOL, Candidate, CandidateScore, ListwiseRanking, Paper, Scorer
-
-
-def jsonl_line(record: Mapping[str, Any]) -> str:
-    """One JSONL line of a file of ``FORMAT.md`` (UTF-8 text as is; NaN and Infinity refused, as the import refuses
-    them); the demo writes its files with it too."""
-    return json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def intrinsic_export(*, benchmark: Benchmark, directory: Path) -> dict[str, int]:
@@ -93,8 +86,7 @@ def intrinsic_export(*, benchmark: Benchmark, directory: Path) -> dict[str, int]
     written = {}
     for kind in FILES:
         if records[kind] or kind == "papers":
-            (directory / f"{kind}.jsonl").write_text("".join(jsonl_line(r) for r in records[kind]), encoding="utf-8")
-            written[f"{kind}.jsonl"] = len(records[kind])
+            written[f"{kind}.jsonl"] = jsonl_write(directory / f"{kind}.jsonl", records[kind])
     if partial:
         written["partial (scorer, paper) left out"] = len(partial)
     return written

@@ -21,7 +21,8 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from .exporting import jsonl_line
+from arena.jsonl import jsonl_write
+
 from .importing import ImportSummary, import_files, reconstruction_import
 
 DEMO_NAME = "reconstruction-demo"
@@ -164,7 +165,7 @@ def demo_files(directory: Path, *, seed: int = SEED) -> None:
                                 }
                             )
     for kind, records in rows.items():
-        (directory / f"{kind}.jsonl").write_text("".join(jsonl_line(r) for r in records), encoding="utf-8")
+        jsonl_write(directory / f"{kind}.jsonl", records)
 
 
 def demo_build(*, seed: int = SEED, name: str = DEMO_NAME) -> ImportSummary:

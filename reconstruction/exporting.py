@@ -6,22 +6,16 @@ the export is how a benchmark is shared.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from arena.jsonl import jsonl_write
 from arena.models import Benchmark
 
 from .import_lines import format_date
 from .importing import FILES
 from .models import PROTOCOL, Hypothesis, MatchLabel, Reference, SeedPaper, TournamentRecord
 from .services import ReconstructionError
-
-
-def jsonl_line(record: Mapping[str, Any]) -> str:
-    """One JSONL line of a file of ``FORMAT.md`` (UTF-8 text as is); the demo writes its files with it too."""
-    return json.dumps(record, ensure_ascii=False) + "\n"
 
 
 def _selection_lines(benchmark: Benchmark) -> list[dict[str, Any]]:
@@ -131,7 +125,5 @@ def reconstruction_export(*, benchmark: Benchmark, directory: Path) -> dict[str,
         if records[kind] or kind in ("seeds", "references"):
             # Tournament lines are free-form objects: PostgreSQL's jsonb does not keep their key order, so they are
             # written with sorted keys, and an export of an import is the same file on every database.
-            dump = (lambda r: json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n") if kind == "tournament" else jsonl_line
-            (directory / f"{kind}.jsonl").write_text("".join(dump(r) for r in records[kind]), encoding="utf-8")
-            written[f"{kind}.jsonl"] = len(records[kind])
+            written[f"{kind}.jsonl"] = jsonl_write(directory / f"{kind}.jsonl", records[kind], sort_keys=kind == "tournament")
     return written
