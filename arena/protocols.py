@@ -140,6 +140,16 @@ def protocol_phrase(name: str) -> str:
     return spec.phrase if spec is not None else f"a {name}"
 
 
+def foreign_benchmark(benchmark: Benchmark, protocol: str, what: str) -> str | None:
+    """Why ``what`` (a protocol's files, say) cannot go into ``benchmark`` of another protocol, naming the benchmark's
+    protocol and the command that imports its own files; None when the benchmark is of ``protocol``."""
+    if benchmark.protocol == protocol:
+        return None
+    spec = protocols.get(benchmark.protocol)
+    own = f"; its own files are imported with {spec.import_command}" if spec is not None and spec.import_command else ""
+    return f"{benchmark} is a {protocol_label(benchmark.protocol)} benchmark: {what} go into a new benchmark name (or another version){own}"
+
+
 def default_protocol() -> str:
     """The name of the default protocol (a benchmark created without one follows it)."""
     for spec in protocols.values():

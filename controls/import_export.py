@@ -30,9 +30,10 @@ from arena.jsonl import (
     show,
 )
 from arena.models import Benchmark, Context, Proposal
+from arena.protocols import foreign_benchmark
 
-from .models import ControlVariant
-from .services import KINDS, STATUSES, TARGETS, variant_problems
+from .models import LIT2TEST, ControlVariant
+from .services import KINDS, STATUSES, TARGETS, ControlError, variant_problems
 
 LINE_KEYS = ("control_id", "kind", "context_id", "source_model", "target", "proposal", "prose", "status", "provenance")
 
@@ -184,8 +185,11 @@ def controls_import(*, benchmark: Benchmark, path: Path) -> ControlImportSummary
     optional ``"status"`` and ``"provenance"``, as the export writes them). A control id already stored with the
     same content is left as it is (re-importing a file changes nothing, not even a researcher's review); one
     stored with different content is a problem. Raises :class:`ControlImportError` naming each problem's line
-    and field; nothing is written then.
+    and field; nothing is written then. A benchmark of another protocol is refused before the file is read.
     """
+    refusal = foreign_benchmark(benchmark, LIT2TEST, "diagnostic controls")
+    if refusal:
+        raise ControlError(refusal)
     parsed = JsonlReading()
     problems = parsed.problems
     lines: list[_Line] = []

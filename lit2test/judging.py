@@ -23,10 +23,9 @@ from jobs.selection import Selection
 from jobs.services import JudgeResult, judgment_fields
 from jobs.subjects import JudgeSpec, JudgeSubjects
 
-from .models import JudgeTask
+from .models import PROTOCOL, JudgeTask
 from .prompts import JUDGE_PROMPTS, render_judge_task
 
-PROTOCOL = "lit2test"
 SELECTION = Selection(
     groups={"batch": lambda pair: pair.context.batch.name if pair.context.batch else ""},
     flag="pairs",

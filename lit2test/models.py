@@ -11,6 +11,8 @@ from django.db import models
 from arena.models import Benchmark, CanonicalPair, Context, JudgeRun, Participant
 from jobs.models import ClaimableTask, EngineRun
 
+PROTOCOL = "lit2test"  # Benchmark.protocol of a Lit2Test benchmark
+
 
 class JudgeTask(ClaimableTask):
     """One canonical pair in one presentation order, for one judge run."""

@@ -30,8 +30,10 @@ from arena.models import (
     new_public_id,
 )
 from arena.orientation import orientation_flipped
+from arena.protocols import foreign_benchmark
 from arena.schemas import PROPOSAL_SCHEMAS
 
+from ..models import PROTOCOL
 from .reading import (
     CONTEXT_OPTIONAL_FIELDS,
     CONTEXT_TEXT_FIELDS,
@@ -66,6 +68,10 @@ def _release_import(*, directory: Path, benchmark_name: str | None, version: str
     meta = parsed.benchmark_meta
     name = benchmark_name or meta.get("name") or DEFAULT_BENCHMARK
     version = version or meta.get("version") or "1"
+    existing = Benchmark.objects.filter(name=name, version=version).first()
+    refusal = foreign_benchmark(existing, PROTOCOL, "Lit2Test release files") if existing is not None else None
+    if refusal:
+        raise ReleaseImportError([Problem("arguments", None, "benchmark", refusal)])
     with transaction.atomic():
         benchmark, _ = Benchmark.objects.get_or_create(
             name=name,

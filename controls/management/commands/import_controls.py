@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena.selectors import benchmark_resolve
 from controls.import_export import ControlImportError, controls_import
+from controls.services import ControlError
 
 
 class Command(BaseCommand):
@@ -29,6 +30,6 @@ class Command(BaseCommand):
             raise CommandError(f"{file}: no such file" if not file.exists() else f"{file}: not a file; name the JSONL file")
         try:
             summary = controls_import(benchmark=chosen, path=file)
-        except ControlImportError as exc:
+        except (ControlImportError, ControlError) as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(summary.line())
