@@ -232,12 +232,16 @@ class JudgeRun(models.Model):
     # a run of the canonical pairs feeds a leaderboard, every other kind keeps its verdicts in its own tables.
     subjects = models.CharField(max_length=30, default=PAIRS, validators=[validate_subjects])
     launched_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    # The key of the launch form this run was made from: the same form posted again (twice at once, or a stale page
+    # re-posted) finds this run instead of making and paying for a second one. "" for runs made otherwise.
+    launch_key = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["benchmark", "judge_model", "label"], name="run_judge_label_unique"),
+            models.UniqueConstraint(fields=["launch_key"], condition=~models.Q(launch_key=""), name="run_launch_key_unique"),
             # Only a run of the canonical pairs may be its benchmark's canonical judge (the leaderboard's input).
             models.CheckConstraint(
                 condition=~models.Q(is_canonical=True) | models.Q(subjects=PAIRS), name="run_canonical_judges_pairs"

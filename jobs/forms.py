@@ -79,6 +79,8 @@ class JudgeRunForm(forms.Form):
         required=False, min_value=0.0, help_text="Optional: US dollars per 1,000 completion tokens."
     )
     canonical = forms.BooleanField(required=False, help_text="This run is the version's canonical judge.")
+    # A key drawn when the form is shown: posted twice (at once, or from a stale page) it makes one run, not two.
+    launch_key = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:  # noqa: ANN401
         super().__init__(*args, **kwargs)

@@ -29,6 +29,15 @@ class RunError(AppError):
     """A run cannot be created or changed as asked; the message says why and what to do."""
 
 
+class AlreadyLaunched(RunError):
+    """The launch form this request came from has made its run already (posted twice, or re-posted from a stale page);
+    ``run`` is that run, and nothing new was made."""
+
+    def __init__(self, run: Any) -> None:  # noqa: ANN401
+        self.run = run
+        super().__init__(f"run {run.pk} was launched from this form already; nothing new was made")
+
+
 def api_key_required(variable: str | None) -> None:
     """Refuse to create a run whose API-key variable is named but not set here (the key is read from the environment
     by name, never stored); :class:`RunError` says which variable and what to do."""

@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from arena.models import Benchmark, JudgeRun
@@ -39,7 +39,7 @@ from .engine import BeforeCall, call_with_backoff
 from .execution import run_event_add
 from .gates import AliasCheck, squash
 from .kinds import RunKindSpec, run_kind_register
-from .lifecycle import RunError, api_key_required
+from .lifecycle import AlreadyLaunched, RunError, api_key_required
 from .models import RunEvent, RunKind, TaskStatus
 from .parsing import ParseError, parse_judge_answer
 from .prompts import PROMPTS
@@ -54,6 +54,7 @@ __all__ = [
     "MAX_PARSE_ATTEMPTS",
     "ORDERS",
     "JudgeResult",
+    "AlreadyLaunched",
     "JudgeRunRequest",
     "RunError",
     "judge_run_cancel",
@@ -90,6 +91,7 @@ class JudgeRunRequest:
     price_per_1k_prompt: float | None = None
     price_per_1k_completion: float | None = None
     label: str | None = None
+    launch_key: str = ""  # the launch form's key: the same form posted twice makes one run (JudgeRun.launch_key)
     # what a task kind reads beyond these (stored as parameters["options"])
     options: dict[str, Any] = dataclasses.field(default_factory=dict)
 
@@ -207,6 +209,8 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
     Refuses a judge that is a participant, a canonical run of another judge than the version's or of a kind that is
     never canonical, a replay of another kind, and whatever the kind's plan refuses (its orientation gate among them).
     """
+    if request.launch_key and (made := JudgeRun.objects.filter(launch_key=request.launch_key).first()) is not None:
+        raise AlreadyLaunched(made)
     kind = subjects_named(request.subjects)
     _refuse_early(request, kind)
     assert kind is not None
@@ -217,6 +221,26 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
         raise RunError("choose at least one order")
     _refuse_replay(request, kind)
     make_tasks, skipped = kind.plan(request.benchmark, dataclasses.replace(request, orders=orders), template)
+    try:
+        run = _judge_run_insert(request, kind, template, orders, skipped, make_tasks, launched_by)
+    except IntegrityError:
+        # The same form posted at once: the first insert won; the others find its run (PostgreSQL made them wait for it).
+        made = JudgeRun.objects.filter(launch_key=request.launch_key).first() if request.launch_key else None
+        if made is None:
+            raise
+        raise AlreadyLaunched(made) from None
+    return run, skipped
+
+
+def _judge_run_insert(
+    request: JudgeRunRequest,
+    kind: JudgeSubjects,
+    template: Any,
+    orders: tuple[str, ...],
+    skipped: int,
+    make_tasks: Any,  # noqa: ANN401
+    launched_by: Any,  # noqa: ANN401
+) -> JudgeRun:
     benchmark, judge = request.benchmark, request.judge_model.strip()
     with transaction.atomic():
         run = JudgeRun.objects.create(
@@ -230,12 +254,13 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
             is_canonical=request.canonical,
             subjects=request.subjects,
             launched_by=launched_by,
+            launch_key=request.launch_key,
         )
         if request.canonical and not benchmark.canonical_judge:
             benchmark.canonical_judge = judge
             benchmark.save(update_fields=["canonical_judge"])
         kind.task_model.objects.bulk_create(make_tasks(run), batch_size=2000)
-    return run, skipped
+    return run
 
 
 def judge_run_launch(*, run: JudgeRun, drivers: int = 1, event: str = "launched") -> None:

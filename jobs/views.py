@@ -3,6 +3,7 @@ grammar from the protocol registry), a run's page (its task kind may render its 
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from django.contrib import messages
@@ -17,7 +18,7 @@ from arena.permissions import researcher_required
 from arena.protocols import protocols
 
 from .forms import JudgeRunForm
-from .lifecycle import RunError, runs_listed
+from .lifecycle import AlreadyLaunched, RunError, runs_listed
 from .selectors import run_log, run_progress
 from .services import JudgeRunRequest, judge_run_cancel, judge_run_create, judge_run_launch, judge_run_pause, judge_run_resume
 from .subjects import subjects_of
@@ -76,6 +77,7 @@ def _request_of(data: dict[str, Any]) -> JudgeRunRequest:
         price_per_1k_prompt=data["price_per_1k_prompt"],
         price_per_1k_completion=data["price_per_1k_completion"],
         options=data["options"],
+        launch_key=data.get("launch_key") or "",
     )
 
 
@@ -95,7 +97,11 @@ def _new_version_url(benchmark: Benchmark) -> str | None:
 def run_new(request: HttpRequest) -> HttpResponse:
     newest = Benchmark.objects.order_by("-created_at", "-id").first()
     form = JudgeRunForm(
-        request.POST or None, initial={"benchmark": request.GET.get("benchmark") or (newest.pk if newest else None)}
+        request.POST or None,
+        initial={
+            "benchmark": request.GET.get("benchmark") or (newest.pk if newest else None),
+            "launch_key": secrets.token_urlsafe(24),
+        },
     )
     offer_version: dict[str, Any] | None = None
     if request.method == "POST" and form.is_valid():
@@ -103,6 +109,9 @@ def run_new(request: HttpRequest) -> HttpResponse:
         try:
             run, skipped = judge_run_create(request=_request_of(d), launched_by=request.user)
             judge_run_launch(run=run)
+        except AlreadyLaunched as exc:
+            messages.info(request, f"Run {exc.run.pk} was launched from this form already; nothing new was made.")
+            return redirect("jobs:run", run_id=exc.run.pk)
         except RunError as exc:
             form.add_error(None, str(exc))
             url = _new_version_url(d["benchmark"])
