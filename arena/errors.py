@@ -10,6 +10,7 @@ a malformed model answer that is retried) are not AppErrors: nobody outside the 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -27,3 +28,10 @@ class NotFoundError(AppError):
     """There is nothing to answer with (a report of a benchmark without data, say): 404."""
 
     status_code = 404
+
+
+def json_error_text(exc: json.JSONDecodeError, *, line: bool = True) -> str:
+    """What is wrong with a JSON text and where, in words: ``Unterminated string starting at line 1 column 9``
+    (Python's own messages for some errors end in "at", which a plain "at column" would double)."""
+    where = f"line {exc.lineno} column {exc.colno}" if line else f"column {exc.colno}"
+    return f"{exc.msg.removesuffix(' at')} at {where}"

@@ -30,7 +30,7 @@ from typing import Any
 from django.db import models
 from django.db.backends.base.operations import BaseDatabaseOperations
 
-from .errors import AppError
+from .errors import AppError, json_error_text
 from .models import Context, Participant
 
 MAX_PROBLEMS = 50
@@ -181,7 +181,7 @@ def json_loads(text: str, decoder: JsonDecoder | None = None) -> Loaded:
         loaded.value = decoder.decode(text)
         loaded.non_finite = decoder.non_finite
     except json.JSONDecodeError as exc:
-        loaded.problem, loaded.line = f"invalid JSON ({exc.msg} at column {exc.colno}); truncated line?", exc.lineno
+        loaded.problem, loaded.line = f"invalid JSON ({json_error_text(exc, line=False)}); truncated line?", exc.lineno
     except RecursionError:
         loaded.problem = "invalid JSON (nested too deeply)"
     except ValueError:  # an integer longer than Python converts (sys.get_int_max_str_digits())

@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from arena.aliases import Matcher
+from arena.errors import json_error_text
 from arena.schemas import SIX_FIELD
 from jobs.engine import call_with_backoff, run_blocking
 from jobs.providers import OpenAICompatibleProvider, Provider
@@ -148,9 +149,7 @@ def answer_object(text: str) -> dict[str, object]:
     except json.JSONDecodeError as exc:
         if REFUSAL.search(text):
             raise AttemptFailed(Outcome.REFUSED, f"the model refused: {_short(text)!r}") from None
-        raise AttemptFailed(
-            Outcome.MALFORMED, f"not a JSON object ({exc.msg} at line {exc.lineno} column {exc.colno}): {_short(text)!r}"
-        ) from None
+        raise AttemptFailed(Outcome.MALFORMED, f"not a JSON object ({json_error_text(exc)}): {_short(text)!r}") from None
     if not isinstance(value, dict):
         raise AttemptFailed(Outcome.MALFORMED, f"expected a JSON object, got {type(value).__name__}")
     return value

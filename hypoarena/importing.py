@@ -171,12 +171,18 @@ def _read_lines(
         if line is not None and clean:
             out.append(line)
         elif kind == "cases":
-            broken[kind].add(record.get("case_id"))
+            broken[kind].add(_as_key(record.get("case_id")))
         elif kind == "submissions":
-            broken[kind].add((record.get("case_id"), record.get("model")))
+            broken[kind].add((_as_key(record.get("case_id")), _as_key(record.get("model"))))
     if parsed.lines == before:
         parsed.problems.append(Problem(path.name, None, None, f"no {kind} lines (the file is empty)"))
     return out
+
+
+def _as_key(value: Any) -> Any:  # noqa: ANN401
+    """A refused line's id as a set member: a list or object id (its line already reports it) is no id at all, so
+    it neither crashes the set nor shows up among the known cases."""
+    return value if isinstance(value, (str, int, float)) else None
 
 
 # --------------------------------------------------------------------------- writes

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.errors import json_error_text
+
 WINNERS = {"A": "A", "B": "B", "TIE": "TIE"}
 CONFIDENCES = ("high", "medium", "low")
 # One fenced block is tolerated because many chat models wrap JSON in it by habit;
@@ -30,7 +32,7 @@ def json_object(text: str) -> dict[str, Any]:
     try:
         value = json.loads(body)
     except json.JSONDecodeError as exc:
-        raise ParseError(f"not a JSON object ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        raise ParseError(f"not a JSON object ({json_error_text(exc)})") from None
     if not isinstance(value, dict):
         raise ParseError(f"expected a JSON object, got {type(value).__name__}")
     return value

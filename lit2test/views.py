@@ -61,6 +61,7 @@ def upload_panel(request: HttpRequest, posted: bool) -> tuple[dict[str, Any], Ht
                 directory=Path(folder),
                 benchmark_name=form.cleaned_data["benchmark"],
                 version=form.cleaned_data["version"],
+                source="the uploaded files",
             )
         except ReleaseImportError as exc:
             form.add_error("files", [str(p) for p in exc.problems[:50]])

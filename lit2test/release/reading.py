@@ -614,7 +614,7 @@ def _check_public_ids(parsed: Parsed) -> None:
     parsed.public_ids = {pair_key: public_id for pair_key, (public_id, _) in by_pair.items()}
 
 
-def release_parse(directory: Path) -> tuple[Parsed, list[str]]:
+def release_parse(directory: Path, *, source: str | None = None) -> tuple[Parsed, list[str]]:
     parsed = Parsed()
     found = release_files(directory)
     names = [p.name for paths in found.values() for p in paths]
@@ -633,7 +633,7 @@ def release_parse(directory: Path) -> tuple[Parsed, list[str]]:
     if not data_files:
         parsed.problems.append(
             Problem(
-                str(directory),
+                source or str(directory),
                 None,
                 None,
                 "no release files found (expected contexts.jsonl, proposals.jsonl, corrected_folded_pairs.jsonl "

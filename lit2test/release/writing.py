@@ -50,18 +50,21 @@ from .reading import (
 )
 
 
-def release_import(*, directory: Path, benchmark_name: str | None = None, version: str | None = None) -> ImportSummary:
-    """Import the release files in ``directory`` into a benchmark, atomically.
+def release_import(
+    *, directory: Path, benchmark_name: str | None = None, version: str | None = None, source: str | None = None
+) -> ImportSummary:
+    """Import the release files in ``directory`` into a benchmark, atomically. ``source`` names the files in a
+    problem about the whole folder (an upload says "the uploaded files", not the server's temporary folder).
 
     Raises ReleaseImportError, having written nothing, when any file has a problem or
     contradicts what the database already holds.
     """
     with collector_paused():
-        return _release_import(directory=directory, benchmark_name=benchmark_name, version=version)
+        return _release_import(directory=directory, benchmark_name=benchmark_name, version=version, source=source)
 
 
-def _release_import(*, directory: Path, benchmark_name: str | None, version: str | None) -> ImportSummary:
-    parsed, names = release_parse(directory)
+def _release_import(*, directory: Path, benchmark_name: str | None, version: str | None, source: str | None) -> ImportSummary:
+    parsed, names = release_parse(directory, source=source)
     arguments_check(benchmark_name, version, parsed.problems)
     if parsed.problems:
         raise ReleaseImportError(parsed.problems)  # before the database is touched

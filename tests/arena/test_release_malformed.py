@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -348,6 +349,11 @@ CASES = [
         replace_line(JUDGMENTS, 2, b"[" * 100_000 + b"]" * 100_000),
         f"{JUDGMENTS}, line 2: invalid JSON (nested too deeply)",
     ),
+    Case(  # Python's message ends in "at": the problem reads "starting at column 16", not "starting at at column"
+        "unterminated-string",
+        replace_line(PROPOSALS, 2, b'{"context_id": "ctx'),
+        f"{PROPOSALS}, line 2: invalid JSON (Unterminated string starting at column 16); truncated line?",
+    ),
     Case(
         "nested-metadata", put(JUDGMENTS, 1, "metadata", DEEP), f"{JUDGMENTS}, line 1: metadata: nested more than 64 levels deep"
     ),
@@ -512,6 +518,16 @@ def test_an_upload_naming_one_file_twice_is_refused(tmp_path: Path, researcher_c
     response = researcher_client.post(reverse("arena:dashboard"), {"files": files, "benchmark": "b", "version": "1"})
     assert response.status_code == 200
     assert f"{PROPOSALS}: uploaded twice; upload each release file once" in html.unescape(response.content.decode())
+    assert set(arena_counts().values()) == {0}
+
+
+def test_an_upload_without_release_files_names_the_upload_not_the_servers_folder(researcher_client: Client) -> None:
+    files = [SimpleUploadedFile("notes.txt", b"not a release")]
+    response = researcher_client.post(reverse("arena:dashboard"), {"files": files, "benchmark": "b", "version": "1"})
+    page = html.unescape(response.content.decode())
+    assert response.status_code == 200
+    assert "the uploaded files: no release files found" in page
+    assert tempfile.gettempdir() not in page
     assert set(arena_counts().values()) == {0}
 
 

@@ -261,3 +261,17 @@ def test_export_then_import_as_a_new_benchmark_gives_the_same_benchmark(tmp_path
     with pytest.raises(HypoArenaImportError):  # the same lines with a changed verdict are refused by the copy too
         bad = [dict(exported[0], verdict="B>>A" if exported[0]["verdict"] != "B>>A" else "A>>B")]
         hypoarena_import(name="second", files={"verdicts": h.write(tmp_path / "bad" / "verdicts.jsonl", bad)})
+
+
+def test_a_list_or_object_id_is_a_problem_not_a_crash(tmp_path: Path) -> None:
+    cases = h.cases()
+    cases[0]["case_id"] = ["c1"]
+    submissions = h.submissions()
+    submissions[0]["model"] = {"name": "Alpha"}
+    problems = failure("arena-x", h.folder(tmp_path / "in", cases=cases, submissions=submissions))
+    assert problems[:2] == [
+        "  cases.jsonl, line 1: case_id: must be text, got array",
+        "  submissions.jsonl, line 1: model: must be text, got object",
+    ]
+    # The lines naming c1 are unknown now; the refused id is not offered as a case.
+    assert problems[2] == '  submissions.jsonl, line 2: case_id: unknown case "c1"; the cases are "c2", "s1"'
