@@ -36,7 +36,7 @@ from jobs.driving import drive, driver_start_failed, endpoint_limiter, run_finis
 from jobs.engine import BeforeCall, call_with_backoff, run_blocking
 from jobs.execution import run_event_add
 from jobs.kinds import RunKindSpec
-from jobs.lifecycle import RunError
+from jobs.lifecycle import AlreadyLaunched, RunError
 from jobs.models import TaskStatus
 from jobs.providers import Completion, PermanentError
 from jobs.selection import Selection
@@ -181,14 +181,23 @@ def scoring_run_create(
         )
     if not chosen:
         raise RunError(f"scorer {name!r} has scored every chosen candidate of {benchmark} already; nothing to score")
-    with transaction.atomic():
-        target = existing or Scorer.objects.create(
-            benchmark=benchmark, name=name, model=model, criterion=criterion, endpoint=endpoint
-        )
-        run = IntrinsicScoringRun.objects.create(
-            benchmark=benchmark, scorer=target, parameters=parameters, launched_by=launched_by
-        )
-        ScoringTask.objects.bulk_create([ScoringTask(run=run, candidate=c) for c in chosen], batch_size=2000)
+    try:
+        with transaction.atomic():
+            target = existing or Scorer.objects.create(
+                benchmark=benchmark, name=name, model=model, criterion=criterion, endpoint=endpoint
+            )
+            run = IntrinsicScoringRun.objects.create(
+                benchmark=benchmark, scorer=target, parameters=parameters, launched_by=launched_by
+            )
+            ScoringTask.objects.bulk_create([ScoringTask(run=run, candidate=c) for c in chosen], batch_size=2000)
+    except IntegrityError:
+        # The same new scorer launched twice at once (a form posted twice): the first made it and its run.
+        made = IntrinsicScoringRun.objects.filter(scorer__benchmark=benchmark, scorer__name=name).order_by("id").first()
+        if made is None:
+            raise
+        raise AlreadyLaunched(
+            made, f"Scorer {name!r} was launched at the same moment, by run {made.pk}; nothing new was made"
+        ) from None
     return run
 
 

@@ -377,7 +377,7 @@ def launch_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     """Launch a scoring run with the service ``intrinsic_score`` uses; a refusal (a criterion the endpoint's mode
     cannot give, a missing key, nothing left to score ...) is shown on the form and nothing is made. Listwise runs
     are launched from the judge-run form."""
-    from jobs.services import RunError
+    from jobs.services import AlreadyLaunched, RunError
 
     from .forms import ScoringRunForm
     from .scoring import scoring_run_create, scoring_run_launch
@@ -401,6 +401,9 @@ def launch_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
                 launched_by=request.user,
             )
             scoring_run_launch(run=run)
+        except AlreadyLaunched as exc:
+            messages.info(request, f"{exc}.")
+            return redirect("jobs:runs")
         except RunError as exc:
             form.add_error(None, str(exc))
         else:

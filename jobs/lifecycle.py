@@ -30,12 +30,12 @@ class RunError(AppError):
 
 
 class AlreadyLaunched(RunError):
-    """The launch form this request came from has made its run already (posted twice, or re-posted from a stale page);
-    ``run`` is that run, and nothing new was made."""
+    """What this launch asked for was made already (its form posted twice, re-posted from a stale page, or posted
+    twice at once); ``run`` is what was made (a run, a selection ...), and nothing new was made."""
 
-    def __init__(self, run: Any) -> None:  # noqa: ANN401
+    def __init__(self, run: Any, message: str | None = None) -> None:  # noqa: ANN401
         self.run = run
-        super().__init__(f"run {run.pk} was launched from this form already; nothing new was made")
+        super().__init__(message or f"run {run.pk} was launched from this form already; nothing new was made")
 
 
 def api_key_required(variable: str | None) -> None:

@@ -26,14 +26,14 @@ import zlib
 from collections import defaultdict
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from arena.models import Benchmark, JudgeRun, Participant
 from arena.stats.swiss import swiss_pairings, swiss_standings
 from jobs.prompts import PROMPTS
 from jobs.providers import PermanentError, api_key_from_env
-from jobs.services import JudgeRunRequest, RunError, judge_run_create, judge_run_launch
+from jobs.services import AlreadyLaunched, JudgeRunRequest, RunError, judge_run_create, judge_run_launch
 
 from .judging import _swiss_matches, swiss_judgeable
 from .models import (
@@ -84,31 +84,42 @@ def selection_create(
     by_seed: dict[int, dict[str, list[Hypothesis]]] = defaultdict(lambda: defaultdict(list))
     for h in Hypothesis.objects.filter(seed_id__in=frozen, participant__name__in=proposers).select_related("participant"):
         by_seed[h.seed_id][h.participant.name].append(h)
-    with transaction.atomic():
-        participant = Participant.objects.create(benchmark=benchmark, name=name)
-        selection = SwissSelection.objects.create(
-            benchmark=benchmark,
-            participant=participant,
-            proposers=proposers,
-            judges=judges,
-            seed=seed,
-            parameters={
-                "base_url": base_url,
-                "api_key_env": api_key_env or "",
-                "provider": provider,
-                "concurrency": concurrency,
-                "timeout": timeout,
-                "temperature": temperature,
-                "max_tokens": max_tokens,
-                "lease_seconds": lease_seconds,
-            },
-        )
-        tournaments = _tournaments(selection, by_seed)
-        if not tournaments:
-            raise RunError(
-                f"no seed of {benchmark} has five valid hypotheses from any of {', '.join(proposers)}; run the proposers first"
+    try:
+        with transaction.atomic():
+            participant = Participant.objects.create(benchmark=benchmark, name=name)
+            selection = SwissSelection.objects.create(
+                benchmark=benchmark,
+                participant=participant,
+                proposers=proposers,
+                judges=judges,
+                seed=seed,
+                parameters={
+                    "base_url": base_url,
+                    "api_key_env": api_key_env or "",
+                    "provider": provider,
+                    "concurrency": concurrency,
+                    "timeout": timeout,
+                    "temperature": temperature,
+                    "max_tokens": max_tokens,
+                    "lease_seconds": lease_seconds,
+                },
             )
-        SwissTournament.objects.bulk_create(tournaments)
+            tournaments = _tournaments(selection, by_seed)
+            if not tournaments:
+                raise RunError(
+                    f"no seed of {benchmark} has five valid hypotheses from any of {', '.join(proposers)}; run the proposers first"
+                )
+            SwissTournament.objects.bulk_create(tournaments)
+    except IntegrityError:
+        # The same selection started twice at once (its form posted twice): the first made it.
+        made = SwissSelection.objects.filter(benchmark=benchmark, participant__name=name).first()
+        if made is None and Participant.objects.filter(benchmark=benchmark, name=name).exists():
+            raise RunError(
+                f"{name!r} became a participant of {benchmark} meanwhile; choose another name for the selection"
+            ) from None
+        if made is None:
+            raise
+        raise AlreadyLaunched(made, f"Swiss selection {name!r} was started already; nothing new was made") from None
     if launch:
         selection_advance(selection_id=selection.pk)
     selection.refresh_from_db()

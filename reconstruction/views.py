@@ -214,7 +214,7 @@ def bracket_page(request: HttpRequest, benchmark_id: int, selection_id: int) -> 
 def launch_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     """Launch a proposer run or start a Swiss selection, with the services the commands use; a refusal is shown on
     its form and nothing is made."""
-    from jobs.services import RunError
+    from jobs.services import AlreadyLaunched, RunError
 
     from .forms import ProposerRunForm, SwissSelectionForm
     from .runs import proposer_run_create, proposer_run_launch
@@ -260,6 +260,9 @@ def launch_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
                 concurrency=d["concurrency"],
                 timeout=d["timeout"],
             )
+        except AlreadyLaunched as exc:
+            messages.info(request, f"{exc}.")
+            return redirect("reconstruction:bracket", benchmark_id=benchmark.pk, selection_id=exc.run.pk)
         except RunError as exc:
             swiss_form.add_error(None, str(exc))
         else:

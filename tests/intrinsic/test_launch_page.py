@@ -12,8 +12,8 @@ import pytest
 from django.urls import reverse
 
 from arena.models import Benchmark
-from intrinsic.models import IntrinsicScoringRun, ScoringTask
-from tests.clients import client_for
+from intrinsic.models import IntrinsicScoringRun, Scorer, ScoringTask
+from tests.clients import client_for, needs_postgresql, posted_at_once
 
 from .test_runs import PAPERS, make_benchmark
 
@@ -61,3 +61,18 @@ def test_a_scoring_run_is_launched_and_refusals_make_nothing(bench: Benchmark, r
     assert IntrinsicScoringRun.objects.count() == 1 and "errorlist" in again
     links = client.get(reverse("intrinsic:benchmark", args=[bench.pk])).content.decode()
     assert url in links
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_scorer_posted_three_times_at_once_makes_one_scorer_and_run(tmp_path: Path, researcher) -> None:  # noqa: ANN001
+    needs_postgresql("concurrent inserts that wait for each other's unique key need PostgreSQL")
+    bench = make_benchmark(tmp_path)
+
+    answers = posted_at_once(researcher, reverse("intrinsic:launch", args=[bench.pk]), values())
+
+    run = IntrinsicScoringRun.objects.get()  # one run of one new scorer
+    assert Scorer.objects.filter(benchmark=bench).count() == 1
+    assert ScoringTask.objects.filter(run=run).count() == sum(len(p["texts"]) for p in PAPERS)
+    # The first post launched it; each other was told so (302 to the runs) or, when it came after, refused on the
+    # form because the scorer's run is active (200) - never a 500.
+    assert len(answers) == 3 and all(a.status_code in (200, 302) for a in answers)

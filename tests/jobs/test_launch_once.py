@@ -3,19 +3,16 @@
 
 from __future__ import annotations
 
-import os
 import re
-import threading
 from typing import Any
 
 import pytest
 from django.contrib.messages import get_messages
-from django.db import connection, connections
 from django.urls import reverse
 
 from arena.models import JudgeRun
 from lit2test.release import RELEASE_JUDGE
-from tests.clients import client_for
+from tests.clients import client_for, needs_postgresql, posted_at_once
 
 from .helpers import chat_requests
 
@@ -69,29 +66,9 @@ def test_a_stale_form_posted_again_points_at_its_run_and_makes_none(imported, re
 
 @pytest.mark.django_db(transaction=True)
 def test_one_form_posted_three_times_at_once_makes_one_run(imported, researcher, fake_llm, celery_in_process) -> None:  # noqa: ANN001
-    if connection.vendor != "postgresql":
-        message = "concurrent inserts that wait for each other's unique key need PostgreSQL"
-        if os.environ.get("LIT2TEST_REQUIRE_SERVICES"):
-            pytest.fail(message)
-        pytest.skip(message)
+    needs_postgresql("concurrent inserts that wait for each other's unique key need PostgreSQL")
     fake_llm.script(latency=0.2)
-    key = "same-form-" + "x" * 20
-    start = threading.Barrier(3)
-    answers: list[Any] = []
-
-    def post() -> None:
-        try:
-            client = client_for(researcher)
-            start.wait()
-            answers.append(client.post(reverse("jobs:run-new"), values(imported, fake_llm, key)))
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=post) for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+    answers = posted_at_once(researcher, reverse("jobs:run-new"), values(imported, fake_llm, "same-form-" + "x" * 20))
 
     (run,) = new_runs()
     assert sorted(a.status_code for a in answers) == [302, 302, 302]

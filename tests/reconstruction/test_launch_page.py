@@ -14,7 +14,7 @@ from django.urls import reverse
 from arena.models import Benchmark, JudgeRun
 from reconstruction.importing import import_files, reconstruction_import
 from reconstruction.models import ProposerRun, ProposerTask, SwissSelection, SwissTournament
-from tests.clients import client_for
+from tests.clients import client_for, needs_postgresql, posted_at_once
 
 from . import helpers as h
 
@@ -112,3 +112,19 @@ def test_a_swiss_selection_starts_and_opens_its_bracket(bench: Benchmark, resear
     assert all(len(t.candidates) == 1 for t in SwissTournament.objects.filter(selection=selection))
     again = html.unescape(client.post(url, swiss(**{"swiss-proposers": "Alpha, Beta"})).content.decode())
     assert "'Sel' is already a participant" in again and SwissSelection.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_swiss_form_posted_three_times_at_once_starts_one_selection(tmp_path: Path, researcher) -> None:  # noqa: ANN001
+    needs_postgresql("concurrent inserts that wait for each other's unique key need PostgreSQL")
+    bench = reconstruction_import(name="recon-once", files=import_files(h.folder(tmp_path / "in"))).benchmark
+    url = reverse("reconstruction:launch", args=[bench.pk])
+
+    answers = posted_at_once(researcher, url, swiss(**{"swiss-proposers": "Alpha, Beta"}))
+
+    selection = SwissSelection.objects.get()  # one selection, one participant "Sel"
+    bracket = reverse("reconstruction:bracket", args=[bench.pk, selection.pk])
+    assert [a.status_code for a in answers] == [302, 302, 302]  # no 500
+    assert {a["Location"] for a in answers} == {bracket}
+    assert bench.participants.filter(name="Sel").count() == 1
+    assert SwissTournament.objects.filter(selection=selection).count() == 5
