@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.db import models
+from django.db import IntegrityError, models, transaction
 from django.db.backends.base.operations import BaseDatabaseOperations
 
 from .errors import AppError, json_error_text
-from .models import Context, Participant
+from .models import Benchmark, Context, Participant
 
 MAX_PROBLEMS = 50
 
@@ -456,3 +456,19 @@ def jsonl_files_in(
     if not found:
         raise error(f"{directory}: no {what} file in this folder; expected {', '.join(f'{k}.jsonl' for k in kinds)}{note}")
     return found
+
+
+def benchmark_create(*, error: type[Exception], name: str, version: str, **fields: Any) -> Benchmark:  # noqa: ANN401
+    """The new benchmark of an import, made inside the import's transaction. When two imports create one name at
+    once, the second waits for the first (PostgreSQL) and raises ``error``, its transaction rolled back: one import
+    is made, and the other says what happened and what to do."""
+    try:
+        with transaction.atomic():
+            return Benchmark.objects.create(name=name, version=version, **fields)
+    except IntegrityError:
+        if not Benchmark.objects.filter(name=name, version=version).exists():
+            raise
+        raise error(
+            f"benchmark {name} v{version} was created by another import while this one ran; nothing was written: "
+            "run this import again to add its files to that benchmark"
+        ) from None

@@ -17,7 +17,7 @@ from typing import Any
 
 from django.db import transaction
 
-from arena.jsonl import Fields, JsonlReading, Problem, Ref, ReleaseImportError, read_jsonl
+from arena.jsonl import Fields, JsonlReading, Problem, Ref, ReleaseImportError, benchmark_create, read_jsonl
 from arena.models import Benchmark, JudgeRun, Participant
 
 from .import_checks import ImportCheck, Stored
@@ -202,7 +202,8 @@ def _write(
     """The writes of a checked import, in the caller's transaction, each kind after those it refers to."""
     created = summary.created
     if benchmark is None:
-        benchmark = Benchmark.objects.create(
+        benchmark = benchmark_create(
+            error=HypoArenaError,
             name=name,
             version=version,
             description=description,

@@ -18,7 +18,18 @@ from typing import Any
 from django.db import transaction
 
 from arena.errors import AppError
-from arena.jsonl import Fields, JsonlReading, Problem, Ref, ReleaseImportError, jsonl_files_in, names_listed, read_jsonl, show
+from arena.jsonl import (
+    Fields,
+    JsonlReading,
+    Problem,
+    Ref,
+    ReleaseImportError,
+    benchmark_create,
+    jsonl_files_in,
+    names_listed,
+    read_jsonl,
+    show,
+)
 from arena.models import Benchmark
 
 from .import_lines import Line, LineReader
@@ -143,7 +154,8 @@ def _write(
     """Check each file against the stored rows and write it, in the caller's transaction (rolled back on any problem)."""
     created, unchanged = summary.created, summary.unchanged
     if benchmark is None:
-        benchmark = Benchmark.objects.create(
+        benchmark = benchmark_create(
+            error=IntrinsicError,
             name=name,
             version=version,
             description=description,

@@ -19,7 +19,18 @@ from typing import Any
 
 from django.db import transaction
 
-from arena.jsonl import Fields, JsonlReading, Problem, Ref, ReleaseImportError, jsonl_files_in, names_listed, read_jsonl, show
+from arena.jsonl import (
+    Fields,
+    JsonlReading,
+    Problem,
+    Ref,
+    ReleaseImportError,
+    benchmark_create,
+    jsonl_files_in,
+    names_listed,
+    read_jsonl,
+    show,
+)
 from arena.models import Benchmark
 
 from . import leakage
@@ -137,7 +148,8 @@ def _write(
     Hypotheses are checked only when the seeds and references are sound: a hypothesis cites its seed's frozen
     bibliography, which the references just written make."""
     if benchmark is None:
-        benchmark = Benchmark.objects.create(
+        benchmark = benchmark_create(
+            error=ReconstructionError,
             name=name,
             version=version,
             description=description,
