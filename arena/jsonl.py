@@ -284,6 +284,20 @@ def read_jsonl(path: Path, parsed: JsonlReading) -> Iterator[tuple[int, dict[str
             yield number, record, check_json(record, Ref(path.name, number), problems) if suspect else True
 
 
+def whole_number_problem(value: Any, low: int, high: int, *, nullable: bool = False) -> str | None:  # noqa: ANN401
+    """What is wrong with ``value`` (not None) as a whole number from ``low`` to ``high``; None when nothing is.
+    ``nullable`` only says in the message that null is accepted too.
+
+    The one integer rule of every import: a JSON integer, nothing else. ``true`` is not 1 (Python's bool is an int),
+    ``1.0`` is a float that a file meant as a count or a slot would not write, and ``"1"`` is text."""
+    if type(value) is int and low <= value <= high:
+        return None
+    accepted = f"a whole number from {low} to {high}{' or null' if nullable else ''}"
+    if type(value) is float and value.is_integer() and low <= value <= high:
+        return f"must be {accepted}, written without a decimal point ({int(value)}), got {show(value)}"
+    return f"must be {accepted}, got {show(value)}"
+
+
 class Fields:
     """Typed reading of one record's fields. A wrong value becomes a problem naming file, line and
     field, and the reader returns a harmless default so that every problem of a line is listed."""
@@ -297,8 +311,9 @@ class Fields:
     def problem(self, key: str | None, message: str) -> None:
         self.problems.append(Problem(self.ref.file, self.ref.line, f"{self.prefix}{key}" if key else None, message))
 
-    def fits(self, key: str, value: str, column: Column | None) -> bool:
-        limit = column_max_length(*column) if column else None
+    def fits(self, key: str, value: str, column: Column | None, limit: int | None = None) -> bool:
+        """Whether ``value`` fits its column (or, for a column with no length of its own, ``limit``); a problem if not."""
+        limit = (column_max_length(*column) if column else None) or limit
         if limit is not None and len(value) > limit:
             self.problem(key, f"has {len(value)} characters; the limit is {limit}")
             return False
@@ -312,9 +327,11 @@ class Fields:
         required: bool = True,
         numbers: bool = False,
         keep_blank: bool = False,
+        limit: int | None = None,
     ) -> str:
-        """A string. Required ones must be present and non-blank; optional blank ones read as ""
-        unless ``keep_blank``; ``numbers`` accepts a JSON number and reads it as its text."""
+        """A string within its column's length (``limit`` for a column that has none of its own). Required ones must
+        be present and non-blank; optional blank ones read as "" unless ``keep_blank``; ``numbers`` accepts a JSON
+        number and reads it as its text."""
         value = self.record.get(key)
         if value is None or (isinstance(value, str) and not value.strip() and not (keep_blank and not required)):
             if required:
@@ -326,7 +343,7 @@ class Fields:
             if finite(value):  # NaN and Infinity are reported by check_json already
                 self.problem(key, f"must be text, got {json_type(value)}")
             return ""
-        return value if self.fits(key, value, column) else ""
+        return value if self.fits(key, value, column, limit) else ""
 
     def choice(self, key: str, choices: Sequence[str], default: str) -> str:
         value = self.text(key, required=False)
@@ -335,23 +352,32 @@ class Fields:
             return default
         return value or default
 
-    def integer(self, key: str, column: Column, *, minimum: int | None = None, default: int | None = None) -> int | None:
-        """A whole number within the column's range (and ``minimum``); null or absent is ``default``."""
-        value = self.record.get(key)
-        if value is None or not finite(value):
-            return default
+    def integer(
+        self,
+        key: str,
+        column: Column,
+        *,
+        minimum: int | None = None,
+        maximum: int | None = None,
+        default: int | None = None,
+        required: bool = False,
+    ) -> int | None:
+        """A JSON integer within the column's range (and ``minimum`` and ``maximum``): :func:`whole_number_problem`.
+        Null or absent is ``default``, or a problem when ``required``."""
         low, high = column_integer_range(*column)
         low = low if minimum is None else max(low, minimum)
-        if isinstance(value, int) and not isinstance(value, bool):
-            number: int | None = value
-        elif isinstance(value, float) and value.is_integer():
-            number = int(value)
-        else:
-            number = None
-        if number is None or not low <= number <= high:
-            self.problem(key, f"must be a whole number from {low} to {high}, got {show(value)}")
+        high = high if maximum is None else min(high, maximum)
+        value = self.record.get(key)
+        if value is None:
+            if required:
+                self.problem(key, f"missing; a whole number from {low} to {high}")
             return default
-        return number
+        message = whole_number_problem(value, low, high)
+        if message is not None:
+            if finite(value):  # NaN and Infinity are reported by check_json already
+                self.problem(key, message)
+            return default
+        return value
 
     def number(self, key: str, *, minimum: float = 0.0) -> float | None:
         value = self.record.get(key)

@@ -10,6 +10,7 @@ one transaction. A Lit2Test release export writes :func:`control_export_rows` as
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,11 @@ from .models import LIT2TEST, ControlVariant
 from .services import KINDS, STATUSES, TARGETS, ControlError, variant_problems
 
 LINE_KEYS = ("control_id", "kind", "context_id", "source_model", "target", "proposal", "prose", "status", "provenance")
+GENERATOR = (ControlVariant, "generator")
+GENERATOR_VERSION = (ControlVariant, "generator_version")
+# The declared provenance is kept whole (ControlVariant.provenance["declared"], a JSON column with no length): this
+# limit on its JSON text keeps one line from filling the database; a provenance is a few names and versions.
+MAX_PROVENANCE_CHARS = 10_000
 
 
 class ControlImportError(ReleaseImportError):
@@ -60,6 +66,8 @@ class _Line:
     prose: str | None
     status: str
     provenance: dict[str, Any]
+    generator: str
+    generator_version: str
 
     def comparable(self) -> dict[str, Any]:
         return {
@@ -102,7 +110,7 @@ def _parse_line(record: dict[str, Any], ref: Ref, problems: list[Problem]) -> _L
     context_id = f.text("context_id", EXTERNAL_ID)
     source_model = f.text("source_model", MODEL_NAME)
     status = f.choice("status", STATUSES, default=ControlVariant.Status.APPROVED)
-    provenance = f.mapping("provenance")
+    provenance, generator, version = _provenance(f)
     content = record.get("proposal")
     prose = record.get("prose")
     if kind in KINDS and len(problems) == before:
@@ -110,7 +118,23 @@ def _parse_line(record: dict[str, Any], ref: Ref, problems: list[Problem]) -> _L
             f.problem(name, message)
     if len(problems) != before:
         return None
-    return _Line(ref, control_id, kind, target, context_id, source_model, content, prose, status, provenance)
+    return _Line(ref, control_id, kind, target, context_id, source_model, content, prose, status, provenance, generator, version)
+
+
+def _provenance(f: Fields) -> tuple[dict[str, Any], str, str]:
+    """The declared provenance, and its generator and version, each within its column (too long is a problem, never
+    cut: a cut name would say another generator made the variant)."""
+    provenance = f.mapping("provenance")
+    if not provenance:
+        return {}, "", ""
+    before = len(f.problems)
+    p = Fields(provenance, f.ref, f.problems, prefix="provenance.")
+    generator = p.text("generator", GENERATOR, required=False, numbers=True)
+    version = p.text("version", GENERATOR_VERSION, required=False, numbers=True)
+    size = len(json.dumps(provenance, ensure_ascii=False))
+    if len(f.problems) == before and size > MAX_PROVENANCE_CHARS:
+        f.problem("provenance", f"has {size} characters of JSON; the limit is {MAX_PROVENANCE_CHARS}")
+    return provenance, generator, version
 
 
 def _check_against_benchmark(benchmark: Benchmark, lines: list[_Line], problems: list[Problem]) -> dict[str, Proposal]:
@@ -254,8 +278,8 @@ def controls_import(*, benchmark: Benchmark, path: Path) -> ControlImportSummary
                 content=line.content,
                 prose=line.prose or "",
                 origin=ControlVariant.Origin.IMPORTED,
-                generator=str(line.provenance.get("generator", ""))[:200],
-                generator_version=str(line.provenance.get("version", ""))[:100],
+                generator=line.generator,
+                generator_version=line.generator_version,
                 provenance={"file": path.name, "line": line.ref.line}
                 | ({"declared": line.provenance} if line.provenance else {}),
                 status=line.status,

@@ -7,12 +7,11 @@ problem of the line (file, line, field, the value refused and what is accepted) 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from arena.jsonl import MODEL_NAME, Fields, Ref, json_type, names_listed, show
+from arena.jsonl import MODEL_NAME, Fields, Ref, finite, json_type, names_listed, show, whole_number_problem
 from arena.models import JudgeRun
 
 from .models import ORDERS, RUBRIC_MAX, RUBRIC_MIN, VERDICTS, ArenaVerdict, Case, Domain
@@ -25,14 +24,18 @@ RUBRIC_KEYS = ("case_id", "model", "judge", "run_label", "pairs", "b", "d", "u")
 RUBRIC_PAIR_KEYS = ("g", "l", "j")
 STATUSES = tuple(ArenaVerdict.Status.values)
 
-# Limits that keep one line from filling the database; generous for real cases (the paper's contexts are a few
-# thousand characters).
-MAX_CONTEXT_CHARS = 100_000
+# A judge's raw answer goes to a column shared by every judging kind (arena.JudgmentRecord.raw_response) that has no
+# length of its own: this limit keeps one line from filling the database, generous for an answer (about 50,000 tokens).
+MAX_RAW_CHARS = 200_000
 
+# The columns the values go to: a value longer than its column's max_length is a problem (arena.jsonl.Fields).
 CASE_ID = (Case, "external_id")
 DOMAIN_NAME = (Domain, "name")
+CONTEXT = (Case, "context")
+REFERENCE_CONCLUSION = (Case, "reference_conclusion")
 JUDGE = (JudgeRun, "judge_model")
 RUN_LABEL = (JudgeRun, "label")
+REASONS = (ArenaVerdict, "reasons")
 
 _names = names_listed
 
@@ -112,17 +115,17 @@ def _unknown_keys(f: Fields, record: Mapping[str, Any], keys: Sequence[str], wha
 
 
 def _score(f: Fields, key: str, value: Any, *, nullable: bool = False) -> int | None:  # noqa: ANN401
+    """A rubric score: a JSON integer on the rubric's scale (the rule of every import: ``whole_number_problem``)."""
     if value is None:
         if not nullable:
             f.problem(key, f"missing; a whole number from {RUBRIC_MIN} to {RUBRIC_MAX}")
         return None
-    whole = isinstance(value, int) or (isinstance(value, float) and math.isfinite(value) and value.is_integer())
-    if isinstance(value, bool) or not whole or not RUBRIC_MIN <= value <= RUBRIC_MAX:
-        f.problem(
-            key, f"must be a whole number from {RUBRIC_MIN} to {RUBRIC_MAX}{' or null' if nullable else ''}, got {show(value)}"
-        )
+    message = whole_number_problem(value, RUBRIC_MIN, RUBRIC_MAX, nullable=nullable)
+    if message is not None:
+        if finite(value):  # NaN and Infinity are reported by check_json already
+            f.problem(key, message)
         return None
-    return int(value)
+    return value
 
 
 def parse_case(record: dict[str, Any], f: Fields) -> CaseLine | None:
@@ -132,12 +135,8 @@ def parse_case(record: dict[str, Any], f: Fields) -> CaseLine | None:
     case_id = f.text("case_id", CASE_ID)
     domain = f.text("domain", DOMAIN_NAME)
     singleton = None if record.get("singleton") is None else f.flag("singleton", False)
-    context = f.text("context")
-    if len(context) > MAX_CONTEXT_CHARS:
-        f.problem("context", f"has {len(context)} characters; the limit is {MAX_CONTEXT_CHARS}")
-    reference = f.text("reference_conclusion", required=False)
-    if len(reference) > MAX_CONTEXT_CHARS:
-        f.problem("reference_conclusion", f"has {len(reference)} characters; the limit is {MAX_CONTEXT_CHARS}")
+    context = f.text("context", CONTEXT)
+    reference = f.text("reference_conclusion", REFERENCE_CONCLUSION, required=False)
     if len(f.problems) != before:
         return None
     return CaseLine(f.ref, case_id, domain, singleton, context, reference)
@@ -183,8 +182,8 @@ def parse_verdict(record: dict[str, Any], f: Fields) -> VerdictLine | None:
         f.problem("verdict", f'must be null in an invalid verdict (status "invalid"); got {show(verdict)}')
     judge = f.text("judge", JUDGE)
     run_label = f.text("run_label", RUN_LABEL)
-    reasons = f.text("reasons", required=False)
-    raw = f.text("raw", required=False)
+    reasons = f.text("reasons", REASONS, required=False)
+    raw = f.text("raw", required=False, limit=MAX_RAW_CHARS)
     if len(f.problems) != before:
         return None
     return VerdictLine(f.ref, case_id, model_a, model_b, order, verdict, status, judge, run_label, reasons, raw)

@@ -33,6 +33,11 @@ VERDICTS: tuple[str, ...] = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
 ORDERS: tuple[str, ...] = ("original", "reverse")
 #: Rubric scores are whole numbers on this scale.
 RUBRIC_MIN, RUBRIC_MAX = 1, 5
+# Lengths of the text columns an import writes (read from the columns by ``hypoarena.import_lines``, as every importer
+# does; the database does not enforce a TextField's max_length). Generous for real data: the paper's contexts are a
+# few thousand characters, and a judge's reasons a few sentences; a line beyond these is a mistake, not a case.
+CONTEXT_CHARS = 100_000
+REASONS_CHARS = 50_000
 
 
 def new_public_id() -> str:
@@ -62,8 +67,8 @@ class Case(models.Model):
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="hypoarena_cases")
     domain = models.ForeignKey(Domain, on_delete=models.CASCADE, related_name="cases")
     external_id = models.CharField(max_length=300, help_text="The case_id of the files; unique within the benchmark.")
-    context = models.TextField()
-    reference_conclusion = models.TextField(blank=True)
+    context = models.TextField(max_length=CONTEXT_CHARS)
+    reference_conclusion = models.TextField(max_length=CONTEXT_CHARS, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["benchmark", "external_id"], name="hypoarena_case_id_unique")]
@@ -137,7 +142,7 @@ class ArenaVerdict(JudgmentRecord):
     match = models.ForeignKey(Match, on_delete=models.CASCADE, related_name="verdicts")
     order = models.CharField(max_length=10, choices=Order.choices)
     verdict = models.CharField(max_length=4, choices=Verdict.choices, null=True, blank=True)
-    reasons = models.TextField(blank=True)
+    reasons = models.TextField(max_length=REASONS_CHARS, blank=True)
 
     class Meta:
         constraints = [

@@ -24,17 +24,23 @@ SCORE_CRITERIA = (Scorer.Criterion.NLL.value, Scorer.Criterion.ENERGY.value)
 STATUSES = tuple(ListwiseRanking.Status.values)
 MIN_CANDIDATES = 2
 MAX_CANDIDATES = 1_000
-MAX_TEXT = 100_000
 #: How far mean × tokens may be from sum (relative to max(1, |sum|)): rounding in the file, never a swapped column.
 SUM_TOLERANCE = 1e-3
 #: An NLL is −log of a probability: never below 0, but a server's float rounding may give −1e-7.
 NLL_FLOOR = -1e-6
 
+# The columns the values go to: a value longer than its column's max_length is a problem (arena.jsonl.Fields).
 PAPER_ID = (Paper, "external_id")
 DISCIPLINE = (Paper, "discipline")
+BACKGROUND = (Paper, "background")
+QUESTION = (Paper, "question")
 CANDIDATE_ID = (Candidate, "external_id")
+CANDIDATE_TEXT = (Candidate, "text")
 SCORER_NAME = (Scorer, "name")
 SCORER_MODEL = (Scorer, "model")
+ENDPOINT = (Scorer, "endpoint")
+TOKENS = (CandidateScore, "tokens")
+REASON = (ListwiseRanking, "reason")
 
 _names = names_listed
 
@@ -58,21 +64,15 @@ class LineReader:
         for key in sorted(set(record) - set(keys)):
             f.problem(key, f"is not a field of {what}; the fields are {', '.join(keys)} (remove it, or check its spelling)")
 
-    def long(self, f: Fields, key: str, value: str) -> None:
-        if len(value) > MAX_TEXT:
-            f.problem(key, f"has {len(value)} characters; the limit is {MAX_TEXT}")
-
     def paper(self, record: dict[str, Any], f: Fields) -> Line | None:
         before = len(f.problems)
         self.unknown_keys(f, record, PAPER_KEYS, "a papers.jsonl line")
         values: dict[str, Any] = {
             "paper_id": f.text("paper_id", PAPER_ID, numbers=True),
             "discipline": f.text("discipline", DISCIPLINE),
-            "background": f.text("background"),
-            "question": f.text("question"),
+            "background": f.text("background", BACKGROUND),
+            "question": f.text("question", QUESTION),
         }
-        self.long(f, "background", values["background"])
-        self.long(f, "question", values["question"])
         values["candidates"] = self.candidates(record.get("candidates"), f)
         first = self.paper_lines.setdefault(values["paper_id"], f.ref.line) if values["paper_id"] else f.ref.line
         if first != f.ref.line:
@@ -119,8 +119,7 @@ class LineReader:
                 )
                 text = ""
             else:
-                text = c.text("text")
-                self.long(c, "text", text)
+                text = c.text("text", CANDIDATE_TEXT)
             gold = c.flag("gold", False)
             if cid:
                 if cid in ids:
@@ -177,7 +176,7 @@ class LineReader:
         values["criterion"] = criterion
         mean = self._finite_number(f, "mean", "the mean score over the hypothesis tokens (lower is better)")
         total = self._finite_number(f, "sum", "the summed score over the hypothesis tokens")
-        tokens = f.integer("tokens", (CandidateScore, "tokens"), minimum=1)
+        tokens = f.integer("tokens", TOKENS, minimum=1)
         if tokens is None and record.get("tokens") is None:
             f.problem("tokens", "missing; the number of hypothesis tokens scored (1 or more)")
         if criterion == Scorer.Criterion.NLL:
@@ -206,9 +205,7 @@ class LineReader:
         """None when the line says nothing of the endpoint (a stored scorer keeps its own)."""
         if f.record.get("endpoint") is None:
             return None
-        value = f.text("endpoint", required=False)
-        self.long(f, "endpoint", value)
-        return value
+        return f.text("endpoint", ENDPOINT, required=False)
 
     def listwise(self, record: dict[str, Any], f: Fields) -> Line | None:
         before = len(f.problems)
@@ -221,7 +218,7 @@ class LineReader:
             "status": f.choice("status", STATUSES, ListwiseRanking.Status.ACCEPTED),
         }
         invalid = values["status"] == ListwiseRanking.Status.INVALID
-        values["reason"] = f.text("reason", required=invalid)
+        values["reason"] = f.text("reason", REASON, required=invalid)
         if not invalid and values["reason"]:
             f.problem("reason", 'is given for an accepted ranking; leave it out, or set "status": "invalid"')
         top = record.get("top")

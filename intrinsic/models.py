@@ -26,14 +26,19 @@ LISTWISE_KIND = "intrinsic_listwise"  # the judging task kind of listwise runs
 
 #: How many candidates a listwise judge returns, in order; the others share the terminal rank.
 LISTWISE_TOP = 5
+# Lengths of the text columns an import writes (read from the columns by ``intrinsic.import_lines``, as every importer
+# does; the database does not enforce a TextField's max_length). Generous for real data: a background runs to a few
+# thousand characters and a candidate hypothesis to a paragraph; a line beyond these is a mistake, not a paper.
+TEXT_CHARS = 100_000
+REASON_CHARS = 50_000
 
 
 class Paper(models.Model):
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="intrinsic_papers")
     external_id = models.CharField(max_length=300, help_text="The paper_id of the files; unique within the benchmark.")
     discipline = models.CharField(max_length=100)
-    background = models.TextField()
-    question = models.TextField(help_text="The research question the candidates answer.")
+    background = models.TextField(max_length=TEXT_CHARS)
+    question = models.TextField(max_length=TEXT_CHARS, help_text="The research question the candidates answer.")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["benchmark", "external_id"], name="intrinsic_paper_id_unique")]
@@ -50,7 +55,7 @@ class Candidate(models.Model):
 
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="candidates")
     external_id = models.CharField(max_length=300, help_text="The candidate's id in the files; unique within the paper.")
-    text = models.TextField()
+    text = models.TextField(max_length=TEXT_CHARS)
     gold = models.BooleanField(default=False)
     position = models.PositiveSmallIntegerField(help_text="Its place in the paper's line (0 first): the export keeps the order.")
 
@@ -81,7 +86,9 @@ class Scorer(models.Model):
     name = models.CharField(max_length=200, help_text="Unique within the benchmark; names the scorer in files and reports.")
     model = models.CharField(max_length=200)
     criterion = models.CharField(max_length=10, choices=Criterion.choices)
-    endpoint = models.TextField(blank=True, help_text="Where the scores came from (an endpoint, a file, a generator).")
+    endpoint = models.TextField(
+        max_length=TEXT_CHARS, blank=True, help_text="Where the scores came from (an endpoint, a file, a generator)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -147,7 +154,7 @@ class ListwiseRanking(models.Model):
     paper = models.ForeignKey(Paper, on_delete=models.CASCADE, related_name="rankings")
     top = models.JSONField(default=list, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACCEPTED)
-    reason = models.TextField(blank=True)
+    reason = models.TextField(max_length=REASON_CHARS, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -4,7 +4,8 @@ family and the stored hypotheses, then written (in the import's transaction, rol
 Apart from the rest of the import (:mod:`reconstruction.importing`) because these are the rules a hypothesis is held
 to wherever it comes from: it cites only its seed's frozen bibliography, a model has one family (the match judges'
 recusal depends on it), a model's five hypotheses of a seed are distinct, and a selection's champion is a copy of a
-proposer's hypothesis of the same family.
+proposer's valid hypothesis of the same slot and family (as ``reconstruction.swiss`` makes them: same title, summary
+and citations).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class HypothesisWriter:
         self._participants: dict[str, Participant] = {}
         self._families: dict[str, str] = {}  # model -> family
         self._family_line: dict[str, str] = {}  # model -> where its family was first said
+        self._where: dict[tuple[int, str, Any], str] = {}  # (seed pk, model, slot) -> "line N" or "already stored"
 
     def problem(self, line: Line, name: str | None, message: str) -> None:
         self.problems.append(Problem(line.ref.file, line.ref.line, name, message))
@@ -67,6 +69,7 @@ class HypothesisWriter:
             for h in Hypothesis.objects.filter(seed__benchmark=self.benchmark).select_related("participant")
         }
         self._families = {name: fam for (_s, name, _slot), h in self.hypotheses.items() for fam in [h.family]}
+        self._where = dict.fromkeys(self.hypotheses, "already stored")
         self._family_line = {m: "stored" for m in self._families}
         seen: dict[tuple, int | None] = {}
         texts: dict[tuple[int, str], dict[tuple[str, str], int]] = {}
@@ -122,11 +125,13 @@ class HypothesisWriter:
 
     def _origin(self, line: Line, seed: SeedPaper) -> tuple[bool, Hypothesis | None]:
         """(True, the proposer's hypothesis a champion was selected from, or None for a proposer's own hypothesis);
-        (False, None), reported, when the origin named is no proposer's hypothesis or of another family."""
+        (False, None), reported, when the origin named is no proposer's hypothesis, or the champion is not a copy of
+        it (:meth:`_champion_problem`)."""
         v = line.values
         if v["selected_from"] is None:
             return True, None
-        origin = self.hypotheses.get((seed.pk, v["selected_from"]["model"], v["selected_from"]["slot"]))
+        origin_key = (seed.pk, v["selected_from"]["model"], v["selected_from"]["slot"])
+        origin = self.hypotheses.get(origin_key)
         if origin is None or origin.origin_id is not None:
             self.problem(
                 line,
@@ -134,14 +139,49 @@ class HypothesisWriter:
                 f"no proposer hypothesis of {show(v['selected_from']['model'])} in slot {v['selected_from']['slot']} for seed {show(v['seed_id'])}; a champion is chosen from an imported proposer's hypothesis",
             )
             return False, None
-        if origin.family != v["family"]:
-            self.problem(
-                line,
-                "family",
-                f"is {show(v['family'])}, but the hypothesis it was selected from is of family {show(origin.family)}; a champion keeps its origin's family (for recusal)",
-            )
+        found = self._champion_problem(v, origin, self._where.get(origin_key, "already stored"))
+        if found is not None:
+            self.problem(line, *found)
             return False, None
         return True, origin
+
+    def _champion_problem(self, v: dict[str, Any], origin: Hypothesis, where: str) -> tuple[str, str] | None:
+        """(field, message) when a champion (line values ``v``) is not what a selection makes of ``origin``: a copy of
+        a valid hypothesis of its own slot and family, with the same title, summary and citations. Each message names
+        both hypotheses; ``where`` says where the origin is (its line, or stored)."""
+        origin_named = f"slot {origin.slot} of {show(v['selected_from']['model'])} for seed {show(v['seed_id'])}, {where}"
+        named = f"the hypothesis it was selected from ({origin_named})"
+        if not origin.valid:
+            return (
+                "selected_from",
+                f"{named} is invalid ({origin.invalid_reason}); a champion is chosen among valid hypotheses only",
+            )
+        if origin.slot != v["slot"]:
+            return (
+                "selected_from.slot",
+                f"names {named}, but this champion of {show(v['model'])} is in slot {v['slot']}; a Swiss tournament runs per slot, so a champion keeps its origin's slot",
+            )
+        if origin.family != v["family"]:
+            return (
+                "family",
+                f"is {show(v['family'])}, but the hypothesis it was selected from is of family {show(origin.family)} ({origin_named}); a champion keeps its origin's family (for recusal)",
+            )
+        differing = [
+            key
+            for key, mine, theirs in (
+                ("valid", v["valid"], True),
+                ("title", v["title"], origin.title),
+                ("summary", v["summary"], origin.summary),
+                ("cited", sorted(v["cited"]), sorted(origin.cited)),
+            )
+            if mine != theirs
+        ]
+        if differing:
+            return (
+                ", ".join(differing),
+                f"differs from {named}; a champion is a copy of its origin: give the origin's {', '.join(differing)} as they are",
+            )
+        return None
 
     def _family_agrees(self, line: Line, origin: Hypothesis | None) -> bool:
         """A model has one family (a champion's is its origin's); False, reported, when the line says another."""
@@ -204,6 +244,7 @@ class HypothesisWriter:
                 invalid_reason=v["invalid_reason"],
                 origin=origin,
             )
+            self._where[key] = f"line {line.ref.line}"
             self.created["hypotheses"] += 1
         elif (old.title, old.summary, old.cited, old.valid, old.invalid_reason, old.origin_id) != (
             v["title"],

@@ -24,16 +24,25 @@ REFERENCE_KEYS = ("seed_id", "ref_id", "anon_id", "title", "abstract", "publishe
 HYPOTHESIS_KEYS = ("seed_id", "model", "family", "slot", "title", "summary", "cited", "valid", "invalid_reason", "selected_from")
 LABEL_KEYS = ("seed_id", "model", "slot", "judge", "judge_family", "run_label", "label", "recused", "reason")
 LABELS = tuple(MatchLabel.Label.values)
-MAX_TEXT = 100_000
 _ANON = re.compile(r"R[1-9]\d{0,5}")
 _DATE = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
 
+# The columns the values go to: a value longer than its column's max_length is a problem (arena.jsonl.Fields).
 SEED_ID = (SeedPaper, "external_id")
 DOMAIN = (SeedPaper, "domain")
+SEED_TITLE = (SeedPaper, "title")
+SEED_ABSTRACT = (SeedPaper, "abstract")
 REF_ID = (Reference, "original_id")
+REF_TITLE = (Reference, "title")
+REF_ABSTRACT = (Reference, "abstract")
 FAMILY = (Hypothesis, "family")
+SLOT = (Hypothesis, "slot")
+HYPOTHESIS_TITLE = (Hypothesis, "title")
+SUMMARY = (Hypothesis, "summary")
+INVALID_REASON = (Hypothesis, "invalid_reason")
 JUDGE = (MatchLabel, "judge")
 SOURCE = (MatchLabel, "source")
+LABEL_REASON = (MatchLabel, "reason")
 
 _names = names_listed
 
@@ -66,9 +75,9 @@ def _unknown_keys(f: Fields, record: Mapping[str, Any], keys: Sequence[str], wha
         f.problem(key, f"is not a field of a {what} line; the fields are {', '.join(keys)}")
 
 
-def _long(f: Fields, key: str, value: str) -> None:
-    if len(value) > MAX_TEXT:
-        f.problem(key, f"has {len(value)} characters; the limit is {MAX_TEXT}")
+def _slot(f: Fields) -> int | None:
+    """The ``slot`` of a line: a JSON integer from 1 to 5 (not 1.0, true or "1"); None, reported, otherwise."""
+    return f.integer("slot", SLOT, minimum=SLOTS[0], maximum=SLOTS[-1], required=True)
 
 
 def _date(f: Fields, key: str, *, required: bool, day_only: bool) -> tuple[date, str] | None:
@@ -100,10 +109,9 @@ def parse_seed(record: dict[str, Any], f: Fields) -> Line | None:
     values = {
         "seed_id": f.text("seed_id", SEED_ID),
         "domain": f.text("domain", DOMAIN),
-        "title": f.text("title"),
-        "abstract": f.text("abstract"),
+        "title": f.text("title", SEED_TITLE),
+        "abstract": f.text("abstract", SEED_ABSTRACT),
     }
-    _long(f, "abstract", values["abstract"])
     t0 = _date(f, "t0", required=True, day_only=True)
     if len(f.problems) != before:
         return None
@@ -117,10 +125,9 @@ def parse_reference(record: dict[str, Any], f: Fields) -> Line | None:
     values: dict[str, Any] = {
         "seed_id": f.text("seed_id", SEED_ID),
         "ref_id": f.text("ref_id", REF_ID),
-        "title": f.text("title"),
-        "abstract": f.text("abstract", required=False),
+        "title": f.text("title", REF_TITLE),
+        "abstract": f.text("abstract", REF_ABSTRACT, required=False),
     }
-    _long(f, "abstract", values["abstract"])
     anon = f.text("anon_id", required=False)
     if anon and not _ANON.fullmatch(anon):
         f.problem("anon_id", f'must be "R" and a number from 1 (R1, R2, ...), got {show(anon)}; leave it out to have one drawn')
@@ -143,20 +150,15 @@ def parse_hypothesis(record: dict[str, Any], f: Fields) -> Line | None:
         "model": f.text("model", MODEL_NAME),
         "family": f.text("family", FAMILY),
     }
-    slot = record.get("slot")
-    if isinstance(slot, bool) or slot not in SLOTS:
-        f.problem(
-            "slot",
-            f"must be one of {', '.join(map(str, SLOTS))}, got {show(slot) if slot is None or isinstance(slot, (int, float, str)) else json_type(slot)}",
-        )
+    slot = _slot(f)
     valid = f.flag("valid", True)
     values |= {
         "slot": slot,
         "valid": valid,
-        "title": f.text("title", required=valid),
-        "summary": f.text("summary", required=valid),
+        "title": f.text("title", HYPOTHESIS_TITLE, required=valid),
+        "summary": f.text("summary", SUMMARY, required=valid),
     }
-    values["invalid_reason"] = f.text("invalid_reason", required=not valid)
+    values["invalid_reason"] = f.text("invalid_reason", INVALID_REASON, required=not valid)
     if valid and values["invalid_reason"]:
         f.problem("invalid_reason", 'is given for a valid hypothesis; leave it out, or set "valid": false')
     cited = record.get("cited", [])
@@ -166,21 +168,27 @@ def parse_hypothesis(record: dict[str, Any], f: Fields) -> Line | None:
     elif valid and not cited:
         f.problem("cited", "empty; a valid hypothesis cites at least one anonymous reference id of its seed's bibliography")
     values["cited"] = cited
-    chosen = record.get("selected_from")
-    if chosen is not None and not (
-        isinstance(chosen, dict)
-        and set(chosen) == {"model", "slot"}
-        and isinstance(chosen["model"], str)
-        and chosen["slot"] in SLOTS
-    ):
-        f.problem(
-            "selected_from",
-            f'must be {{"model": NAME, "slot": 1-5}} (the proposer\'s hypothesis a selection chose), got {json_type(chosen)}',
-        )
-    values["selected_from"] = chosen
+    values["selected_from"] = _selected_from(record.get("selected_from"), f)
     if len(f.problems) != before:
         return None
     return Line(f.ref, values)
+
+
+def _selected_from(chosen: Any, f: Fields) -> Any:  # noqa: ANN401
+    """A champion's ``selected_from``: ``{"model": NAME, "slot": 1-5}`` with the slot a JSON integer; None when the
+    line has none. A malformed one is reported (and read as given, for the line is refused anyway)."""
+    if chosen is None:
+        return None
+    shape = '{"model": NAME, "slot": 1-5} (the proposer\'s hypothesis a selection chose)'
+    if not isinstance(chosen, dict):
+        f.problem("selected_from", f"must be {shape}, got {json_type(chosen)}")
+        return chosen
+    inner = Fields(chosen, f.ref, f.problems, prefix="selected_from.")
+    for key in sorted(set(chosen) - {"model", "slot"}):
+        inner.problem(key, f"is not a field of selected_from; it is {shape}")
+    inner.text("model", MODEL_NAME)
+    _slot(inner)
+    return chosen
 
 
 def parse_label(record: dict[str, Any], f: Fields) -> Line | None:
@@ -193,15 +201,10 @@ def parse_label(record: dict[str, Any], f: Fields) -> Line | None:
         "judge": f.text("judge", JUDGE),
         "judge_family": f.text("judge_family", FAMILY),
         "run_label": f.text("run_label", SOURCE),
-        "reason": f.text("reason", required=False),
+        "reason": f.text("reason", LABEL_REASON, required=False),
         "recused": f.flag("recused", False),
-        "slot": record.get("slot"),
+        "slot": _slot(f),
     }
-    if isinstance(values["slot"], bool) or values["slot"] not in SLOTS:
-        f.problem(
-            "slot",
-            f"must be one of {', '.join(map(str, SLOTS))}, got {show(values['slot']) if not isinstance(values['slot'], (list, dict)) else json_type(values['slot'])}",
-        )
     label = record.get("label")
     if values["recused"]:
         if label is not None:

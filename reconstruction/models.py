@@ -23,13 +23,21 @@ SWISS_KIND = "reconstruction_swiss"  # the judging task kind of Swiss round runs
 
 SLOTS = (1, 2, 3, 4, 5)
 
+# Lengths of the text columns an import writes (read from the columns by ``reconstruction.import_lines``, as every
+# importer does; the database does not enforce a TextField's max_length). Generous for real data: paper titles run to
+# a few hundred characters, abstracts to a few thousand, and a proposer is asked for a title of at most 500 characters
+# and a summary of at most 5,000 (``reconstruction.runs``); a line beyond these is a mistake, not a paper.
+TITLE_CHARS = 1_000
+ABSTRACT_CHARS = 100_000
+NOTE_CHARS = 50_000  # a hypothesis's summary, an invalid hypothesis's reason, a judge's reason
+
 
 class SeedPaper(models.Model):
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="reconstruction_seeds")
     external_id = models.CharField(max_length=300, help_text="The seed_id of the files; unique within the benchmark.")
     domain = models.CharField(max_length=100)
-    title = models.TextField(help_text="Held out: only match judges read it.")
-    abstract = models.TextField(help_text="Held out: only match judges read it.")
+    title = models.TextField(max_length=TITLE_CHARS, help_text="Held out: only match judges read it.")
+    abstract = models.TextField(max_length=ABSTRACT_CHARS, help_text="Held out: only match judges read it.")
     t0 = models.DateField(help_text="Publication date: only references published strictly before it are eligible.")
 
     class Meta:
@@ -54,8 +62,8 @@ class Reference(models.Model):
     original_id = models.CharField(
         max_length=300, help_text="The ref_id of the files (a DOI, an OpenAlex id ...): researcher-side only."
     )
-    title = models.TextField()
-    abstract = models.TextField(blank=True)
+    title = models.TextField(max_length=TITLE_CHARS)
+    abstract = models.TextField(max_length=ABSTRACT_CHARS, blank=True)
     published = models.DateField(null=True, blank=True)
     published_precision = models.CharField(max_length=5, choices=Precision.choices, default=Precision.DAY)
     eligible = models.BooleanField(default=False)
@@ -104,11 +112,11 @@ class Hypothesis(models.Model):
     participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="reconstruction_hypotheses")
     family = models.CharField(max_length=100)
     slot = models.PositiveSmallIntegerField()
-    title = models.TextField(blank=True)
-    summary = models.TextField(blank=True)
+    title = models.TextField(max_length=TITLE_CHARS, blank=True)
+    summary = models.TextField(max_length=NOTE_CHARS, blank=True)
     cited = models.JSONField(default=list, blank=True)
     valid = models.BooleanField(default=True)
-    invalid_reason = models.TextField(blank=True)
+    invalid_reason = models.TextField(max_length=NOTE_CHARS, blank=True)
     origin = models.ForeignKey(
         "self",
         on_delete=models.PROTECT,
@@ -145,7 +153,7 @@ class MatchLabel(models.Model):
     judge = models.CharField(max_length=200)
     judge_family = models.CharField(max_length=100)
     label = models.CharField(max_length=10, choices=Label.choices, null=True, blank=True)
-    reason = models.TextField(blank=True)
+    reason = models.TextField(max_length=NOTE_CHARS, blank=True)
     recused = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
