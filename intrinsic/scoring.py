@@ -3,9 +3,14 @@
 A run scores candidates for ONE nll/energy :class:`~intrinsic.models.Scorer` (a model read by a criterion; created, or
 reused when its name, model and criterion match) against an OpenAI-compatible *completions* endpoint that returns
 prompt log-probabilities (vLLM; ``intrinsic.endpoint.CompletionsScorer`` does the request, the span and the
-numbers). One task per candidate, one request each; the engine's driver (``jobs.driving.drive``) claims, leases,
-heartbeats, rate-limits (``rate_per_second``, ``concurrency`` calls at a time) and counts calls, failed calls and
-tokens exactly as for judge runs; the watchdog relaunches a run whose driver died and its open claims are taken over.
+numbers). One task per candidate; the engine's driver (``jobs.driving.drive``) claims, leases, heartbeats,
+rate-limits (``rate_per_second``, ``concurrency`` candidates at a time) and counts calls, failed calls and tokens
+exactly as for judge runs; the watchdog relaunches a run whose driver died and its open claims are taken over. Every
+request is a call in the task's ledger, counted before it is sent: the candidate's ``/tokenize`` requests (the
+prefix's once per paper and driver, the prompt's) as much as the completions one. An answer without usable prompt
+log-probabilities is asked again like a judge's malformed answer (``jobs.driving.MAX_PARSE_ATTEMPTS`` answers at
+most, ``intrinsic.endpoint.score_with_retries``); then the task fails with a reason a person can read, the run ends
+failed saying so, and a resume asks again for the failed candidates only.
 
 Never twice: a run gets tasks only for candidates its scorer has no score for, a scorer has at most one active run,
 and a score is unique per (scorer, candidate) in the database, so a candidate scored by a driver that died before
@@ -13,9 +18,10 @@ acknowledging is skipped when redone. A resume (``scoring_run_resume``) reopens 
 
 Refusals before any request: a criterion the endpoint's configured ``--logprobs-mode`` cannot give, an unknown mode,
 a missing API key (at creation and again when the driver starts), a blank candidate (at creation; the import refuses
-them too). An energy run's driver first calls the scorer's ``probe()``: a server configured as raw logits that
-answers like log-probabilities fails the run with that reason (``jobs.driving.driver_start_failed``) before any candidate
-is scored. An nll run's every answer is checked by the client (a value no log-probability can have fails its task).
+them too). An energy run's driver first probes the endpoint (``PROBE``, checked by the scorer's ``mode_check``): a
+server configured as raw logits that answers like log-probabilities fails the run with that reason
+(``jobs.driving.driver_start_failed``) before any candidate is scored; the probe's requests belong to no candidate,
+so the run's log says how many there were. An nll run's every answer is checked by the client (a value no log-probability can have fails its task).
 
 A stored score (:class:`~intrinsic.models.CandidateScore`) keeps the mean (primary), the sum, the span's token count,
 its run, and ``detail``: the per-token values and how the span was located.
@@ -32,17 +38,26 @@ from django.utils import timezone
 
 from arena.models import Benchmark, JudgeRun
 from jobs import execution, lifecycle
-from jobs.driving import drive, driver_start_failed, endpoint_limiter, run_finish, run_lease, running_run, tasks_owned
-from jobs.engine import BeforeCall, call_with_backoff, run_blocking
+from jobs.driving import (
+    MAX_PARSE_ATTEMPTS,
+    drive,
+    driver_start_failed,
+    endpoint_limiter,
+    run_finish,
+    run_lease,
+    running_run,
+    tasks_owned,
+)
+from jobs.engine import BeforeCall, run_blocking
 from jobs.execution import run_event_add
 from jobs.kinds import RunKindSpec
 from jobs.lifecycle import AlreadyLaunched, RunError
 from jobs.models import TaskStatus
-from jobs.providers import Completion, PermanentError
+from jobs.providers import PermanentError
 from jobs.selection import Selection
 from jobs.selectors import Progress, engine_progress
 
-from .endpoint import CRITERIA, CompletionsScorer, SpanScore, scoring_messages
+from .endpoint import CRITERIA, PROBE, CompletionsScorer, ModeProbe, SpanScore, score_with_retries
 from .models import PROTOCOL, Candidate, CandidateScore, IntrinsicScoringRun, Paper, Scorer, ScoringTask
 
 RUN_KIND = "intrinsic_scoring"
@@ -233,39 +248,27 @@ class _Spec:
     text: str
 
 
-class _Probe:
-    """The scorer's probe as a provider, so that ``call_with_backoff`` retries its transient errors."""
-
-    replay = False
-
-    def __init__(self, scorer: CompletionsScorer) -> None:
-        self.scorer = scorer
-
-    async def complete(self, *, messages: list[dict[str, str]], task: tuple[int, str] | None = None) -> Completion:
-        checked = await self.scorer.probe()
-        return Completion(text=checked.detail, latency_seconds=0.0)
-
-    async def close(self) -> None:
-        await self.scorer.close()
-
-
 def _probe_problem(run: IntrinsicScoringRun) -> str | None:
-    """Probe the endpoint's mode before an energy run (one request, retried on transient errors); the refusal, or None.
-    The probe's calls are written to the run's log (they belong to no candidate)."""
+    """Probe the endpoint's mode before an energy run (retried like a candidate's request); the refusal, or None.
+    The probe's requests are written to the run's log: they belong to no candidate, so no task's ledger has them."""
 
-    async def probe() -> Any:  # noqa: ANN401
-        provider = _Probe(_completions_scorer(run.parameters))
+    async def probe() -> tuple[int, ModeProbe | str]:
+        scorer = _completions_scorer(run.parameters)
         try:
-            return await call_with_backoff(provider, None, [], None)
+            outcome = await score_with_retries(scorer, PROBE, attempts=MAX_PARSE_ATTEMPTS)
+            if outcome.completion is None:
+                return outcome.requests, outcome.error or "no answer"
+            try:
+                return outcome.requests, scorer.mode_check(outcome.completion)
+            except PermanentError as exc:
+                return outcome.requests, str(exc)
         finally:
-            await provider.close()
+            await scorer.close()
 
-    outcome = run_blocking(probe)
-    if outcome.completion is None:
-        return f"the mode probe of {run.parameters['base_url']} failed: {outcome.error}"
-    run_event_add(
-        kind=RUN_KIND, run_id=run.pk, code="probe", message=f"mode probe ({outcome.calls} call(s)): {outcome.completion.text}"
-    )
+    requests, checked = run_blocking(probe)
+    if isinstance(checked, str):
+        return f"the mode probe of {run.parameters['base_url']} failed after {requests} request(s): {checked}"
+    run_event_add(kind=RUN_KIND, run_id=run.pk, code="probe", message=f"mode probe ({requests} request(s)): {checked.detail}")
     return None
 
 
@@ -282,24 +285,25 @@ def _detail(score: SpanScore) -> dict[str, Any]:
 
 def _store(run: IntrinsicScoringRun, token: str, batch: list[tuple[_Spec, dict[str, Any]]]) -> None:
     """Store a batch of results in one transaction: scores for the tasks this driver still holds, failures as failed
-    tasks; an answer for a task that passed to another driver is counted as discarded, not stored."""
+    tasks; an answer for a task that passed to another driver is counted as discarded, not stored. A task's tokens
+    are added up over its answers, malformed ones and those of an earlier try before a resume included (all paid for)."""
     now = timezone.now()
     with transaction.atomic():
         owned, finished = tasks_owned(ScoringTask, token, [spec.task_id for spec, _ in batch])
         scores: list[CandidateScore] = []
         done: dict[int, SpanScore] = {}
         failed: dict[int, str] = {}
+        paid: dict[int, tuple[int, int]] = {}
         for spec, result in batch:
             score = result.get("score")
+            tokens = (result.get("prompt_tokens") or 0, result.get("completion_tokens") or 0)
             if spec.task_id not in owned:
-                if spec.task_id not in finished and score is not None:
+                if spec.task_id not in finished and any(tokens):
                     execution.answer_discard(
-                        task_model=ScoringTask,
-                        task_id=spec.task_id,
-                        prompt_tokens=score.prompt_tokens or 0,
-                        completion_tokens=score.completion_tokens or 0,
+                        task_model=ScoringTask, task_id=spec.task_id, prompt_tokens=tokens[0], completion_tokens=tokens[1]
                     )
                 continue
+            paid[spec.task_id] = tokens
             if score is None:
                 failed[spec.task_id] = result.get("failed") or "no answer"
                 continue
@@ -329,11 +333,11 @@ def _store(run: IntrinsicScoringRun, token: str, batch: list[tuple[_Spec, dict[s
         tasks = list(ScoringTask.objects.filter(id__in=[*done, *failed]))
         for task in tasks:
             if task.pk in done:
-                s = done[task.pk]
                 task.status, task.last_error = TaskStatus.DONE, ""
-                task.prompt_tokens, task.completion_tokens = s.prompt_tokens or 0, s.completion_tokens or 0
             else:
                 task.status, task.last_error = TaskStatus.FAILED, failed[task.pk]
+            task.prompt_tokens += paid[task.pk][0]
+            task.completion_tokens += paid[task.pk][1]
             task.updated_at = now
         ScoringTask.objects.bulk_update(tasks, ["status", "last_error", "prompt_tokens", "completion_tokens", "updated_at"])
 
@@ -372,12 +376,18 @@ def scoring_run_execute(*, run_id: int) -> str:
     async def work(spec: _Spec, before_call: BeforeCall) -> dict[str, Any]:
         if not spec.text.strip():  # refused at creation; a text blanked since is refused here, before any request
             return {"failed": "the candidate hypothesis is empty: an empty span has no score; fix its text and resume"}
-        outcome = await call_with_backoff(
-            scorer, limiter, scoring_messages(spec.background, spec.question, spec.text), None, before_call
+        # Every request is counted by before_call as it is sent (tokenize too); a malformed answer is asked again.
+        outcome = await score_with_retries(
+            scorer,
+            (spec.background, spec.question, spec.text),
+            attempts=MAX_PARSE_ATTEMPTS,
+            limiter=limiter,
+            before_call=before_call,
         )
+        paid = {"prompt_tokens": outcome.prompt_tokens, "completion_tokens": outcome.completion_tokens}
         if outcome.completion is None:
-            return {"failed": outcome.error or "no answer"}
-        return {"score": outcome.completion}
+            return {"failed": outcome.error or "no answer", **paid}
+        return {"score": outcome.completion, **paid}
 
     drive(
         run=run,

@@ -12,11 +12,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 from django.core.management import call_command
 
 from arena.models import Benchmark, JudgeRun
 from intrinsic.importing import intrinsic_import
-from intrinsic.models import IntrinsicScoringRun
+from intrinsic.models import CandidateScore, IntrinsicScoringRun
 from tests.fake_llm import FakeLLM, toy_lm
 
 BENCH = "intrinsic-runs"
@@ -68,6 +69,8 @@ PAPERS: list[dict[str, Any]] = [
         ],
     },
 ]
+#: The start of the energy probe's background (``intrinsic.endpoint.PROBE``), written out: its requests are no task's.
+PROBE_TEXT = "A cell culture was grown"
 FAULTS = [
     {"attempts": [1], "status": 429, "retry_after": 0.01},
     {"attempts": [2], "status": 500},
@@ -115,6 +118,23 @@ def expected_values(paper: dict[str, Any], text: str, criterion: str) -> list[fl
     if criterion == "nll":
         return [-log_softmax(full[i - 1], full[i]) for i in range(start, len(full))]
     return [-toy_lm.logit(full[i - 1], full[i]) for i in range(start, len(full))]
+
+
+def assert_scores_match_the_toy_model(run: IntrinsicScoringRun, criterion: str) -> None:
+    stored = {
+        (s.candidate.paper.external_id, s.candidate.external_id): s
+        for s in CandidateScore.objects.filter(run=run).select_related("candidate__paper")
+    }
+    assert len(stored) == sum(len(p["texts"]) for p in PAPERS)
+    for paper in PAPERS:
+        for k, text in enumerate(paper["texts"]):
+            mine = expected_values(paper, text, criterion)
+            score = stored[(paper["paper_id"], cid(paper, k))]
+            assert score.tokens == len(mine)
+            assert score.total == pytest.approx(sum(mine), abs=1e-9)
+            assert score.mean == pytest.approx(sum(mine) / len(mine), abs=1e-9)
+            assert score.detail["values"] == pytest.approx(mine, abs=1e-9)
+            assert score.source == f"run {run.pk}" and score.scorer_id == run.scorer_id
 
 
 # --------------------------------------------------------------------------- the fake endpoint's log, scoring runs

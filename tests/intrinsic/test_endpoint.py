@@ -364,9 +364,7 @@ def test_permanent_errors_are_not_retried_and_say_what_is_wrong(fake_llm: FakeLL
     assert outcome.completion is None and outcome.calls == 1
     assert "HTTP 400" in outcome.error and "maximum context length is 20 tokens" in outcome.error
 
-    fake_llm.script(failures=[{"endpoints": ["completions"], "malformed": "no logprobs here"}])
-    (outcome,) = batch(fake_llm, ["Light speeds growth."])
-    assert outcome.calls == 1 and "did not return prompt log-probabilities" in outcome.error and "echo=true" in outcome.error
+    # (An answer without log-probabilities is asked again: tests/intrinsic/test_endpoint_answers.py.)
 
     (outcome,) = batch(fake_llm, ["   "])
     assert outcome.completion is None and "empty" in outcome.error

@@ -59,6 +59,8 @@ from .helpers import (
     FAULTS,
     MODES,
     PAPERS,
+    PROBE_TEXT,
+    assert_scores_match_the_toy_model,
     chat_prompts,
     cid,
     completions,
@@ -85,23 +87,6 @@ def quick_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
 # --------------------------------------------------------------------------- the toy model, computed here
 
 
-def assert_scores_match_the_toy_model(run: IntrinsicScoringRun, criterion: str) -> None:
-    stored = {
-        (s.candidate.paper.external_id, s.candidate.external_id): s
-        for s in CandidateScore.objects.filter(run=run).select_related("candidate__paper")
-    }
-    assert len(stored) == sum(len(p["texts"]) for p in PAPERS)
-    for paper in PAPERS:
-        for k, text in enumerate(paper["texts"]):
-            mine = expected_values(paper, text, criterion)
-            score = stored[(paper["paper_id"], cid(paper, k))]
-            assert score.tokens == len(mine)
-            assert score.total == pytest.approx(sum(mine), abs=1e-9)
-            assert score.mean == pytest.approx(sum(mine) / len(mine), abs=1e-9)
-            assert score.detail["values"] == pytest.approx(mine, abs=1e-9)
-            assert score.source == f"run {run.pk}" and score.scorer_id == run.scorer_id
-
-
 # --------------------------------------------------------------------------- scoring runs
 
 
@@ -126,9 +111,14 @@ def test_a_scoring_run_stores_the_toy_models_means_and_sums(tmp_path: Path, fake
         2,
     )
     assert CandidateScore.objects.filter(run=run, detail__span_method="tokenize").count() == 17
-    # Costed like a judge run: one call per candidate, the endpoint's prompt tokens, the price per 1k prompt tokens.
+    # Costed like a judge run: every request is a call (per candidate its completion and its prompt's tokenization,
+    # and the paper's prefix when this driver had not tokenized it yet), the endpoint's prompt tokens, the price per 1k
+    # prompt tokens. The energy run's probe belongs to no candidate: its requests are counted in the run's log.
     tasks = list(ScoringTask.objects.filter(run=run).select_related("candidate__paper"))
-    assert {t.calls for t in tasks} == {1} and {t.failed_calls for t in tasks} == {0}
+    assert {t.calls for t in tasks} <= {2, 3} and {t.failed_calls for t in tasks} == {0}
+    log = fake_llm.log()
+    probe_requests = [e for e in log if PROBE_TEXT in (e.get("prompt") or "")]
+    assert len(probe_requests) == (3 if criterion == "energy" else 0)  # its prefix and prompt tokenized, its completion
     prompt_tokens = sum(
         len(
             toy_lm.tokenize(
@@ -143,13 +133,13 @@ def test_a_scoring_run_stores_the_toy_models_means_and_sums(tmp_path: Path, fake
         18,
         18,
         0,
-        18,
+        len(log) - len(probe_requests),
         prompt_tokens,
     )
     assert progress.completion_tokens == 18 and progress.cost == pytest.approx(prompt_tokens / 1000 * 0.5)
     probes = RunEvent.objects.filter(kind="intrinsic_scoring", run_id=run.pk, code="probe")
     assert [e.message for e in probes] == (
-        ["mode probe (1 call(s)): raw logits proved by the probe"] if criterion == "energy" else []
+        [f"mode probe ({len(probe_requests)} request(s)): raw logits proved by the probe"] if criterion == "energy" else []
     )
     assert sum(scored_prompts(fake_llm.log()).values()) == 18
 
@@ -619,7 +609,10 @@ def test_scoring_runs_show_on_the_runs_page(tmp_path: Path, fake_llm: FakeLLM, r
         "Intrinsic scoring (nll: toy-nll)" in row
         and 'data-status="completed"' in page.split(f'data-generation="{run.pk}"', 1)[1][:40]
     )
-    assert re.search(r'<td class="num">6</td><td class="num">0</td><td class="num">0</td><td class="num">6</td>', row)
+    # Done, failed, remaining, then the calls: every request the endpoint received (tokenizations included).
+    received = len(fake_llm.log())
+    assert received > 6
+    assert re.search(rf'<td class="num">6</td><td class="num">0</td><td class="num">0</td><td class="num">{received}</td>', row)
 
 
 # --------------------------------------------------------------------------- the full cycle
