@@ -225,7 +225,7 @@ def random_stack(seed: int, r: int, k: int) -> tuple[np.ndarray, np.ndarray]:
     w = rng.integers(0, 12, (r, k, k)).astype(float) * rng.choice([0.25, 0.5, 1.0], (r, k, k))
     t = rng.integers(0, 6, (r, k, k)).astype(float) / 2
     t = np.triu(t, 1) + np.triu(t, 1).transpose(0, 2, 1)
-    w[0, 0, :] = 0  # model 0 never wins: the MLE does not exist (fallback, flagged diverged)
+    w[0, 0, :] = 0  # model 0 never wins: the MLE does not exist (separation pseudo-count, flagged diverged)
     t[1] = 0  # no tie at all: plain BT, ν = 0 (fallback)
     return w, t
 
@@ -239,11 +239,15 @@ def test_batched_btd_equals_fit_btd_problem_by_problem(k: int) -> None:
         ref = fit_btd(w[i], t[i])
         for b in (batch, warm):
             assert b.diverged[i] == ref.diverged
-            if not ref.diverged:
-                assert b.theta[i] == pytest.approx(ref.theta, abs=1e-6)
-                assert b.nu[i] == pytest.approx(ref.nu, abs=1e-6)
-    assert batch.fallback[0] and batch.fallback[1] and batch.diverged[0]
-    assert batch.nu[1] == 0.0
+            # A separated fit's maximum (with the separation pseudo-count) lies along a flat ridge, where L-BFGS-B
+            # stops less precisely than Newton.
+            tol = 1e-5 if ref.diverged else 1e-6
+            assert b.theta[i] == pytest.approx(ref.theta, abs=tol)
+            assert b.nu[i] == pytest.approx(ref.nu, rel=tol, abs=tol)
+    # Separated replicates with ties stay on the batched Newton path: only the tie-free ones (plain BT) leave it.
+    assert batch.diverged[0]
+    assert batch.fallback.tolist() == (t.sum(axis=(1, 2)) == 0).tolist()
+    assert batch.fallback[1] and batch.nu[1] == 0.0
 
 
 def replicate_fit(
