@@ -204,5 +204,6 @@ KIND = ElicitKind(
     check=_check,
     store=_store,
     after=_after,
+    after_title="pair the new submissions into matches",
     subject_field="case",
 )

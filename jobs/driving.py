@@ -29,6 +29,7 @@ from .kinds import run_kinds
 from .limits import DEFAULT_SLOT_TTL, EndpointLimiter
 from .models import RunEvent, TaskStatus
 from .providers import ApiKeyMissing, OpenAICompatibleProvider, Provider, RecordedProvider
+from .steps import run_closed_events, step_carry_out, step_record
 from .subjects import subjects_of
 
 log = logging.getLogger(__name__)
@@ -237,9 +238,12 @@ def rows_store(model: type[Any], judgments: list[Any]) -> None:
 def run_finish(kind: str, run_id: int) -> str:
     """Close the run when no task is left to do; another driver may still hold claims.
 
-    A run closed as failed says on its page how many tasks failed, the latest reason, and what to do.
+    A run whose kind names a follow-up step (``jobs.kinds.Step``) stays running with the step recorded as pending,
+    and ends when the step is done (``jobs.steps``). A run closed as failed says on its page how many tasks failed,
+    the latest reason, and what to do.
     """
-    run_model, task_model = run_kinds[kind].run_model, run_kinds[kind].task_model_of(run_id)
+    spec = run_kinds[kind]
+    run_model, task_model = spec.run_model, spec.task_model_of(run_id)
     with transaction.atomic():
         run = run_model.objects.select_for_update().get(pk=run_id)
         if run.status != JudgeRun.Status.RUNNING:
@@ -247,20 +251,14 @@ def run_finish(kind: str, run_id: int) -> str:
         open_tasks = task_model.objects.filter(run_id=run_id, status__in=[TaskStatus.PENDING, TaskStatus.CLAIMED]).exists()
         if open_tasks:
             return run.status
-        failed = task_model.objects.filter(run_id=run_id, status=TaskStatus.FAILED)
-        n_failed = failed.count()
-        run.status = JudgeRun.Status.FAILED if n_failed else JudgeRun.Status.COMPLETED
-        run.finished_at = timezone.now()
-        run.save(update_fields=["status", "finished_at"])
-        if n_failed:
-            latest = failed.order_by("-updated_at").values_list("last_error", flat=True).first() or "no reason recorded"
-            run_event_add(
-                kind=kind,
-                run_id=run_id,
-                code="tasks_failed",
-                level=RunEvent.Level.ERROR,
-                message=f"{n_failed} task(s) failed (latest: {latest}); fix the cause and resume the run to retry only them",
-            )
-        else:
-            run_event_add(kind=kind, run_id=run_id, code="completed", message="every task is done")
-        return run.status
+        n_failed = task_model.objects.filter(run_id=run_id, status=TaskStatus.FAILED).count()
+        outcome = JudgeRun.Status.FAILED if n_failed else JudgeRun.Status.COMPLETED
+        step = spec.step(run) if spec.step is not None else None
+        if step is None:
+            run.status = outcome
+            run.finished_at = timezone.now()
+            run.save(update_fields=["status", "finished_at"])
+            run_closed_events(kind=kind, run_id=run_id, task_model=task_model)
+            return run.status
+        step_record(kind=kind, run_id=run_id, title=step.title, outcome=outcome)
+    return step_carry_out(kind, run_id)

@@ -7,8 +7,8 @@ launch, pause, resume, cancel, progress and the runs page are the engine's one l
 Per task: at most ``jobs.driving.MAX_PARSE_ATTEMPTS`` answers (two retries), each kept with its problems in the
 task's ``attempts``; what still fails is *invalid* (the task is done, ``last_error`` starts ``invalid:``, nothing
 stored, unless the kind keeps invalid answers: ``keep_invalid``); an endpoint that gives up leaves the task *failed*
-(a resume retries it). When the run closes, the kind's ``after`` hook runs on the subjects that got an answer
-(HypoArena pairs the new submissions into matches, Lit2Test pairs the new proposals).
+(a resume retries it). When the run's tasks are done, the kind's ``after`` runs on the subjects that got an answer as the engine's durable
+step (``jobs.steps``; HypoArena pairs the new submissions into matches, Lit2Test pairs the new proposals).
 
 Run models extend ``jobs.models.EngineRun`` with a ``benchmark`` (``parameters`` holds ``base_url``, ``api_key_env``,
 ``model_names``, ``concurrency``, ``timeout`` ...); task models are ``jobs.models.ClaimableTask`` with
@@ -24,7 +24,6 @@ from typing import Any
 
 from django.db import IntegrityError, models, transaction
 
-from arena.models import JudgeRun
 from arena.registry import Registry
 
 from . import execution, lifecycle
@@ -40,7 +39,7 @@ from .driving import (
     tasks_owned,
 )
 from .engine import BeforeCall, call_with_backoff
-from .kinds import RunKindSpec, run_kind_register
+from .kinds import RunKindSpec, Step, run_kind_register
 from .lifecycle import RunError
 from .providers import PermanentError, Provider, api_key_from_env
 from .selectors import Progress, engine_progress
@@ -62,8 +61,10 @@ class ElicitKind:
     check: Callable[[Any, Any, str, Any], tuple[Any, Problems]]
     # (task, valid value) -> store it (inside the task's transaction); an IntegrityError means it exists already
     store: Callable[[Any, Any], None]
-    # (run, ids of the subjects whose task is done) -> work after the run closed (idempotent); None: nothing
+    # (run, ids of the subjects whose task is done) -> work that must follow the run once its tasks are done: the
+    # engine's durable step (``jobs.steps``: exactly once, retried, the run ends with it); idempotent. None: nothing
     after: Callable[[Any, set[int]], None] | None = None
+    after_title: str = "the step that follows the run"  # what ``after`` does, for the run's page and log
     subject_field: str = "case"  # the task's foreign key to its subject, for ``after``
     # (run, task) -> what ``check`` needs from the database, read when the task is claimed; None: nothing
     prepare: Callable[[Any, Any], Any] | None = None
@@ -124,13 +125,17 @@ def _store(kind: ElicitKind, token: str, task_id: int, result: dict[str, Any]) -
         task.save(update_fields=["attempts", "prompt_tokens", "completion_tokens", "status", "last_error", "updated_at"])
 
 
-def _elicit_finish(kind: ElicitKind, run_id: int) -> str:
-    status = run_finish(kind.run_kind, run_id)
-    if status in (JudgeRun.Status.COMPLETED, JudgeRun.Status.FAILED) and kind.after is not None:
-        run = kind.run_model.objects.select_related("benchmark").get(pk=run_id)
+def _elicit_step(kind: ElicitKind, run: Any) -> Step | None:  # noqa: ANN401
+    """``after`` on the subjects that got an answer, as the engine's durable step (``jobs.steps``)."""
+    if kind.after is None:
+        return None
+    after = kind.after
+
+    def carry_out(run: Any) -> None:  # noqa: ANN401
         done = set(kind.task_model.objects.filter(run=run, status="done").values_list(f"{kind.subject_field}_id", flat=True))
-        kind.after(run, done)
-    return status
+        after(run, done)
+
+    return Step(title=kind.after_title, carry_out=carry_out)
 
 
 def elicit_execute(*, run_kind: str, run_id: int) -> str:
@@ -206,7 +211,7 @@ def elicit_execute(*, run_kind: str, run_id: int) -> str:
         limiter=limiter,
         on_error=lambda exc: {"failed": f"internal error: {type(exc).__name__}: {exc}", "attempts": [], "calls": 0},
     )
-    return _elicit_finish(kind, run.pk)
+    return run_finish(kind.run_kind, run.pk)
 
 
 def _retry_prompt(problems: Problems) -> str:
@@ -228,11 +233,12 @@ def elicit_kind_register(kind: ElicitKind) -> None:
             run_model=kind.run_model,
             task_model_of=lambda run_id: kind.task_model,
             execute=lambda run_id: elicit_execute(run_kind=kind.run_kind, run_id=run_id),
-            finish=lambda run_id: _elicit_finish(kind, run_id),
+            finish=lambda run_id: run_finish(kind.run_kind, run_id),
             progress=lambda run: elicit_progress(kind=kind, run=run),
             title=kind.title,
             noun=f"{kind.title} run",
             listed=lambda run: kind.title,
+            step=lambda run: _elicit_step(kind, run),
         )
     )
 

@@ -24,6 +24,18 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class Step:
+    """What must follow a run once its tasks are done (``jobs.steps``): pair the submissions a generation run
+    elicited, move a Swiss selection to its next round ... It is recorded in the transaction that closes the run's
+    tasks and carried out in a transaction of its own that also ends the run, so it happens exactly once, survives a
+    dead worker or a database outage (the watchdog tries it again) and the run never reads ``completed`` before it."""
+
+    title: str  # what it does, for the run's page and log: "pair the new submissions into matches"
+    # (run, already showing the status it ends with) -> do it; idempotent, inside the transaction that ends the run
+    carry_out: Callable[[Any], None]
+
+
+@dataclass(frozen=True)
 class RunKindSpec:
     kind: str  # RunEvent.kind and RunDriver.kind of its runs
     run_model: type[models.Model]
@@ -38,6 +50,8 @@ class RunKindSpec:
     # (run) -> its title on the runs page's table of other runs; None: not listed there (judge runs have their own)
     listed: Callable[[Any], str] | None = None
     resumes_cancelled: bool = True  # a cancelled run may resume (its skipped tasks reopen); judge runs may not
+    # (run) -> the step that must follow it once its tasks are done (``Step``); None, or returning None: nothing
+    step: Callable[[Any], Step | None] | None = None
 
 
 run_kinds: Registry[RunKindSpec] = Registry("run kind")

@@ -127,3 +127,30 @@ class RunEvent(models.Model):
     class Meta:
         indexes = [models.Index(fields=["kind", "run_id", "-created_at"])]
         ordering = ["-created_at", "-id"]
+
+
+class RunStep(models.Model):
+    """The step that must follow a run once its tasks are done (``jobs.kinds.Step``, carried out by ``jobs.steps``).
+
+    Recorded *pending* in the transaction that finds the run's tasks all done (the run stays ``running``); the
+    transaction that carries it out also ends the run (``outcome``), so a run never reads completed before its
+    step is done and a step interrupted by a dead worker or a database outage is simply tried again by the next
+    driver or watchdog. One row per run: a resumed run that closes again makes it pending again."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        DONE = "done", "done"
+        FAILED = "failed", "failed"
+
+    kind = models.CharField(max_length=40, help_text="the engine's run kind (jobs.kinds)")
+    run_id = models.BigIntegerField()
+    title = models.CharField(max_length=200, help_text="what the step does, as the run's page says it")
+    outcome = models.CharField(max_length=20, help_text="the status the run ends with once the step is done")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0, help_text="tries that failed (database outages not counted)")
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    done_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "run_id"], name="run_step_one_per_run")]

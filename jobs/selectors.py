@@ -12,6 +12,7 @@ from arena.models import JudgeRun
 
 from .execution import drivers_alive, run_events, stale_seconds
 from .models import RunEvent, RunKind, TaskStatus
+from .steps import step_pending
 from .subjects import subjects_of
 
 
@@ -44,6 +45,7 @@ class Progress:
     in_flight: int = 0  # tasks a live driver holds: their calls are under way (and billed) even after a pause or cancel
     failed_calls: int = 0  # calls that ended in an HTTP error or timeout (retried, or the task failed)
     imported: bool = False  # verdicts imported from a release file: no model was called by this app
+    step: str = ""  # the follow-up step a running run with every task done waits for (jobs.steps), as its page says it
 
     @property
     def settled(self) -> bool:
@@ -167,7 +169,18 @@ def run_health(kind: str, run: Any, tasks: dict[str, Any]) -> dict[str, Any]:
                 "no worker is working on this run right now" + since + ": is a Celery worker running "
                 "(celery -A lit2test_web worker)? A worker's watchdog takes the run up within a minute of starting."
             )
+    step = ""
+    if run.status == JudgeRun.Status.RUNNING and not tasks["remaining"]:
+        pending = step_pending(kind, run.pk)
+        if pending is not None:
+            step = f"Every task is done; the step that follows — {pending.title} — is under way: the run ends with it."
+            if pending.last_error:
+                reason = (
+                    f"the step that follows ({pending.title}) did not finish (latest: {pending.last_error}); a worker's "
+                    "watchdog tries it again: is a Celery worker running (celery -A lit2test_web worker)?"
+                )
     return {
+        "step": step,
         "calls": tasks["calls"] or 0,
         "discarded": tasks["discarded"] or 0,
         "failed_calls": tasks["failed_calls"] or 0,

@@ -36,11 +36,10 @@ from .driving import (
     tasks_owned,
 )
 from .engine import BeforeCall, call_with_backoff
-from .execution import run_event_add
 from .gates import AliasCheck, squash
-from .kinds import RunKindSpec, run_kind_register
+from .kinds import RunKindSpec, Step, run_kind_register
 from .lifecycle import AlreadyLaunched, RunError, api_key_required
-from .models import RunEvent, RunKind, TaskStatus
+from .models import RunKind, TaskStatus
 from .parsing import ParseError, parse_judge_answer
 from .prompts import PROMPTS
 from .providers import PermanentError
@@ -454,28 +453,18 @@ def _judge_task_model(run_id: int) -> type[Any]:
     return subjects_of(JudgeRun.objects.only("id", "subjects").get(pk=run_id)).task_model
 
 
+def _judge_step(run: JudgeRun) -> Step | None:
+    """A judge run's follow-up is its task kind's ``after`` (a Swiss round moves its selection on), carried out as
+    the engine's durable step (``jobs.steps``)."""
+    kind = subjects_named(run.subjects)
+    if kind is None or kind.after is None:
+        return None
+    return Step(title=kind.after_title, carry_out=kind.after)
+
+
 def judge_run_finish(run_id: int) -> str:
-    """Close a judge run when nothing is left; a run that completed or failed then gets its task kind's ``after`` (a
-    Swiss round pairs the next one, or waits for a failed run's resume). ``after`` is idempotent: a finish repeated by
-    the watchdog does no harm."""
-    status = run_finish(RunKind.JUDGE, run_id)
-    if status in (JudgeRun.Status.COMPLETED, JudgeRun.Status.FAILED):
-        run = JudgeRun.objects.get(pk=run_id)
-        kind = subjects_named(run.subjects)
-        if kind is not None and kind.after is not None:
-            try:
-                kind.after(run)
-            except Exception as exc:  # noqa: BLE001 - the run itself is done; what follows it says why it did not happen
-                log.exception("the step after judge run %s failed", run_id)
-                run_event_add(
-                    kind=RunKind.JUDGE,
-                    run_id=run_id,
-                    code="after_failed",
-                    level=RunEvent.Level.ERROR,
-                    message=f"the run is {status}, but the step that follows it failed ({type(exc).__name__}: {exc}); "
-                    f"fix the cause and move it on by hand{f' ({kind.after_hint})' if kind.after_hint else ''}",
-                )
-    return status
+    """Close a judge run when nothing is left (and its task kind's ``after`` is done: ``jobs.steps``)."""
+    return run_finish(RunKind.JUDGE, run_id)
 
 
 def _judge_enqueue(run_id: int) -> None:
@@ -496,5 +485,6 @@ run_kind_register(
         noun="run",
         enqueue=_judge_enqueue,
         resumes_cancelled=False,
+        step=_judge_step,
     )
 )

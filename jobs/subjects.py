@@ -64,10 +64,11 @@ class JudgeSubjects:
     describe: Callable[[Any], tuple[str, str]] | None = None
     # (answer text, template, spec) -> parsed answer, raising jobs.parsing.ParseError; None: parse_judge_answer
     parse: Callable[[str, Any, JudgeSpec], Any] | None = None
-    # run that completed or failed -> work that follows it (idempotent; e.g. pair and launch a Swiss tournament's next
-    # round, or mark the selection waiting for a resume); None: nothing
+    # run that completed or failed -> work that must follow it (idempotent; e.g. pair and launch a Swiss tournament's
+    # next round, or mark the selection waiting for a resume), carried out as the engine's durable step
+    # (``jobs.steps``: exactly once, retried through outages and dead workers, the run ends with it); None: nothing
     after: Callable[[Any], None] | None = None
-    after_hint: str = ""  # how to move a run on by hand when ``after`` failed, for the run's log
+    after_title: str = "the step that follows the run"  # what ``after`` does, for the run's page and log
     # a task is one subject in one presentation order (two texts compared); False: one subject asked once (a rubric,
     # a match label, a listwise ranking) — how pages and commands count a run's tasks
     ordered: bool = True

@@ -182,6 +182,7 @@ KIND = ElicitKind(
     check=_check,
     store=_store,
     after=_after,
+    after_title="pair the new proposals for judging",
     subject_field="context",
     retry_with_problems=False,
     keep_invalid=True,

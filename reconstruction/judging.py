@@ -369,5 +369,5 @@ SWISS = JudgeSubjects(
     parse=_swiss_parse,
     describe=_swiss_describe,
     after=_swiss_after,
-    after_hint="e.g. reconstruction_swiss BENCHMARK --advance SELECTION",
+    after_title="move the Swiss selection on (pair and launch its next round, or choose its champions)",
 )

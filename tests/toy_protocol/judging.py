@@ -14,7 +14,7 @@ from jobs.selection import Selection
 from jobs.services import JudgeResult
 from jobs.subjects import JudgeSpec, JudgeSubjects
 
-from .models import ITEMS, PROTOCOL, SINGLE, Item, ToyAnswer, ToyTask
+from .models import ITEMS, PROTOCOL, SINGLE, Item, ToyAnswer, ToyTally, ToyTask
 
 SYSTEM = 'Answer the question with one JSON object and nothing else: {"answer": "yes" | "no"}.'
 TEMPLATE = PromptTemplate("toy-yes-no-v1", "yes_no", SYSTEM)
@@ -83,6 +83,18 @@ def _describe(answer: ToyAnswer) -> tuple[str, str]:
     return f"{answer.item.external_id} · {answer.item.topic}", ""
 
 
+#: Faults the next tallies raise, first one first: how the engine's step tests make a step fail on demand.
+STEP_FAULTS: list[Exception] = []
+
+
+def _after(run: JudgeRun) -> None:
+    """Count the run's answers once (a second tally of one run would break ToyTally's one-to-one key)."""
+    if STEP_FAULTS:
+        raise STEP_FAULTS.pop(0)
+    answers = list(ToyAnswer.objects.filter(run=run, status="accepted").values_list("answer", flat=True))
+    ToyTally.objects.create(run=run, yes=answers.count("yes"), no=answers.count("no"), run_status=run.status)
+
+
 KIND = JudgeSubjects(
     name=ITEMS,
     label="toy items",
@@ -100,4 +112,6 @@ KIND = JudgeSubjects(
     ordered=False,
     foreign_refusal="it has no toy items to judge; open its own pages from the dashboard",
     skipped_note="items skipped",
+    after=_after,
+    after_title="count the run's yes and no answers",
 )

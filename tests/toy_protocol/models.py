@@ -46,3 +46,12 @@ class ToyAnswer(JudgmentRecord):
         constraints = [
             models.UniqueConstraint(fields=["run", "item"], condition=Q(status="accepted"), name="one_accepted_toy_answer")
         ]
+
+
+class ToyTally(models.Model):
+    """What follows a toy run (its engine step, ``jobs.steps``): the run's yes and no answers counted, once."""
+
+    run = models.OneToOneField(JudgeRun, on_delete=models.CASCADE, related_name="toy_tally")
+    yes = models.PositiveIntegerField()
+    no = models.PositiveIntegerField()
+    run_status = models.CharField(max_length=20, help_text="the run's status as the step saw it")
