@@ -20,8 +20,8 @@ Refusals before any request: a criterion the endpoint's configured ``--logprobs-
 a missing API key (at creation and again when the driver starts), a blank candidate (at creation; the import refuses
 them too). An energy run's driver first probes the endpoint (``PROBE``, checked by the scorer's ``mode_check``): a
 server configured as raw logits that answers like log-probabilities fails the run with that reason
-(``jobs.driving.driver_start_failed``) before any candidate is scored; the probe's requests belong to no candidate,
-so the run's log says how many there were. An nll run's every answer is checked by the client (a value no log-probability can have fails its task).
+(``jobs.driving.driver_start_failed``) before any candidate is scored; the probe's requests belong to no candidate:
+the run's log says how many there were, and they are counted in the ledger of the run's first task. An nll run's every answer is checked by the client (a value no log-probability can have fails its task).
 
 A stored score (:class:`~intrinsic.models.CandidateScore`) keeps the mean (primary), the sum, the span's token count,
 its run, and ``detail``: the per-token values and how the span was located.
@@ -250,7 +250,8 @@ class _Spec:
 
 def _probe_problem(run: IntrinsicScoringRun) -> str | None:
     """Probe the endpoint's mode before an energy run (retried like a candidate's request); the refusal, or None.
-    The probe's requests are written to the run's log: they belong to no candidate, so no task's ledger has them."""
+    The probe's requests belong to no candidate: they are written to the run's log and counted in the ledger of the
+    run's first task, so that the run's calls are every request its endpoint received."""
 
     async def probe() -> tuple[int, ModeProbe | str]:
         scorer = _completions_scorer(run.parameters)
@@ -266,6 +267,9 @@ def _probe_problem(run: IntrinsicScoringRun) -> str | None:
             await scorer.close()
 
     requests, checked = run_blocking(probe)
+    first = ScoringTask.objects.filter(run=run).order_by("id").values_list("id", flat=True).first()
+    if first is not None and requests:
+        execution.calls_count(task_model=ScoringTask, counts={first: requests})
     if isinstance(checked, str):
         return f"the mode probe of {run.parameters['base_url']} failed after {requests} request(s): {checked}"
     run_event_add(kind=RUN_KIND, run_id=run.pk, code="probe", message=f"mode probe ({requests} request(s)): {checked.detail}")

@@ -97,9 +97,11 @@ def test_every_request_the_endpoint_received_is_a_call_in_the_ledger(
     assert by_endpoint["tokenize"] >= 18 if tokenize else by_endpoint["tokenize"] >= 1  # the server without it: a 404
     tasks = list(ScoringTask.objects.filter(run=run))
     progress = scoring_progress(run=run)
-    # The ledger: every request the endpoint received, but the energy probe's, which belong to no candidate ...
-    assert progress.calls == sum(t.calls for t in tasks) == len(log) - len(probe)
-    # ... and are counted in the run's log instead.
+    # The ledger: every request the endpoint received, the energy probe's too (they belong to no candidate: they are
+    # counted on the run's first task) ...
+    assert progress.calls == sum(t.calls for t in tasks) == len(log)
+    assert (len(probe) >= 1) == (criterion == "energy")
+    # ... and the probe's are told in the run's log.
     probes = list(
         RunEvent.objects.filter(kind="intrinsic_scoring", run_id=run.pk, code="probe").values_list("message", flat=True)
     )
