@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .bootstrap import ranking_summary
-from .btd import elo_ratings
+from .btd import SEPARATION_PSEUDO_COUNT, elo_ratings
 from .hypoarena_fits import FitReplicates, hypoarena_bootstrap
 from .hypoarena_intervals import _f, _pct, _rank_ci, _ranks
 from .hypoarena_verdicts import _sort_key
@@ -140,7 +140,12 @@ def hypoarena_leaderboard(
         "domains": out_domains,
         "pooled": pooled,
         "method": {
-            "model": "Bradley–Terry–Davidson (Davidson 1970), maximum likelihood, Newton on (θ, log ν)",
+            "model": (
+                "Bradley–Terry–Davidson (Davidson 1970), maximum likelihood, Newton on (θ, log ν); where the estimate may "
+                "not exist (wins not strongly connected, or no decisive outcome) the fit adds a "
+                f"{SEPARATION_PSEUDO_COUNT:g} pseudo-win to every "
+                "ordered pair and is flagged diverged: its order follows the data, its magnitudes are not estimable"
+            ),
             "scale": "rating = 1500 + 400·θ/ln 10, θ centered natural-log strengths (mean 0 per fit)",
             "shares": (
                 "5-level verdicts → shares 1, .75, .5, .25, 0 of the shown A; both orders averaged into the first "
