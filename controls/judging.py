@@ -21,7 +21,7 @@ from arena.models import Benchmark, Context, JudgeRun
 from arena.orientation import orientation_flipped
 from arena.prompting import render_context
 from arena.schemas import SIX_FIELD
-from jobs.gates import blindness_problem, orientation_gate
+from jobs.gates import blindness_problem, orientation_sort, skipped_log
 from jobs.lifecycle import RunError
 from jobs.prompts import PromptTemplate, RenderedTask
 from jobs.services import JudgeResult, judgment_fields
@@ -31,6 +31,7 @@ from .models import ControlJudgeTask, ControlJudgment, ControlVariant
 from .selectors import benchmark_controls, control_blind_texts
 
 CONTROLS_PREFIX = "controls"
+SAME_NOTE = "they read the same as their source once model names are redacted"
 
 
 def _kinds(spec: str) -> list[str] | None:
@@ -87,22 +88,29 @@ def _plan(
             "with generate_controls or import_controls, and approve them on the controls review page"
         )
     contexts = _contexts({v.context_id for v in variants})
-    for variant in variants:
-        context = contexts[variant.context_id]
-        original, reverse = (
-            render_control_task(benchmark=benchmark, variant=variant, order=o, template=template, context=context)
+
+    def render(variant: ControlVariant) -> tuple[RenderedTask, RenderedTask]:
+        return tuple(  # type: ignore[return-value]
+            render_control_task(
+                benchmark=benchmark, variant=variant, order=o, template=template, context=contexts[variant.context_id]
+            )
             for o in ("original", "reverse")
         )
-        if not orientation_gate(original, reverse):
-            raise RunError(
-                f"orientation gate: the reverse task of control {variant.pk} does not swap A and B (is the variant identical to its "
-                "source?); nothing was launched"
-            )
+
+    # A variant that reads as its source once redacted cannot be judged blind: skipped (jobs.gates.orientation_sort).
+    judged, same = orientation_sort(
+        variants,
+        render,
+        lambda v: f"control variant {v.pk}",
+        what="approved control variants chosen",
+        fix="Reject those variants on the controls review page, or make new ones with generate_controls.",
+    )
 
     def make(run: JudgeRun) -> list[ControlJudgeTask]:
-        return [ControlJudgeTask(run=run, variant=v, order=o) for v in variants for o in request.orders]
+        skipped_log(run, [f"control variant {v.pk}" for v in same], SAME_NOTE)
+        return [ControlJudgeTask(run=run, variant=v, order=o) for v in judged for o in request.orders]
 
-    return make, 0
+    return make, len(same)
 
 
 def _specs(run: JudgeRun, ids: list[int], template: PromptTemplate, aliases: Any, names: list[str]) -> list[JudgeSpec]:
@@ -182,5 +190,6 @@ KIND = JudgeSubjects(
     describe=_describe,
     foreign_refusal="it has no Lit2Test {subjects} to judge; open its own pages from the dashboard",
     selection_key="pairs",
+    skipped_note=f"control variants skipped: {SAME_NOTE} (the run log names them)",
     report=_report,
 )

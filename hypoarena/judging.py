@@ -8,8 +8,10 @@ fewer matches): one task per match and order. In the ``original`` order the matc
 the ``reverse`` order its ``second`` is; the match's seeded orientation fixed which is first when it was made. The
 judge answers one of five levels about the A and B it saw; the :class:`~hypoarena.models.ArenaVerdict` stores that
 answer as given (the statistics read it with the order). Before any task is made every match passes the orientation
-gate (the reverse prompt shows exactly the original's B as A and its A as B); before each call the prompt passes the
-blindness gate (no participant name, no match id, no alias left after redaction).
+gate (the reverse prompt shows exactly the original's B as A and its A as B; ``jobs.gates.orientation_sort``): a match
+whose two submissions read the same once redacted cannot be judged blind, so it is skipped (counted on the run, named
+in its log) and the rest of the run goes ahead; a run of such matches only is refused. Before each call the prompt
+passes the blindness gate (no participant name, no match id, no alias left after redaction).
 
 **Rubric runs** (``--run-type rubric``): one task per submission; the judge scores g, ℓ, j per pair and b, d, u per
 set. Each answer is kept (:class:`~hypoarena.models.RubricJudgment`, invalid ones too); an accepted one's scores also
@@ -25,9 +27,9 @@ from typing import Any
 
 from arena.blindness import benchmark_matcher
 from arena.models import Benchmark, JudgeRun
-from jobs.gates import blindness_problem, orientation_gate
+from jobs.gates import blindness_problem, orientation_sort, skipped_log
 from jobs.lifecycle import RunError
-from jobs.prompts import PromptTemplate
+from jobs.prompts import PromptTemplate, RenderedTask
 from jobs.selection import Selection
 from jobs.services import JudgeResult
 from jobs.subjects import JudgeSpec, JudgeSubjects
@@ -73,6 +75,10 @@ def _require_hypoarena(benchmark: Benchmark, what: str) -> None:
         )
 
 
+# Why the plan skips a match, on the run's page, the launch message and in its log.
+SAME_NOTE = "their two submissions read the same once model names are redacted, so no judge could tell them apart"
+
+
 def _shown(match: Match, order: str) -> tuple[Submission, Submission]:
     """(A, B) of an order: ``first`` is A in the original order, ``second`` in the reverse."""
     return (match.first, match.second) if order == "original" else (match.second, match.first)
@@ -90,28 +96,39 @@ def _matches(ids: set[int] | None = None, *, benchmark: Benchmark | None = None)
 def _arena_plan(
     benchmark: Benchmark, request: Any, template: PromptTemplate
 ) -> tuple[Callable[[JudgeRun], list[ArenaJudgeTask]], int]:  # noqa: ANN401
-    """Every chosen match in the requested orders, each through the orientation gate."""
+    """Every chosen match in the requested orders, each through the orientation gate: a match whose two submissions
+    read the same once redacted is skipped (``jobs.gates.orientation_sort``)."""
     _require_hypoarena(benchmark, "matches")
     matches = _matches(benchmark=benchmark)
     if not matches:
         raise RunError(f"{benchmark} has no matches to judge; import cases and submissions with import_hypoarena first")
     chosen = MATCHES.choose(matches, request.select, request.seed)
     matcher = benchmark_matcher(benchmark_id=benchmark.pk)
-    for match in chosen:
+
+    def render(match: Match) -> tuple[RenderedTask, RenderedTask]:
         original, reverse = (
             render_arena_task(case=match.case, shown_a=a, shown_b=b, template=template, matcher=matcher)
             for a, b in (_shown(match, o) for o in ORDERS)
         )
-        if not orientation_gate(original, reverse):
-            raise RunError(
-                f"orientation gate: the reverse task of match {match.public_id} (case {match.case.external_id}) does not swap A "
-                "and B (are its two submissions identical?); nothing was launched"
-            )
+        return original, reverse
+
+    judged, same = orientation_sort(
+        chosen,
+        render,
+        _match_name,
+        what="chosen matches",
+        fix="Choose other matches (--pairs domain:NAME or sample:N), or correct the submissions and import them again.",
+    )
 
     def make(run: JudgeRun) -> list[ArenaJudgeTask]:
-        return [ArenaJudgeTask(run=run, match=m, order=o) for m in chosen for o in request.orders]
+        skipped_log(run, [_match_name(m) for m in same], SAME_NOTE)
+        return [ArenaJudgeTask(run=run, match=m, order=o) for m in judged for o in request.orders]
 
-    return make, 0
+    return make, len(same)
+
+
+def _match_name(match: Match) -> str:
+    return f"match {match.public_id} (case {match.case.external_id})"
 
 
 def _arena_specs(run: JudgeRun, ids: list[int], template: PromptTemplate, aliases: Any, names: list[str]) -> list[JudgeSpec]:  # noqa: ANN401
@@ -270,6 +287,7 @@ ARENA = JudgeSubjects(
     recorded=_arena_recorded,
     default_prompts=DEFAULT_ARENA,
     parse=_arena_parse,
+    skipped_note=f"matches skipped: {SAME_NOTE} (the run log names them)",
 )
 RUBRIC = JudgeSubjects(
     name=RUBRIC_KIND,

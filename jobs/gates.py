@@ -1,8 +1,12 @@
 """The engine's gates: checks every judging task kind runs before a prompt is sent.
 
-- **Orientation gate** (:func:`orientation_gate`): in a two-sided task, the reverse prompt shows exactly the
-  original's B as A and its A as B. A kind runs it on every subject when a run is created; nothing is launched if
-  one fails.
+- **Orientation gate** (:func:`orientation_sort`): in a two-sided task, the reverse prompt shows exactly the
+  original's B as A and its A as B. A kind runs it on every subject when a run is created. A reverse task that does
+  not swap is a rendering fault: nothing is launched. A subject whose two sides read the same once redacted (two
+  participants gave the same text, or texts that differ only by the names redaction removes) cannot be judged blind —
+  both orders show one prompt — so it is *skipped*: left out of the run, counted in the run's skipped subjects and
+  named in its log, while the rest of the run goes ahead; a run whose every subject is like that is refused. One rule
+  for every two-sided kind, here rather than in each protocol.
 - **Blindness gate** (:func:`blindness_problem`): the second line of defence after redaction (``arena.blindness``).
   A prompt that still names a participant (in any spelling), the internal key of what is judged, or any alias of the
   benchmark's participants and judges inside a shown block is refused, and its task fails with the reason.
@@ -10,11 +14,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from arena import blindness
 
+from .execution import run_event_add
+from .lifecycle import RunError
+from .models import RunEvent, RunKind
 from .prompts import RenderedTask
 
 # Every ASCII byte but digits and lower-case letters (what ``squash`` deletes after lower-casing).
@@ -82,14 +89,78 @@ class AliasCheck:
         return self.seen[block]
 
 
+SAME = "the two sides read the same"
+NOT_SWAPPED = "the reverse task does not swap A and B"
+#: Subjects named at most in a refusal or a log line (the rest are counted): a line stays readable on a huge run.
+NAMED = 20
+
+
+def _body(block: str) -> str:
+    """A shown block without its header line ("=== SUBMISSION A ==="), which names the label and nothing else."""
+    return block.split("\n", 1)[1] if "\n" in block else ""
+
+
+def orientation_problem(original: RenderedTask, reverse: RenderedTask) -> str | None:
+    """None when the reverse task shows exactly the original's B as A and its A as B and the two differ;
+    :data:`SAME` when both sides read the same (the subject cannot be judged blind); :data:`NOT_SWAPPED` otherwise
+    (a rendering fault)."""
+    if _body(reverse.block_a) != _body(original.block_b) or _body(reverse.block_b) != _body(original.block_a):
+        return NOT_SWAPPED
+    if _body(original.block_a) == _body(original.block_b):
+        return SAME
+    return None
+
+
 def orientation_gate(original: RenderedTask, reverse: RenderedTask) -> bool:
     """The reverse task must show exactly the original's B as A and its A as B (and the two must differ)."""
+    return orientation_problem(original, reverse) is None
 
-    def body(block: str) -> str:
-        return block.split("\n", 1)[1]
 
-    return (
-        body(reverse.block_a) == body(original.block_b)
-        and body(reverse.block_b) == body(original.block_a)
-        and body(original.block_a) != body(original.block_b)
-    )
+def named(names: list[str]) -> str:
+    """ "a, b, c" — at most :data:`NAMED` of them, then "and N more"."""
+    shown = ", ".join(names[:NAMED])
+    return shown + (f" and {len(names) - NAMED} more" if len(names) > NAMED else "")
+
+
+def orientation_sort[T](
+    subjects: Iterable[T],
+    render: Callable[[T], tuple[RenderedTask, RenderedTask]],
+    name: Callable[[T], str],
+    *,
+    what: str,
+    fix: str,
+) -> tuple[list[T], list[T]]:
+    """Every subject through the orientation gate: ``(judgeable, same)``, ``same`` being the subjects whose two sides
+    read the same once redacted, which a run skips (module doc). ``render`` gives a subject's (original, reverse)
+    tasks, ``name`` how a researcher finds it ("match m-3f2 (case c1)"); ``what`` names them in the plural ("chosen
+    matches") and ``fix`` says what to do when none is left.
+
+    Raises :class:`RunError` (nothing is launched) when a reverse task does not swap A and B, or when there were
+    subjects and every one of them reads the same on both sides."""
+    judgeable: list[T] = []
+    same: list[T] = []
+    for subject in subjects:
+        problem = orientation_problem(*render(subject))
+        if problem == NOT_SWAPPED:
+            raise RunError(f"orientation gate: the reverse task of {name(subject)} does not swap A and B; nothing was launched")
+        (same if problem == SAME else judgeable).append(subject)
+    if same and not judgeable:
+        raise RunError(
+            f"orientation gate: none of the {what} can be judged blind: in each ({named([name(s) for s in same])}) the two "
+            f"sides read the same once model names are redacted, so no judge could tell them apart, in either order; "
+            f"nothing was launched. {fix}"
+        )
+    return judgeable, same
+
+
+def skipped_log(run: Any, names: list[str], why: str) -> None:  # noqa: ANN401
+    """Name in the run's log the subjects its plan skipped, and why (call it from the plan's task factory: the line is
+    written in the transaction that creates the run)."""
+    if names:
+        run_event_add(
+            kind=RunKind.JUDGE,
+            run_id=run.pk,
+            code="skipped",
+            message=f"{len(names)} skipped ({why}): {named(names)}",
+            level=RunEvent.Level.WARNING,
+        )

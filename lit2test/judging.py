@@ -3,8 +3,9 @@
 A run (``run_judge BENCH --model J --base-url URL``, or the dashboard's launch form) gets one task per canonical pair
 with text and order. In the original order the pair's ``participant_a`` (drawn from the benchmark's orientation seed
 when the pair was made) is A; the reverse order swaps them. Before any task is made every pair passes the orientation
-gate; before each call its prompt passes the blindness gate (no participant name, not the pair's internal key, no
-alias left after redaction). The verdict is stored as an :class:`~arena.models.OrderedJudgment`, the leaderboard's
+gate (``jobs.gates.orientation_sort``: a pair whose two proposals read the same once redacted is skipped, counted and
+named in the run's log, like a pair without text); before each call its prompt passes the blindness gate (no
+participant name, not the pair's internal key, no alias left after redaction). The verdict is stored as an :class:`~arena.models.OrderedJudgment`, the leaderboard's
 input; a run of this kind may be its benchmark's canonical judge.
 
 Selection (``--pairs``): ``all``, ``batch:NAME`` or ``sample:N`` (drawn from the pairs with text).
@@ -16,9 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from arena.models import PAIRS, Benchmark, CanonicalPair, Context, JudgeRun, OrderedJudgment, Proposal
-from jobs.gates import AliasCheck, blindness_problem, orientation_gate
-from jobs.lifecycle import RunError
-from jobs.prompts import PromptTemplate
+from jobs.gates import AliasCheck, blindness_problem, orientation_sort, skipped_log
+from jobs.prompts import PromptTemplate, RenderedTask
 from jobs.selection import Selection
 from jobs.services import JudgeResult, judgment_fields
 from jobs.subjects import JudgeSpec, JudgeSubjects
@@ -61,25 +61,35 @@ def pairs_select(benchmark: Benchmark, spec: str, seed: int) -> list[CanonicalPa
 
 
 def _plan(benchmark: Benchmark, request: Any, template: PromptTemplate) -> tuple[Callable[[JudgeRun], list[JudgeTask]], int]:  # noqa: ANN401
-    """The canonical pairs a run judges (those with text), each through the orientation gate in both orders."""
+    """The canonical pairs a run judges (those with text), each through the orientation gate in both orders: a pair
+    whose two proposals read the same once redacted is skipped, like a pair without text."""
     selected = pairs_select(benchmark, request.select, request.seed)
-    judgeable = pairs_with_text(selected)
-    proposals = proposal_map(judgeable)
+    with_text = pairs_with_text(selected)
+    proposals = proposal_map(with_text)
     by_participant = {
         pair.pk: {pid: proposals[(pair.context_id, pid)] for pid in (pair.participant_a_id, pair.participant_b_id)}
-        for pair in judgeable
+        for pair in with_text
     }
-    contexts = {c.pk: c for c in Context.objects.filter(pk__in={p.context_id for p in judgeable}).prefetch_related("papers")}
-    for pair in judgeable:
+    contexts = {c.pk: c for c in Context.objects.filter(pk__in={p.context_id for p in with_text}).prefetch_related("papers")}
+    for pair in with_text:
         pair.context = contexts[pair.context_id]
-        original = render_judge_task(pair=pair, order="original", template=template, proposals=by_participant[pair.pk])
-        reverse = render_judge_task(pair=pair, order="reverse", template=template, proposals=by_participant[pair.pk])
-        if not orientation_gate(original, reverse):
-            raise RunError(
-                f"orientation gate: the reverse task of pair {pair.public_id} does not swap A and B; nothing was launched"
-            )
+
+    def render(pair: CanonicalPair) -> tuple[RenderedTask, RenderedTask]:
+        return tuple(  # type: ignore[return-value]
+            render_judge_task(pair=pair, order=o, template=template, proposals=by_participant[pair.pk])
+            for o in ("original", "reverse")
+        )
+
+    judgeable, same = orientation_sort(
+        with_text,
+        render,
+        lambda pair: f"pair {pair.public_id}",
+        what="chosen pairs with text",
+        fix="Choose other pairs (--pairs batch:NAME or sample:N).",
+    )
 
     def make(run: JudgeRun) -> list[JudgeTask]:
+        skipped_log(run, [f"pair {p.public_id}" for p in same], "their two proposals read the same once model names are redacted")
         return [JudgeTask(run=run, pair=pair, order=order) for pair in judgeable for order in request.orders]
 
     return make, len(selected) - len(judgeable)
@@ -170,6 +180,6 @@ def pairs_kind(page: Callable[..., Any] | None = None) -> JudgeSubjects:
         canonical=True,
         foreign_refusal="it has no Lit2Test {subjects} to judge; open its own pages from the dashboard",
         selection_key="pairs",
-        skipped_note="pairs skipped: their proposals have no text",
+        skipped_note="pairs skipped: their proposals have no text, or read the same once model names are redacted",
         page=page,
     )

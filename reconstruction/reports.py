@@ -7,6 +7,10 @@ Recusal. A recused judgment is stored with ``recused=True`` and no label (the im
 that for a judge of the proposer's family). It is passed on with its judge family, which is the hypothesis's family,
 so ``hypothesis_labels`` drops it as recused: it is *missing*, never a No-match (the placeholder label it carries is
 never read). A hypothesis whose every judgment is recused is unlabelled: left out of the rates and counted.
+
+Swiss selections. ``selections`` lists the benchmark's Swiss selections (their system is a row of the rates like any
+proposer) with the champions drawn by lot (``reconstruction.swiss.selection_lots``): a slot whose tournament no vote
+decided holds the seeded lot's pick, not a judged winner, and a reader of the selection's rates must know how many.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 from arena.errors import NotFoundError
 from arena.models import Benchmark
 
-from .models import Hypothesis, MatchLabel
+from .models import Hypothesis, MatchLabel, SwissSelection
+from .swiss import selection_lots
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -134,6 +139,24 @@ def excluded_cases(*, benchmark: Benchmark) -> set[tuple[str, str]]:
     return out
 
 
+def swiss_selections(*, benchmark: Benchmark) -> list[dict[str, Any]]:
+    """Per Swiss selection of the benchmark: its system, status, tournaments, champions and those drawn by lot."""
+    out = []
+    for selection in SwissSelection.objects.filter(benchmark=benchmark).select_related("participant").order_by("id"):
+        tournaments = list(selection.tournaments.values_list("champion_id", flat=True))
+        out.append(
+            {
+                "system": selection.participant.name,
+                "selection": selection.pk,
+                "status": selection.status,
+                "tournaments": len(tournaments),
+                "champions": sum(c is not None for c in tournaments),
+                "drawn_by_lot": [{k: lot[k] for k in ("seed", "slot", "votes", "why")} for lot in selection_lots(selection)],
+            }
+        )
+    return out
+
+
 def _finite(value: Any) -> Any:  # noqa: ANN401
     """The document with every infinite float written as :data:`INFINITY` (JSON, strict, has no infinity)."""
     if isinstance(value, float) and math.isinf(value):
@@ -183,5 +206,6 @@ def benchmark_reconstruction_report(
             },
             "labels": read,
             **report,
+            "selections": swiss_selections(benchmark=benchmark),
         }
     )

@@ -18,6 +18,12 @@ Buchholz, seeded lot, the deciding rule recorded), stores each slot champion as 
 hypothesis of that slot (a copy with ``origin`` = the champion and the champion's family, for the match judges'
 recusal) and completes. It runs after each round run completes (the task kind's ``after``), and from
 ``reconstruction_swiss --advance``; a failed round run leaves the selection *waiting* until it is resumed.
+
+A champion drawn by lot is said so. With no vote cast in a tournament (every match's two candidates read the same once
+redacted, or no judge was outside both families, or no answer was valid) every candidate ends on 0 points and the
+seeded lot picks the champion. The finalising step records, beside the deciding rule, the tournament's accepted votes
+and its matches that got none, by reason (``tie_break["votes"]``, ``tie_break["unjudged"]``); :func:`lot_note` turns
+that into the sentence the bracket page, ``reconstruction_swiss --status`` and the report show.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from jobs.prompts import PROMPTS
 from jobs.providers import PermanentError, api_key_from_env
 from jobs.services import AlreadyLaunched, JudgeRunRequest, RunError, judge_run_create, judge_run_launch
 
-from .judging import _swiss_matches, swiss_judgeable
+from .judging import _swiss_matches, swiss_eligible, swiss_judgeable
 from .models import (
     PROTOCOL,
     SLOTS,
@@ -50,6 +56,12 @@ from .models import (
 from .prompts import SWISS_V1
 
 ENDED_BAD = (JudgeRun.Status.FAILED, JudgeRun.Status.CANCELLED)
+#: Why a match got no vote (the keys of ``tie_break["unjudged"]``), as the pages say it after "N match(es)".
+UNJUDGED = {
+    "same_text": "whose two candidates read the same once model names are redacted, so no judge could tell them apart",
+    "recused": "with no judge outside both candidates' model families",
+    "no_valid_vote": "with no valid answer from any judge",
+}
 
 
 def tournament_seed(selection: SwissSelection, tournament: SwissTournament) -> int:
@@ -351,17 +363,41 @@ def _round_runs_create(selection: SwissSelection, round_no: int) -> list[JudgeRu
     return runs
 
 
+def _unjudged(selection: SwissSelection, state: dict[int, dict[str, Any]]) -> dict[int, dict[str, list[int]]]:
+    """Per tournament id: its matches (not byes) that got no accepted vote, by reason (:data:`UNJUDGED`)."""
+    silent = {m.pk for s in state.values() for m in s["matches"] if m.b_id is not None and not s["votes"].get(m.pk)}
+    if not silent:
+        return {}
+    template = PROMPTS[SWISS_V1]
+    families = [j["family"] for j in selection.judges]
+    out: dict[int, dict[str, list[int]]] = defaultdict(lambda: {reason: [] for reason in UNJUDGED})
+    for m in _swiss_matches(silent):
+        eligible = [f for f in families if swiss_eligible([m], f)]
+        if not eligible:
+            reason = "recused"
+        elif not swiss_judgeable([m], eligible[0], selection.benchmark, template):
+            reason = "same_text"
+        else:
+            reason = "no_valid_vote"
+        out[m.tournament_id][reason].append(m.pk)
+    return dict(out)
+
+
 def _finalise(selection: SwissSelection, state: dict[int, dict[str, Any]]) -> None:
-    """Standings and champions of every tournament; the champions become the selection's hypotheses."""
+    """Standings and champions of every tournament; the champions become the selection's hypotheses. Beside the
+    deciding rule, each tournament's ``tie_break`` records its accepted votes and its matches that got none, by reason:
+    what :func:`lot_note` says of a champion drawn by lot."""
     champions: list[Hypothesis] = []
     originals = {
         h.pk: h for h in Hypothesis.objects.filter(pk__in={c for s in state.values() for c in s["tournament"].candidates})
     }
+    unjudged = _unjudged(selection, state)
     for s in state.values():
         t: SwissTournament = s["tournament"]
         table = swiss_standings(t.candidates, s["results"], seed=tournament_seed(selection, t), byes=s["byes"])
         t.standings = [{k: v for k, v in row.items()} for row in table["standings"]]
-        t.tie_break = table["tie_break"] or {}
+        votes = sum(len(s["votes"].get(m.pk, [])) for m in s["matches"])
+        t.tie_break = (table["tie_break"] or {}) | {"votes": votes, "unjudged": unjudged.get(t.pk, {})}
         t.champion_id = table["champion"]
         t.save(update_fields=["standings", "tie_break", "champion"])
         origin = originals[table["champion"]]
@@ -380,3 +416,36 @@ def _finalise(selection: SwissSelection, state: dict[int, dict[str, Any]]) -> No
     Hypothesis.objects.bulk_create(champions)
     selection.status, selection.finished_at = SwissSelection.Status.COMPLETED, timezone.now()
     selection.save(update_fields=["status", "finished_at"])
+
+
+def _matches_text(n: int, what: str) -> str:
+    return f"{n} match{'' if n == 1 else 'es'} {what}"
+
+
+def lot_note(tournament: SwissTournament) -> str:
+    """Why a finished tournament's champion was drawn by lot, in plain words; "" when the lot did not decide (the
+    deciding rule recorded by ``swiss_standings``). With no vote cast it says which matches got none and why."""
+    tie_break = tournament.tie_break or {}
+    if tie_break.get("decided_by") != "lot":
+        return ""
+    if tie_break.get("votes") == 0:
+        reasons = [_matches_text(len(ids), UNJUDGED[reason]) for reason, ids in (tie_break.get("unjudged") or {}).items() if ids]
+        return "champion drawn by lot: no vote was cast" + (f" ({'; '.join(reasons)})" if reasons else "")
+    tied = len(tie_break.get("tied_on_points") or [])
+    return f"champion drawn by lot among {tied} candidates tied on points, head-to-head and Buchholz"
+
+
+def selection_lots(selection: SwissSelection) -> list[dict[str, Any]]:
+    """The selection's tournaments whose champion was drawn by lot: seed (external id), slot, accepted votes (None when
+    the selection finished before they were recorded) and :func:`lot_note`, in seed and slot order."""
+    found = selection.tournaments.filter(tie_break__decided_by="lot").select_related("seed_paper")
+    return [
+        {
+            "seed": t.seed_paper.external_id,
+            "seed_id": t.seed_paper_id,
+            "slot": t.slot,
+            "votes": (t.tie_break or {}).get("votes"),
+            "why": lot_note(t),
+        }
+        for t in sorted(found, key=lambda t: (t.seed_paper.external_id, t.slot))
+    ]

@@ -20,6 +20,7 @@ from arena.protocol_reports import protocol_benchmark_or_404
 from . import leakage
 from .models import PROTOCOL, BibliographyFreeze, Hypothesis, SeedPaper, SwissMatch, SwissSelection, SwissTournament, SwissVote
 from .reports import REPORT_REPLICATES, REPORT_SEED, ReportError, benchmark_reconstruction_report
+from .swiss import UNJUDGED, lot_note, selection_lots
 
 
 def _benchmark_get(benchmark_id: int) -> Benchmark:
@@ -141,13 +142,50 @@ def results_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     return render(request, "reconstruction/results.html", context)
 
 
+def _bracket_slot(
+    t: SwissTournament, matches: list[SwissMatch], votes: dict[int, list[SwissVote]], hyps: dict[int, Hypothesis]
+) -> dict[str, Any]:
+    """One slot of the bracket page: its rounds (each match with its votes, points, and why it got none when its
+    finalising step recorded that), standings, champion and, when the lot picked it, why."""
+    rounds: dict[int, list[dict[str, Any]]] = {}
+    unjudged = {mid: UNJUDGED[why] for why, ids in ((t.tie_break or {}).get("unjudged") or {}).items() for mid in ids}
+    for m in matches:
+        for v in votes.get(m.pk, []):  # the side a vote went to, by its proposer's name
+            v.who = {
+                "a": hyps[m.a_id].participant.name,
+                "b": hyps[m.b_id].participant.name if m.b_id else "",
+                "tie": "tie",
+            }.get(v.winner, "")
+        accepted = [v for v in votes.get(m.pk, []) if v.status == "accepted"]
+        va = sum(1.0 if v.winner == "a" else 0.5 if v.winner == "tie" else 0.0 for v in accepted)
+        vb = sum(1.0 if v.winner == "b" else 0.5 if v.winner == "tie" else 0.0 for v in accepted)
+        rounds.setdefault(m.round, []).append(
+            {
+                "a": hyps[m.a_id],
+                "b": hyps.get(m.b_id) if m.b_id else None,
+                "votes": votes.get(m.pk, []),
+                "points_a": va / 2,
+                "points_b": vb / 2,
+                "unjudged": unjudged.get(m.pk, ""),
+            }
+        )
+    return {
+        "tournament": t,
+        "rounds": sorted(rounds.items()),
+        "standings": [r | {"hypothesis": hyps.get(r["candidate"])} for r in t.standings],
+        "champion": hyps.get(t.champion_id) if t.champion_id else None,
+        "lot": lot_note(t),
+    }
+
+
 @require_GET
 @researcher_required
 def bracket_page(request: HttpRequest, benchmark_id: int, selection_id: int) -> HttpResponse:
     """A Swiss selection's brackets for one seed (``?seed=<id>``, default the first): per slot, round by round, each
     match with its two candidates (proposer, title), every judge's vote in each order, the points, the bye; then the
     standings with the tie-break rule and the champion. Names the proposers: researcher-side only. One seed a page, so
-    the page stays the same size however many seeds the benchmark has."""
+    the page stays the same size however many seeds the benchmark has. A finished selection's champions drawn by lot
+    (no vote cast, or a tie through every rule) are listed at the top for every seed, and marked on their slot."""
     benchmark = _benchmark_get(benchmark_id)
     selection = SwissSelection.objects.filter(benchmark=benchmark, pk=selection_id).select_related("participant").first()
     if selection is None:
@@ -168,43 +206,15 @@ def bracket_page(request: HttpRequest, benchmark_id: int, selection_id: int) -> 
     votes: dict[int, list[SwissVote]] = {}
     for v in SwissVote.objects.filter(match__in=matches).order_by("judge", "order"):
         votes.setdefault(v.match_id, []).append(v)
-    slots = []
-    for t in tournaments:
-        rounds: dict[int, list[dict[str, Any]]] = {}
-        for m in (m for m in matches if m.tournament_id == t.pk):
-            for v in votes.get(m.pk, []):  # the side a vote went to, by its proposer's name
-                v.who = {
-                    "a": hyps[m.a_id].participant.name,
-                    "b": hyps[m.b_id].participant.name if m.b_id else "",
-                    "tie": "tie",
-                }.get(v.winner, "")
-            accepted = [v for v in votes.get(m.pk, []) if v.status == "accepted"]
-            va = sum(1.0 if v.winner == "a" else 0.5 if v.winner == "tie" else 0.0 for v in accepted)
-            vb = sum(1.0 if v.winner == "b" else 0.5 if v.winner == "tie" else 0.0 for v in accepted)
-            rounds.setdefault(m.round, []).append(
-                {
-                    "a": hyps[m.a_id],
-                    "b": hyps.get(m.b_id) if m.b_id else None,
-                    "votes": votes.get(m.pk, []),
-                    "points_a": va / 2,
-                    "points_b": vb / 2,
-                }
-            )
-        standings = [r | {"hypothesis": hyps.get(r["candidate"])} for r in t.standings]
-        slots.append(
-            {
-                "tournament": t,
-                "rounds": sorted(rounds.items()),
-                "standings": standings,
-                "champion": hyps.get(t.champion_id) if t.champion_id else None,
-            }
-        )
+    slots = [_bracket_slot(t, [m for m in matches if m.tournament_id == t.pk], votes, hyps) for t in tournaments]
     context = {
         "benchmark": benchmark,
         "selection": selection,
         "seeds": [seeds[i] for i in seed_ids],
         "current": seeds.get(current) if current else None,
         "slots": slots,
+        # Every seed's champions drawn by lot, not only this page's: a reader must not have to open each seed to find them.
+        "lots": selection_lots(selection) if selection.status == SwissSelection.Status.COMPLETED else [],
     }
     return render(request, "reconstruction/bracket.html", context)
 

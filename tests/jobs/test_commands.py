@@ -63,7 +63,7 @@ def test_it_reports_the_pairs_skipped_for_lack_of_text(imported, fake_llm, relea
     [run] = _new_runs()
     assert out.splitlines()[:2] == [
         f"run: {run.pk}",
-        f"{judged} ordered tasks; {skipped} pairs skipped: their proposals have no text",
+        f"{judged} ordered tasks; {skipped} pairs skipped: their proposals have no text, or read the same once model names are redacted",
     ]
     assert set(JudgeTask.objects.filter(run=run).values_list("order", flat=True)) == {"reverse"}
 

@@ -51,6 +51,12 @@ class Command(ProtocolReportCommand):
                     "—" if r["excluded_unlabelled"] is None else str(r["excluded_unlabelled"]),
                 ]
             )
+        for sel in doc.get("selections", []):
+            if sel["drawn_by_lot"]:
+                lots = ", ".join(f"seed {lot['seed']} slot {lot['slot']}" for lot in sel["drawn_by_lot"])
+                self.stdout.write(
+                    f"{sel['system']}: {len(sel['drawn_by_lot'])} of {sel['champions']} champions drawn by lot, not judged ({lots})"
+                )
         self.stdout.write("")
         self.stdout.write("\n".join(_table(rows)))
         rows = [["a", "b", "domain", "ratio a/b [CI]", "sign test a>b", "a<b", "ties", "p"]]

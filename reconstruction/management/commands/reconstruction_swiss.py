@@ -1,5 +1,8 @@
 """``reconstruction_swiss``: start a Swiss selection (per seed and slot, a Swiss tournament among the proposers'
-hypotheses, round by round as judge runs on the shared engine), move one on, or show where it stands."""
+hypotheses, round by round as judge runs on the shared engine), move one on, or show where it stands.
+
+It prints the selection's summary as one JSON line; a finished selection's champions drawn by lot are listed in it
+(``drawn_by_lot``) and, one line each, on stderr: a champion no vote decided is not a judged one."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from jobs.forms import argument_type
 from jobs.services import RunError
 from reconstruction.forms import SwissSelectionForm
 from reconstruction.models import PROTOCOL, SWISS_KIND, SwissSelection
-from reconstruction.swiss import selection_advance, selection_create
+from reconstruction.swiss import selection_advance, selection_create, selection_lots
 
 from .reconstruction_propose import pairs_option
 
@@ -31,6 +34,7 @@ def selection_summary(selection: SwissSelection) -> dict[str, object]:
         "champions": sum(t.champion_id is not None for t in tournaments),
         "rounds": max((t.rounds for t in tournaments), default=0),
         "problem": selection.parameters.get("problem", ""),
+        "drawn_by_lot": [{k: lot[k] for k in ("seed", "slot", "votes", "why")} for lot in selection_lots(selection)],
     }
 
 
@@ -94,6 +98,8 @@ class Command(BaseCommand):
             time.sleep(1)
         selection.refresh_from_db()
         self.stdout.write(json.dumps(selection_summary(selection)))
+        for lot in selection_lots(selection):
+            self.stderr.write(f"Swiss selection {selection.pk}, seed {lot['seed']} slot {lot['slot']}: {lot['why']}")
         if selection.status == SwissSelection.Status.WAITING and selection.parameters.get("problem"):
             raise CommandError(
                 f"Swiss selection {selection.pk} waits: {selection.parameters['problem']}; fix that, then run "
