@@ -42,6 +42,8 @@ class StudyCreateForm(forms.Form):
         label="Annotators per item", min_value=1, required=False, help_text="Blank: every chosen annotator sees every item."
     )
     seed = forms.IntegerField(min_value=0, required=False, help_text="Blank: a random seed (recorded on the study).")
+    # A key drawn when the form is shown: posted twice (at once, or from a stale page) it makes one study.
+    launch_key = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)

@@ -55,10 +55,16 @@ class Study(models.Model):
     stratification = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
+    # The study form's key, drawn when the form is shown: posted twice (at once, or from a stale page) it makes one
+    # study, not two sets of assignments for the same annotators. Empty for studies made by a command.
+    launch_key = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
         ordering = ["-created_at", "-id"]
         verbose_name_plural = "studies"
+        constraints = [
+            models.UniqueConstraint(fields=["launch_key"], condition=~models.Q(launch_key=""), name="study_launch_key_unique")
+        ]
 
     def __str__(self) -> str:
         return self.name

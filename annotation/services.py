@@ -37,6 +37,14 @@ class StudyCreateError(AppError, ValueError):
     """The study cannot be created as asked; the message says why (shown in the form and by the command)."""
 
 
+class StudyCreatedAlready(StudyCreateError):
+    """The study form was posted twice (at once, or again from a stale page): ``study`` is the one it made."""
+
+    def __init__(self, study: Study) -> None:
+        self.study = study
+        super().__init__(f"study {study.pk} was created from this form already; nothing new was made")
+
+
 class AlreadySubmitted(AppError):
     """The assignment already has an accepted label; it is read-only."""
 
@@ -171,6 +179,7 @@ def study_create(
     name: str = "",
     created_by: AbstractBaseUser | None = None,
     pairs_per_context: int | None = None,
+    launch_key: str = "",
 ) -> Study:
     """Create a study: a stratified sample of contexts, all their real pairs, hidden naive controls, assignments.
 
@@ -193,8 +202,12 @@ def study_create(
     contexts; ``0 <= n_naive_controls <= n_contexts``; ``1 <= annotators_per_item <= len(annotators)``;
     ``1 <= cap_minutes <= 240``; ``1 <= pairs_per_context <=`` the pairs of every eligible context, and with
     controls at most :func:`arena.naive.max_hiding_k` (5 for four models). Raises
-    :class:`StudyCreateError` otherwise, having written nothing.
+    :class:`StudyCreateError` otherwise, having written nothing; :class:`StudyCreatedAlready` when the study form's
+    ``launch_key`` made a study already (the first of two posts at once holds the key, and PostgreSQL makes the
+    second wait for it).
     """
+    if launch_key and (made := Study.objects.filter(launch_key=launch_key).first()) is not None:
+        raise StudyCreatedAlready(made)
     if round not in Study.Round.values:
         raise StudyCreateError(f"round must be one of {', '.join(Study.Round.values)}")
     annotators, per_item = _annotators_checked(annotators, annotators_per_item)
@@ -215,7 +228,8 @@ def study_create(
     chosen = stratified_sample(strata, n_contexts, _rng(seed, "strata"))
     chosen_ids = sorted(cid for members in chosen.values() for cid in members)
 
-    study = Study.objects.create(
+    study = _study_insert(
+        launch_key=launch_key,
         benchmark=benchmark,
         name=name.strip() or f"{benchmark.name} v{benchmark.version} · {timezone.now():%Y-%m-%d}",
         round=round,
@@ -245,6 +259,18 @@ def study_create(
     )
     _assignments_create(study=study, items=items, annotators=annotators, per_item=per_item, seed=seed)
     return study
+
+
+def _study_insert(*, launch_key: str, **fields: object) -> Study:
+    """The study row, in a savepoint: a second post of one form fails on its key, and says which study it made."""
+    try:
+        with transaction.atomic():
+            return Study.objects.create(launch_key=launch_key, **fields)  # type: ignore[arg-type]
+    except IntegrityError:
+        made = Study.objects.filter(launch_key=launch_key).first() if launch_key else None
+        if made is None:
+            raise
+        raise StudyCreatedAlready(made) from None
 
 
 def _annotators_checked(
@@ -618,7 +644,11 @@ def annotator_create(*, username: str, email: str = "") -> AbstractBaseUser:
         raise AnnotatorError(f"the username {username!r} is taken")
     user = users(username=username, email=users.objects.normalize_email(email.strip()), is_active=True)
     user.set_unusable_password()
-    user.save()
+    try:
+        with transaction.atomic():
+            user.save()
+    except IntegrityError:  # the same form posted twice at once: the first made the account
+        raise AnnotatorError(f"the username {username!r} is taken") from None
     user.groups.add(Group.objects.get_or_create(name=ANNOTATORS_GROUP)[0])
     return user
 

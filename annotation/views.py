@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import secrets
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -66,6 +67,7 @@ from .services import (
     NUL,
     AlreadySubmitted,
     StaleDraft,
+    StudyCreatedAlready,
     StudyCreateError,
     SubmissionIncomplete,
     UnstorableValues,
@@ -383,7 +385,7 @@ def item_submit(request: HttpRequest, token: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 @researcher_required
 def study_list(request: HttpRequest) -> HttpResponse:
-    form = StudyCreateForm(request.POST or None)
+    form = StudyCreateForm(request.POST or None, initial={"launch_key": secrets.token_urlsafe(24)})
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -399,7 +401,11 @@ def study_list(request: HttpRequest) -> HttpResponse:
                 seed=data["seed"],
                 name=data["name"],
                 created_by=request.user,
+                launch_key=data["launch_key"] or "",
             )
+        except StudyCreatedAlready as exc:
+            messages.info(request, f"Study {exc.study.pk} was created from this form already; nothing new was made.")
+            return redirect("annotation:study", study_id=exc.study.pk)
         except StudyCreateError as exc:
             form.add_error(None, str(exc))
         else:

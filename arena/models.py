@@ -66,6 +66,15 @@ class Benchmark(models.Model):
         """The version after this one: "2" after "1", "beta.1" after "beta"."""
         return str(int(self.version) + 1) if self.version.isdigit() else f"{self.version}.1"
 
+    def lock(self) -> None:
+        """Hold this benchmark's row until the caller's transaction ends (call it inside ``transaction.atomic()``).
+
+        Writers that decide what to write from what is stored (an import into an existing benchmark, a launch that
+        asks only what no run is asking yet) take it first: two at once then run one after the other (PostgreSQL),
+        and the second sees what the first wrote instead of writing it again or failing on a unique key. SQLite
+        serialises writers anyway."""
+        type(self).objects.select_for_update().filter(pk=self.pk).values_list("pk", flat=True).first()
+
 
 class Batch(models.Model):
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="batches")

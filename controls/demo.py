@@ -191,6 +191,21 @@ def demo_controls_record(*, benchmark: Benchmark, execute: bool = True) -> DemoC
     stops. Raises :class:`DemoControlsError` when the benchmark has no approved variant.
     """
     summary = DemoControlsSummary(benchmark=benchmark)
+    with transaction.atomic():
+        # Two at once queue here (PostgreSQL): the second finds the first's runs by their labels instead of failing on
+        # them.
+        benchmark.lock()
+        replay = _runs_record(benchmark, summary)
+    if replay is None:
+        return summary
+    summary.replay_status = judge_run_execute(run_id=replay.pk) if execute else "launched"
+    replay.refresh_from_db()
+    summary.created.append(replay)
+    return summary
+
+
+def _runs_record(benchmark: Benchmark, summary: DemoControlsSummary) -> JudgeRun | None:
+    """The recorded runs not there yet, and the replay launched (returned; None when it was there already)."""
     runs = {r.label: r for r in JudgeRun.objects.filter(benchmark=benchmark, judge_model=DEMO_JUDGE)}
     variants = list(benchmark_controls(benchmark=benchmark))
     if not variants and not runs:
@@ -206,7 +221,7 @@ def demo_controls_record(*, benchmark: Benchmark, execute: bool = True) -> DemoC
             summary.created.append(runs[label])
     if REPLAY_LABEL in runs:
         summary.existing.append(runs[REPLAY_LABEL])
-        return summary
+        return None
     request = JudgeRunRequest(
         benchmark=benchmark,
         judge_model=DEMO_JUDGE,
@@ -217,10 +232,7 @@ def demo_controls_record(*, benchmark: Benchmark, execute: bool = True) -> DemoC
     )
     replay, _ = judge_run_create(request=request)
     judge_run_launch(run=replay)
-    summary.replay_status = judge_run_execute(run_id=replay.pk) if execute else "launched"
-    replay.refresh_from_db()
-    summary.created.append(replay)
-    return summary
+    return replay
 
 
 def is_demo_run(run: JudgeRun | None) -> bool:

@@ -238,13 +238,34 @@ def controls_import(*, benchmark: Benchmark, path: Path) -> ControlImportSummary
     if not parsed.lines and not problems:
         problems.append(Problem(path.name, None, None, "no control lines (the file is empty)"))
     sources = _check_against_benchmark(benchmark, lines, problems) if lines else {}
+    summary = ControlImportSummary(benchmark=benchmark, file=path.name)
+    with transaction.atomic():
+        # Imports into one benchmark queue here (PostgreSQL): each compares its lines with what the one before wrote.
+        benchmark.lock()
+        new = _variants_new(benchmark, lines, sources, path=path, summary=summary, problems=problems)
+        if problems:
+            raise ControlImportError(problems)
+        ControlVariant.objects.bulk_create(new)
+    return summary
+
+
+def _variants_new(
+    benchmark: Benchmark,
+    lines: list[_Line],
+    sources: dict[str, Proposal],
+    *,
+    path: Path,
+    summary: ControlImportSummary,
+    problems: list[Problem],
+) -> list[ControlVariant]:
+    """The variants of ``lines`` not stored yet; a line whose control id is stored with the same content is counted
+    unchanged, one stored with other content is a problem."""
     stored = {
         v.control_id: v
         for v in ControlVariant.objects.filter(
             benchmark=benchmark, control_id__in=[line.control_id for line in lines]
         ).select_related("context", "source__participant")
     }
-    summary = ControlImportSummary(benchmark=benchmark, file=path.name)
     new: list[ControlVariant] = []
     for line in lines:
         if line.control_id not in sources:
@@ -286,11 +307,7 @@ def controls_import(*, benchmark: Benchmark, path: Path) -> ControlImportSummary
             )
         )
         summary.created[line.kind] += 1
-    if problems:
-        raise ControlImportError(problems)
-    with transaction.atomic():
-        ControlVariant.objects.bulk_create(new)
-    return summary
+    return new
 
 
 # --------------------------------------------------------------------------- export

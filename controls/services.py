@@ -335,6 +335,9 @@ def controls_generate(
                     )
                 )
     with transaction.atomic():
+        # Runs of one benchmark queue here (PostgreSQL): the second sees the variants the first made (locking the
+        # variants themselves cannot make it wait for rows that do not exist yet).
+        benchmark.lock()
         stored = {
             v.control_id: v
             for v in ControlVariant.objects.select_for_update().filter(
@@ -451,6 +454,7 @@ def _model_results_store(
     variants not made; in one transaction."""
     ids = [job.control_id for job, _ in batch]
     with transaction.atomic():
+        benchmark.lock()  # as in controls_generate: a run at the same moment stores first, or waits for this one
         taken = set(
             ControlVariant.objects.select_for_update()
             .filter(benchmark=benchmark, control_id__in=ids)

@@ -19,9 +19,9 @@ from typing import Any
 
 from django.db import transaction
 
-from arena.models import Benchmark
+from arena.models import Benchmark, Participant
 from jobs.elicitation import ElicitKind, elicit_launch, elicit_parameters
-from jobs.lifecycle import RunError, api_key_required
+from jobs.lifecycle import RunError, api_key_required, asked_by_runs, nothing_to_ask
 from jobs.parsing import ParseError, json_object
 from jobs.prompts import PROMPTS, PromptTemplate
 
@@ -85,7 +85,9 @@ def generation_run_create(
     lease_seconds: float | None = None,  # noqa: ANN401
 ) -> GenerationRun:
     """A run that asks each participant (by default every one but the Reference) for K pairs on each chosen case
-    (``all`` or ``domain:NAME``) it has no submission for yet. Raises :class:`RunError` saying what to fix."""
+    (``all`` or ``domain:NAME``) it has no submission for yet, nor a run not ended asking for one (a command repeated, two
+    at once: the benchmark's lock makes the second wait for the first and see its tasks). Raises :class:`RunError`
+    saying what to fix, or naming the runs asking when there is nothing to ask."""
     if benchmark.protocol != PROTOCOL:
         raise RunError(
             f"{benchmark} is a {benchmark.get_protocol_display()} benchmark; generate its proposals with run_generation"
@@ -119,8 +121,9 @@ def generation_run_create(
         chosen = chosen.filter(domain__name=cases.removeprefix("domain:"))
     elif cases != "all":
         raise RunError(f"cases must be 'all' or 'domain:NAME', got {cases!r}")
-    existing = set(Submission.objects.filter(case__benchmark=benchmark).values_list("case_id", "participant_id"))
     with transaction.atomic():
+        benchmark.lock()
+        todo = _generation_todo(benchmark=benchmark, case_ids=list(chosen.values_list("id", flat=True)), people=people)
         run = GenerationRun.objects.create(
             benchmark=benchmark,
             prompt_version=prompt_version,
@@ -138,10 +141,22 @@ def generation_run_create(
                 k=k,
             ),
         )
-        GenerationTask.objects.bulk_create(
-            [GenerationTask(run=run, case=c, participant=p) for c in chosen for p in people if (c.pk, p.pk) not in existing]
-        )
+        GenerationTask.objects.bulk_create([GenerationTask(run=run, case_id=c, participant=p) for c, p in todo])
     return run
+
+
+def _generation_todo(*, benchmark: Benchmark, case_ids: list[int], people: list[Participant]) -> list[tuple[int, Participant]]:
+    """(case id, participant) pairs to ask: no submission yet, and no run not ended asking for one."""
+    existing = set(Submission.objects.filter(case__benchmark=benchmark).values_list("case_id", "participant_id"))
+    asking = asked_by_runs(
+        task_model=GenerationTask, subject_field="case", subject_ids=case_ids, participant_ids=[p.pk for p in people]
+    )
+    todo = [(c, p) for c in case_ids for p in people if (c, p.pk) not in existing and (c, p.pk) not in asking]
+    if not todo:
+        raise nothing_to_ask(
+            "every chosen case has a submission from these participants", asking.values(), "HypoArena generation run"
+        )
+    return todo
 
 
 def generation_run_launch(*, run: GenerationRun, event: str = "launched") -> None:

@@ -102,6 +102,18 @@ def hypoarena_import(*, name: str, files: Mapping[str, Path], version: str = "1"
     another protocol.
     """
     benchmark = _import_target(name=name, version=version, files=files)
+    with transaction.atomic():
+        # Imports into one existing benchmark queue here (PostgreSQL), each checked against what the one before wrote;
+        # two that create one new name meet in benchmark_create instead.
+        if benchmark is not None:
+            benchmark.lock()
+        return _import(benchmark, name=name, version=version, description=description, files=files)
+
+
+def _import(
+    benchmark: Benchmark | None, *, name: str, version: str, description: str, files: Mapping[str, Path]
+) -> ImportSummary:
+    """The import's reading, checks and writes, in the caller's transaction."""
     stored = Stored.load(benchmark)
     parsed = JsonlReading()
     check = ImportCheck(benchmark=benchmark, stored=stored, problems=parsed.problems)
@@ -124,17 +136,16 @@ def hypoarena_import(*, name: str, files: Mapping[str, Path], version: str = "1"
         verdicts=len(verdict_lines) - len(check.new_verdicts),
         rubric=len(rubric_lines) - len(check.new_rubric),
     )
-    with transaction.atomic():
-        summary.benchmark = _write(
-            benchmark,
-            name=name,
-            version=version,
-            description=description,
-            stored=stored,
-            check=check,
-            summary=summary,
-            sources={k: p.name for k, p in files.items()},
-        )
+    summary.benchmark = _write(
+        benchmark,
+        name=name,
+        version=version,
+        description=description,
+        stored=stored,
+        check=check,
+        summary=summary,
+        sources={k: p.name for k, p in files.items()},
+    )
     return summary
 
 

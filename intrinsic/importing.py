@@ -113,6 +113,10 @@ def intrinsic_import(*, name: str, files: Mapping[str, Path], version: str = "1"
             problems.append(Problem(path.name, None, None, f"no {kind} lines (the file is empty); remove it or fill it"))
     summary = ImportSummary(benchmark=benchmark, files=[p.name for p in files.values()])  # type: ignore[arg-type]
     with transaction.atomic():
+        # Imports into one existing benchmark queue here (PostgreSQL), each checked against what the one before wrote;
+        # two that create one new name meet in benchmark_create instead.
+        if benchmark is not None:
+            benchmark.lock()
         summary.benchmark = _write(
             benchmark,
             name=name,

@@ -9,6 +9,7 @@ log, and a worker's watchdog launches the run once the broker is back (``jobs.ex
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
@@ -47,6 +48,33 @@ def api_key_required(variable: str | None) -> None:
         api_key_from_env(variable)
     except PermanentError as exc:
         raise RunError(str(exc)) from None
+
+
+def asked_by_runs(
+    *,
+    task_model: Any,  # noqa: ANN401
+    subject_field: str,
+    subject_ids: Iterable[int],
+    participant_ids: Iterable[int],
+) -> dict[tuple[int, int], int]:
+    """(subject id, participant id) of each elicitation task still to do in a run that has not ended, with that
+    run's id: what a new run must not ask again (its form posted twice, its command repeated). Read it after
+    :meth:`arena.models.Benchmark.lock`, so that two launches at once see each other's tasks."""
+    rows = task_model.objects.filter(
+        **{f"{subject_field}_id__in": list(subject_ids)},
+        participant_id__in=list(participant_ids),
+        status__in=[TaskStatus.PENDING, TaskStatus.CLAIMED],
+        run__status__in=ACTIVE,
+    ).values_list(f"{subject_field}_id", "participant_id", "run_id")
+    return {(subject, participant): run for subject, participant, run in rows}
+
+
+def nothing_to_ask(done: str, busy: Iterable[int], noun: str) -> RunError:
+    """The refusal of a run that would ask nothing: each chosen pair is answered (``done`` says so) or is being
+    asked by the runs ``busy`` (named, so that a form posted twice points at the run it made)."""
+    runs = sorted(set(busy))
+    where = f", or is being asked by {noun} {', '.join(map(str, runs))} (resume that run if it stopped)" if runs else ""
+    return RunError(f"nothing to ask: {done}{where}")
 
 
 def _name(spec: RunKindSpec, run: Any) -> str:  # noqa: ANN401

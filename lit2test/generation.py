@@ -15,7 +15,7 @@ from typing import Any
 from django.db import transaction
 
 from arena import blindness
-from arena.models import Benchmark, CanonicalPair, Proposal
+from arena.models import Benchmark, CanonicalPair, Participant, Proposal
 from arena.orientation import orientation_flipped
 from arena.schemas import SIX_FIELD
 from jobs import lifecycle
@@ -48,7 +48,10 @@ def generation_run_create(
     launched_by: Any = None,  # noqa: ANN401
     lease_seconds: float | None = None,
 ) -> GenerationRun:
-    """A run that asks each participant for a proposal on each context that has text and no proposal from it yet."""
+    """A run that asks each participant for a proposal on each context that has text and no proposal from it yet, nor
+    a run not ended asking for it (a form posted twice, a command repeated, both at once: the benchmark's lock makes the
+    second wait for the first and see its tasks). Raises :class:`RunError` when there is nothing to ask, naming the
+    runs asking."""
     template = PROMPTS.get(prompt_version)
     if template is None or template.kind != "generation":
         raise RunError(f"no generation prompt template {prompt_version!r}")
@@ -68,8 +71,9 @@ def generation_run_create(
         chosen = chosen.filter(batch__name=contexts.removeprefix("batch:"))
     elif contexts != "all":
         raise RunError(f"contexts must be 'all' or 'batch:NAME', got {contexts!r}")
-    existing = set(Proposal.objects.filter(context__benchmark=benchmark).values_list("context_id", "participant_id"))
     with transaction.atomic():
+        benchmark.lock()
+        todo = _generation_todo(benchmark=benchmark, context_ids=list(chosen.values_list("id", flat=True)), people=people)
         run = GenerationRun.objects.create(
             benchmark=benchmark,
             prompt_version=prompt_version,
@@ -86,10 +90,22 @@ def generation_run_create(
                 contexts=contexts,
             ),
         )
-        GenerationTask.objects.bulk_create(
-            [GenerationTask(run=run, context=c, participant=p) for c in chosen for p in people if (c.pk, p.pk) not in existing]
-        )
+        GenerationTask.objects.bulk_create([GenerationTask(run=run, context_id=c, participant=p) for c, p in todo])
     return run
+
+
+def _generation_todo(*, benchmark: Benchmark, context_ids: list[int], people: list[Participant]) -> list[tuple[int, Participant]]:
+    """(context id, participant) pairs to ask: no proposal yet, and no run not ended asking for one."""
+    existing = set(Proposal.objects.filter(context__benchmark=benchmark).values_list("context_id", "participant_id"))
+    asking = lifecycle.asked_by_runs(
+        task_model=GenerationTask, subject_field="context", subject_ids=context_ids, participant_ids=[p.pk for p in people]
+    )
+    todo = [(c, p) for c in context_ids for p in people if (c, p.pk) not in existing and (c, p.pk) not in asking]
+    if not todo:
+        raise lifecycle.nothing_to_ask(
+            "every chosen context with text has a proposal from these participants", asking.values(), "generation run"
+        )
+    return todo
 
 
 def generation_run_launch(*, run: GenerationRun, event: str = "launched") -> None:

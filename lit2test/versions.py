@@ -3,17 +3,31 @@ needs a new version carrying the same contexts, papers, participants, proposals 
 
 from __future__ import annotations
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from arena.models import Benchmark, CanonicalPair, Proposal
-from jobs.lifecycle import RunError
+from jobs.lifecycle import AlreadyLaunched
 
 
 def benchmark_new_version(*, benchmark: Benchmark, version: str | None = None, canonical_judge: str = "") -> Benchmark:
-    """A new version carrying the same contexts, papers, participants, proposals and pairs, with no runs."""
+    """A new version carrying the same contexts, papers, participants, proposals and pairs, with no runs.
+
+    Raises :class:`AlreadyLaunched` with the version when it exists: made before, or by a request at the same moment
+    (the button pressed twice), whose insert PostgreSQL made this one wait for."""
     version = version or benchmark.next_version()
-    if Benchmark.objects.filter(name=benchmark.name, version=version).exists():
-        raise RunError(f"{benchmark.name} v{version} already exists")
+    made = Benchmark.objects.filter(name=benchmark.name, version=version).first()
+    if made is not None:
+        raise AlreadyLaunched(made, f"{made} exists already; nothing new was made")
+    try:
+        return _version_copy(benchmark=benchmark, version=version, canonical_judge=canonical_judge)
+    except IntegrityError:
+        made = Benchmark.objects.filter(name=benchmark.name, version=version).first()
+        if made is None:
+            raise
+        raise AlreadyLaunched(made, f"{made} was made at the same moment by another request; nothing new was made") from None
+
+
+def _version_copy(*, benchmark: Benchmark, version: str, canonical_judge: str) -> Benchmark:
     with transaction.atomic():
         new = Benchmark.objects.create(
             name=benchmark.name,

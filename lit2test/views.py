@@ -25,7 +25,7 @@ from arena.models import PAIRS, Benchmark, Context, JudgeRun, Proposal
 from arena.permissions import researcher_required
 from arena.selectors import benchmark_list, paper_provenance_audit, run_default, run_leaderboard, run_pair_ids, runs_agreement
 from arena.views import protocol_only
-from jobs.lifecycle import RunError
+from jobs.lifecycle import AlreadyLaunched, RunError
 from jobs.prompts import PROMPTS
 
 from .forms import GenerationRunForm, ReleaseUploadForm
@@ -323,6 +323,9 @@ def benchmark_version_new(request: HttpRequest, benchmark_id: int) -> HttpRespon
     benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
     try:
         new = benchmark_new_version(benchmark=benchmark)
+    except AlreadyLaunched as exc:
+        messages.info(request, f"{exc}. Launch its canonical judge now.")
+        return redirect(f"{reverse('jobs:run-new')}?benchmark={exc.run.pk}")
     except RunError as exc:
         messages.error(request, str(exc))
         return redirect("arena:benchmark", benchmark_id=benchmark.pk)

@@ -18,9 +18,9 @@ from typing import Any
 from django.db import transaction
 from django.db.models import QuerySet
 
-from arena.models import Benchmark, JudgeRun, Participant
+from arena.models import Benchmark, Participant
 from jobs.elicitation import ElicitKind, Problems, elicit_launch, elicit_parameters, elicit_problem
-from jobs.lifecycle import RunError, api_key_required
+from jobs.lifecycle import RunError, api_key_required, asked_by_runs, nothing_to_ask
 from jobs.parsing import ParseError, json_object
 from jobs.prompts import PROMPTS
 
@@ -160,6 +160,9 @@ def proposer_run_create(
     )
     chosen, chosen_ids = _frozen_seeds(benchmark=benchmark, seeds=seeds)
     with transaction.atomic():
+        # Launches of one benchmark queue here: a form posted twice at once, or a command repeated, sees the first's
+        # tasks and asks nothing twice (PostgreSQL; a new proposer's name alone would not make them wait).
+        benchmark.lock()
         people = []
         for name in names:
             participant, _ = Participant.objects.get_or_create(benchmark=benchmark, name=name)
@@ -230,21 +233,12 @@ def _proposer_todo(*, chosen_ids: list[int], people: list[Participant]) -> list[
     """(seed id, proposer) pairs to ask: those without hypotheses, and not being asked by a run that has not ended (a
     form posted twice, a command repeated); raises :class:`RunError` when there is none, naming the busy runs."""
     existing = set(Hypothesis.objects.filter(seed_id__in=chosen_ids).values_list("seed_id", "participant_id").distinct())
-    asking = {
-        (seed_id, participant_id): run_id
-        for seed_id, participant_id, run_id in ProposerTask.objects.filter(
-            seed_id__in=chosen_ids,
-            status__in=["pending", "claimed"],
-            run__status__in=[JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING, JudgeRun.Status.PAUSED],
-        ).values_list("seed_id", "participant_id", "run_id")
-    }
+    asking = asked_by_runs(
+        task_model=ProposerTask, subject_field="seed", subject_ids=chosen_ids, participant_ids=[p.pk for p in people]
+    )
     todo = [(s, p) for s in chosen_ids for p in people if (s, p.pk) not in existing and (s, p.pk) not in asking]
     if not todo:
-        busy = sorted(set(asking.values()))
-        raise RunError(
-            "nothing to ask: every chosen seed has hypotheses from these proposers"
-            + (f", or is being asked by proposer run {', '.join(map(str, busy))} (resume that run if it stopped)" if busy else "")
-        )
+        raise nothing_to_ask("every chosen seed has hypotheses from these proposers", asking.values(), "proposer run")
     return todo
 
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
+from django.db import transaction
 
 from annotation.models import Study
 from annotation.services import StudyCreateError, eligible_contexts, study_create
@@ -49,9 +50,13 @@ class Command(BaseCommand):
         # The formal study leaves n_practice contexts unused, and the practice study is created second on those
         # (study_create holds each round's contexts out of the other): the newer study is listed first to the
         # annotators, so they meet the practice round first, as the protocol has it.
-        reserve = 0 if self._existing(benchmark, Study.Round.PRACTICE, PRACTICE_NAME) else n_practice
-        self._study(benchmark, users, Study.Round.FORMAL, FORMAL_NAME, int(options["contexts"]), 2, k, options, reserve=reserve)
-        self._study(benchmark, users, Study.Round.PRACTICE, PRACTICE_NAME, n_practice, 0, k, options)
+        with transaction.atomic():
+            # Two at once queue here (PostgreSQL): the second finds the first's studies by their names.
+            benchmark.lock()
+            reserve = 0 if self._existing(benchmark, Study.Round.PRACTICE, PRACTICE_NAME) else n_practice
+            formal = int(options["contexts"])
+            self._study(benchmark, users, Study.Round.FORMAL, FORMAL_NAME, formal, 2, k, options, reserve=reserve)
+            self._study(benchmark, users, Study.Round.PRACTICE, PRACTICE_NAME, n_practice, 0, k, options)
 
     @staticmethod
     def _existing(benchmark: Benchmark, round: str, name: str) -> Study | None:

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from arena.errors import AppError
 from hypoarena.demo import CASES_PER_DOMAIN, DEMO_NAME, SEED, demo_build
 
 
@@ -17,8 +18,9 @@ class Command(BaseCommand):
         parser.add_argument("--name", default=DEMO_NAME, help=f"benchmark name (default {DEMO_NAME})")
 
     def handle(self, *args: object, cases: int, seed: int, name: str, **options: object) -> None:
-        from django.core.management.base import CommandError
-
         if not 1 <= cases <= 1000:
             raise CommandError(f"--cases must be from 1 to 1000, not {cases}")
-        self.stdout.write(demo_build(cases_per_domain=cases, seed=seed, name=name).line())
+        try:  # a refusal (another demo build made the benchmark at the same moment, say) is a message, not a traceback
+            self.stdout.write(demo_build(cases_per_domain=cases, seed=seed, name=name).line())
+        except AppError as exc:
+            raise CommandError(str(exc)) from None

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from arena.errors import AppError
 from intrinsic.demo import DEMO_NAME, SEED, demo_build, demo_live_build
 
 
@@ -16,5 +17,8 @@ class Command(BaseCommand):
         parser.add_argument("--name", default=DEMO_NAME, help=f"benchmark name (default {DEMO_NAME})")
 
     def handle(self, *args: object, seed: int, name: str, **options: object) -> None:
-        self.stdout.write(demo_build(seed=seed, name=name).line())
-        self.stdout.write(demo_live_build(seed=seed).line())
+        try:  # a refusal (another demo build made the benchmark at the same moment, say) is a message, not a traceback
+            self.stdout.write(demo_build(seed=seed, name=name).line())
+            self.stdout.write(demo_live_build(seed=seed).line())
+        except AppError as exc:
+            raise CommandError(str(exc)) from None

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from arena.errors import AppError
 from reconstruction.demo import DEMO_NAME, SEED, demo_build, demo_swiss
 
 
@@ -13,5 +14,8 @@ class Command(BaseCommand):
         parser.add_argument("--name", default=DEMO_NAME, help=f"benchmark name (default {DEMO_NAME})")
 
     def handle(self, *args: object, seed: int, name: str, **options: object) -> None:
-        self.stdout.write(demo_build(seed=seed, name=name).line())
-        self.stdout.write(demo_swiss(name=name, seed=seed))
+        try:  # a refusal (another demo build made the benchmark at the same moment, say) is a message, not a traceback
+            self.stdout.write(demo_build(seed=seed, name=name).line())
+            self.stdout.write(demo_swiss(name=name, seed=seed))
+        except AppError as exc:
+            raise CommandError(str(exc)) from None
