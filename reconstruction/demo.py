@@ -119,17 +119,18 @@ def demo_files(directory: Path, *, seed: int = SEED) -> None:
                         f" Available at https://example.org/{seed_id} (doi:10.1234/demo.{seed_id}); see Smith et al. in NeurIPS 2021."
                     )
                 refs.append(ref)
-            numbers = list(range(1, len(refs) + 1))
-            rng.shuffle(numbers)
+            # The references the audit keeps are numbered first (R1..Rk), as the import numbers those it draws: a gap
+            # in the shown ids would tell that references were excluded.
+            kept = [r["ref_id"].split("-")[-1].isdigit() or r["ref_id"].endswith("doi-in-text") for r in refs]
+            low, high = list(range(1, sum(kept) + 1)), list(range(sum(kept) + 1, len(refs) + 1))
+            rng.shuffle(low)
+            rng.shuffle(high)
+            numbers = [(low if k else high).pop() for k in kept]
             for ref, n in zip(refs, numbers, strict=True):
                 rows["references"].append({"seed_id": seed_id, "anon_id": f"R{n}"} | ref)
             if starved:
                 continue
-            eligible = [
-                f"R{n}"
-                for ref, n in zip(refs, numbers, strict=True)
-                if ref["ref_id"].split("-")[-1].isdigit() or ref["ref_id"].endswith("doi-in-text")
-            ]
+            eligible = [f"R{n}" for k, n in zip(kept, numbers, strict=True) if k]
             for model, family in SYSTEMS:
                 for slot in range(1, 6):
                     truth = rng.random() < MATCH_P[model]

@@ -93,6 +93,10 @@ def reconstruction_import(*, name: str, files: Mapping[str, Path], version: str 
     problems = parsed.problems
     summary = ImportSummary(benchmark=benchmark, files=[p.name for p in files.values()])  # type: ignore[arg-type]
     with transaction.atomic():
+        # Imports into one existing benchmark queue here (PostgreSQL), each checked against what the one before wrote;
+        # two that create one new name meet in benchmark_create instead.
+        if benchmark is not None:
+            benchmark.lock()
         summary.benchmark = _write(
             benchmark, name=name, version=version, description=description, lines=lines, problems=problems, summary=summary
         )
@@ -331,35 +335,41 @@ class _Writer:
             self.unchanged["references"] += 1
 
     def _write_new_references(self, seed: SeedPaper, new: list[Line], draw: random.Random) -> None:
-        """A seed's new references, audited, each with its given anonymous id or one drawn from the free ones."""
+        """A seed's new references, audited, each with its given anonymous id or one drawn from the free ones. The
+        eligible references draw the lowest free numbers and the excluded ones the next, each group in a random order:
+        a bibliography whose ids are all drawn is shown as R1..Rk without a gap, since a gap (R1-R4, R6) would tell a
+        proposer that references were excluded. Given ids are kept as given (an export carries them, and the
+        hypotheses of the same files cite them)."""
         stored = self.stored_refs.get(seed.pk, {})
         taken = {r.anon_id for r in stored.values()} | {x.values["anon_id"] for x in new if x.values["anon_id"]}
-        total = len(stored) + len(new)
-        free = [f"R{n}" for n in range(1, total + len(taken) + 1) if f"R{n}" not in taken]
-        draw.shuffle(free)
+
+        def audit(v: dict[str, Any]) -> leakage.Audited:
+            ref = leakage.ReferenceIn(v["ref_id"], v["title"], v["abstract"], v["published"], v["precision"])
+            return leakage.audit_reference(ref, seed_title=seed.title, seed_abstract=seed.abstract, t0=seed.t0)
+
+        audited = [(line, audit(line.values)) for line in new]
+        drawn = [a.eligible for line, a in audited if not line.values["anon_id"]]
+        free = [f"R{n}" for n in range(1, len(taken) + len(drawn) + 1) if f"R{n}" not in taken]
+        shown, hidden = free[: sum(drawn)], free[sum(drawn) : len(drawn)]
+        draw.shuffle(shown)
+        draw.shuffle(hidden)
         rows = []
-        for line in new:
+        for line, checked in audited:
             v = line.values
-            audited = leakage.audit_reference(
-                leakage.ReferenceIn(v["ref_id"], v["title"], v["abstract"], v["published"], v["precision"]),
-                seed_title=seed.title,
-                seed_abstract=seed.abstract,
-                t0=seed.t0,
-            )
             rows.append(
                 Reference(
                     seed=seed,
-                    anon_id=v["anon_id"] or free.pop(),
+                    anon_id=v["anon_id"] or (shown if checked.eligible else hidden).pop(),
                     original_id=v["ref_id"],
                     title=v["title"],
                     abstract=v["abstract"],
                     published=v["published"],
                     published_precision=v["precision"],
-                    eligible=audited.eligible,
-                    exclusion_reason=audited.exclusion_reason,
-                    shown_title=audited.shown_title,
-                    shown_abstract=audited.shown_abstract,
-                    flags=audited.flags,
+                    eligible=checked.eligible,
+                    exclusion_reason=checked.exclusion_reason,
+                    shown_title=checked.shown_title,
+                    shown_abstract=checked.shown_abstract,
+                    flags=checked.flags,
                 )
             )
         Reference.objects.bulk_create(rows, batch_size=BATCH)
