@@ -113,12 +113,14 @@ def test_a_scoring_run_stores_the_toy_models_means_and_sums(tmp_path: Path, fake
     assert CandidateScore.objects.filter(run=run, detail__span_method="tokenize").count() == 17
     # Costed like a judge run: every request is a call (per candidate its completion and its prompt's tokenization,
     # and the paper's prefix when this driver had not tokenized it yet), the endpoint's prompt tokens, the price per 1k
-    # prompt tokens. The energy run's probe belongs to no candidate: its requests are counted in the run's log.
-    tasks = list(ScoringTask.objects.filter(run=run).select_related("candidate__paper"))
-    assert {t.calls for t in tasks} <= {2, 3} and {t.failed_calls for t in tasks} == {0}
+    # prompt tokens. The energy run's probe belongs to no candidate: its requests are told in the run's log and counted
+    # on the run's first task.
+    tasks = list(ScoringTask.objects.filter(run=run).select_related("candidate__paper").order_by("id"))
     log = fake_llm.log()
     probe_requests = [e for e in log if PROBE_TEXT in (e.get("prompt") or "")]
     assert len(probe_requests) == (3 if criterion == "energy" else 0)  # its prefix and prompt tokenized, its completion
+    own = [t.calls - (len(probe_requests) if i == 0 else 0) for i, t in enumerate(tasks)]
+    assert set(own) <= {2, 3} and {t.failed_calls for t in tasks} == {0}
     prompt_tokens = sum(
         len(
             toy_lm.tokenize(
@@ -133,7 +135,7 @@ def test_a_scoring_run_stores_the_toy_models_means_and_sums(tmp_path: Path, fake
         18,
         18,
         0,
-        len(log) - len(probe_requests),
+        len(log),
         prompt_tokens,
     )
     assert progress.completion_tokens == 18 and progress.cost == pytest.approx(prompt_tokens / 1000 * 0.5)
