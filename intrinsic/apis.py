@@ -13,11 +13,11 @@ from .reports import ReportError, intrinsic_report_cached
 
 
 class IntrinsicReportApi(ProtocolReportApi):
-    """The same document as ``manage.py intrinsic_report BENCHMARK --json``: Hit@1/2/3/5, MRR and the
+    """The same document as ``manage.py intrinsic_report BENCHMARK --json``: Hit@1/2/3/5, MRR and the (strict)
     gold-beats-distractor rate per scorer and discipline (and pooled, ``all``) with paper-bootstrap intervals (a
-    listwise scorer: Hit@k only, with why the others are not reported), the papers each scorer left out, pooled paired
-    differences of every pair of scorers, cross-model agreement per criterion, the gold-rank distributions and the
-    sum-aggregate length check.
+    listwise scorer: Hit@k and beats, with why MRR is not reported), the "All models" rows pooled per criterion, the
+    papers each scorer left out, pooled paired differences of every pair of scorers, cross-model agreement per
+    criterion, the gold-rank distributions and the sum-aggregate length check.
 
     At most ``LIT2TEST_LEADERBOARD_MAX_REPLICATES`` bootstrap replicates a request."""
 

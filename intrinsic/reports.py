@@ -8,9 +8,15 @@ Reading. Papers are in external-id order (the bootstrap's draws follow that orde
 candidates are columns in ``position`` order. Every nll/energy scorer gives a (papers, candidates) array of its
 ``mean`` scores (the primary aggregate), NaN where a candidate has no score: a paper a scorer did not fully score is
 not ranked by it, left out of its figures and counted (``n_excluded``). A listwise scorer gives its top list per
-paper, -1 for an invalid or missing answer (likewise left out and counted). All reads are a fixed number of
-``values_list`` queries turned into numpy arrays; 1,323 papers × 16 candidates × 14 scorers (296,352 scores) read
-in well under the statistics' own time (bench figure in /tmp/h/readme_intrinsic_report.md).
+paper, -1 for an invalid or missing answer (likewise left out and counted).
+
+Candidate counts may differ between papers (the importer accepts 2 to 1,000): every figure is defined per paper over
+its own candidates (``method.candidates`` says how), so the arrays are as wide as the largest count, NaN (scores) or -1
+(a list of min(5, n) entries) past a paper's own count, and the statistics are given each paper's count.
+
+All reads are a fixed number of ``values_list`` queries turned into numpy arrays; 1,323 papers × 16 candidates × 14
+scorers (296,352 scores) read in well under the statistics' own time (bench figure in
+/tmp/h/readme_intrinsic_report.md).
 
 One scorer per (model, criterion). The report compares *models* (cross-model agreement is per criterion across
 models), so when several scorers read the same model by the same criterion (a rerun is a new scorer) it keeps the
@@ -50,8 +56,8 @@ CRITERION_ORDER = {Scorer.Criterion.NLL.value: 0, Scorer.Criterion.ENERGY.value:
 
 
 class ReportError(NotFoundError):
-    """No report can be made as asked (no papers, no scores, candidates that cannot be ranked together); the message
-    says what to do. A :class:`~arena.errors.NotFoundError`: there is nothing to answer with, so the API says 404."""
+    """No report can be made as asked (no papers, no scores, a paper without exactly one gold); the message says what
+    to do. A :class:`~arena.errors.NotFoundError`: there is nothing to answer with, so the API says 404."""
 
 
 def _natural(text: str) -> tuple[Any, ...]:
@@ -66,7 +72,8 @@ class ReportInputs:
     paper_ids: list[str]
     disciplines: list[str]
     gold: np.ndarray  # (P,) gold column
-    n_candidates: int
+    n_candidates: int  # the largest count (every paper's when they agree)
+    sizes: np.ndarray  # (P,) each paper's candidate count
     scorers: list[Scorer]  # kept, in report order
     means: dict[int, np.ndarray] = field(default_factory=dict)  # scorer pk -> (P, n), NaN = not scored
     totals: dict[int, np.ndarray] = field(default_factory=dict)
@@ -79,9 +86,9 @@ class ReportInputs:
 
 def _papers_and_columns(
     benchmark: Benchmark,
-) -> tuple[list[tuple[int, str, str]], np.ndarray, int, np.ndarray, np.ndarray, np.ndarray, dict[tuple[int, str], int]]:
-    """Papers in external-id order and every candidate's (paper row, column); raises ReportError when the papers
-    cannot be ranked together (no paper, differing candidate counts, a paper without its gold)."""
+) -> tuple[list[tuple[int, str, str]], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[tuple[int, str], int]]:
+    """Papers in external-id order, each paper's candidate count, every candidate's (paper row, column) and the gold
+    columns; raises ReportError when there is no paper or a paper has not exactly one gold."""
     import numpy as np
 
     papers = list(
@@ -99,19 +106,11 @@ def _papers_and_columns(
     c_pos = np.fromiter((c[2] for c in cands), dtype=np.int64, count=len(cands))
     c_gold = np.fromiter((c[3] for c in cands), dtype=bool, count=len(cands))
     c_row = order[np.searchsorted(paper_pk[order], c_paper)]
-    per_paper = np.bincount(c_row, minlength=len(papers))
-    sizes = {int(k): int(v) for k, v in zip(*np.unique(per_paper, return_counts=True), strict=True)}
-    if len(sizes) != 1:
-        listed = ", ".join(f"{v} paper(s) with {k}" for k, v in sorted(sizes.items()))
-        example = papers[int(np.flatnonzero(per_paper != max(sizes, key=sizes.__getitem__))[0])][1]
-        raise ReportError(
-            f"{benchmark}: the papers have different numbers of candidates ({listed}; e.g. paper {example!r}); a gold rank "
-            "is comparable only among the same number of candidates: give every paper the same number (the study has 16)"
-        )
-    n = next(iter(sizes))
+    sizes = np.bincount(c_row, minlength=len(papers)).astype(np.int64)
     by = np.lexsort((c_pos, c_row))  # candidates by paper row, then position
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     c_col = np.empty(len(cands), dtype=np.int64)
-    c_col[by] = np.arange(len(cands)) - np.repeat(np.arange(len(papers)) * n, n)
+    c_col[by] = np.arange(len(cands)) - np.repeat(starts, sizes)
     gold_count = np.bincount(c_row[c_gold], minlength=len(papers))
     if (gold_count != 1).any():
         bad = papers[int(np.flatnonzero(gold_count != 1)[0])][1]
@@ -121,23 +120,26 @@ def _papers_and_columns(
     gold = np.empty(len(papers), dtype=np.int64)
     gold[c_row[c_gold]] = c_col[c_gold]
     by_external = {(int(c[1]), c[4]): int(col) for c, col in zip(cands, c_col, strict=True)}
-    return papers, gold, n, c_pk, c_row, c_col, by_external
+    return papers, sizes, gold, c_pk, c_row, c_col, by_external
 
 
 def report_inputs(*, benchmark: Benchmark) -> ReportInputs:
     """Read the benchmark's papers, candidates, scores and listwise rankings into arrays (a fixed number of queries).
 
-    Raises :class:`ReportError` when there is nothing to rank (no paper; no score and no ranking) or the papers
-    cannot be ranked together (differing candidate counts, a paper without exactly one gold)."""
+    Raises :class:`ReportError` when there is nothing to rank (no paper; no score and no ranking) or a paper has not
+    exactly one gold."""
     import numpy as np
 
-    papers, gold, n, c_pk, c_row, c_col, by_external = _papers_and_columns(benchmark)
+    papers, sizes, gold, c_pk, c_row, c_col, by_external = _papers_and_columns(benchmark)
+    n = int(sizes.max())
     paper_ids = [p[1] for p in papers]
     n_papers = len(papers)
     c_order = np.argsort(c_pk)
     c_sorted = c_pk[c_order]
     scorers = {s.pk: s for s in Scorer.objects.filter(benchmark=benchmark)}
-    inputs = ReportInputs(paper_ids=paper_ids, disciplines=[p[2] for p in papers], gold=gold, n_candidates=n, scorers=[])
+    inputs = ReportInputs(
+        paper_ids=paper_ids, disciplines=[p[2] for p in papers], gold=gold, n_candidates=n, sizes=sizes, scorers=[]
+    )
 
     # Scores: one query, three columns straight into numpy (≈300k rows at the study's size).
     rows = (
@@ -159,7 +161,8 @@ def report_inputs(*, benchmark: Benchmark) -> ReportInputs:
         inputs.means[int(pk)], inputs.totals[int(pk)] = means, totals
         inputs.rows[int(pk)] = int(pick.sum())
 
-    # Listwise rankings: a few rows per paper; the top lists name candidates by external id.
+    # Listwise rankings: a few rows per paper; the top lists name candidates by external id. A paper of fewer than
+    # LISTWISE_TOP candidates is ranked whole (FORMAT.md), its row padded with -1.
     width = min(LISTWISE_TOP, n)
     row_of = {p[0]: i for i, p in enumerate(papers)}
     for scorer_id, paper_id, status, top in (
@@ -173,13 +176,15 @@ def report_inputs(*, benchmark: Benchmark) -> ReportInputs:
             inputs.invalid[scorer_id] = inputs.invalid.get(scorer_id, 0) + 1
             continue
         columns = [by_external.get((paper_id, str(cid))) for cid in top or []]
-        if len(columns) != width or None in columns:
+        row = row_of[paper_id]
+        wanted = min(LISTWISE_TOP, int(sizes[row]))
+        if len(columns) != wanted or None in columns:
             name = scorers[scorer_id].name
             raise ReportError(
-                f"{benchmark}: scorer {name!r}'s ranking of paper {paper_ids[row_of[paper_id]]!r} lists {top!r}; an accepted ranking "
-                f"lists {width} candidate ids of its paper: mark it invalid with a reason, or re-import it"
+                f"{benchmark}: scorer {name!r}'s ranking of paper {paper_ids[row]!r} lists {top!r}; an accepted ranking "
+                f"lists {wanted} candidate ids of its paper: mark it invalid with a reason, or re-import it"
             )
-        tops[row_of[paper_id]] = columns
+        tops[row, :wanted] = columns
 
     for table in (CandidateScore, ListwiseRanking):
         for scorer_id, source in (
@@ -241,13 +246,15 @@ def _scorers_kept(scorers: Iterable[Scorer], inputs: ReportInputs) -> tuple[list
 def benchmark_intrinsic_report(
     *, benchmark: Benchmark, replicates: int = REPORT_REPLICATES, seed: int = REPORT_SEED, level: float = REPORT_LEVEL
 ) -> dict[str, Any]:
-    """Hit@1/2/3/5, MRR and the gold-beats-distractor rate per scorer × discipline and pooled, with paper-bootstrap
-    intervals; paired differences of every pair of scorers (pooled); cross-model agreement per criterion; gold-rank
-    distributions; the sum-aggregate length check. A JSON-ready dict (no NaN or infinity).
+    """Hit@1/2/3/5, MRR and the (strict) gold-beats-distractor rate per scorer × discipline and pooled, and pooled
+    across models per criterion (``all_models``, the paper's "All models" rows), with paper-bootstrap intervals;
+    paired differences of every pair of scorers (pooled); cross-model agreement per criterion; gold-rank
+    distributions; the sum-aggregate length check. A JSON-ready dict (no NaN or infinity). Papers may have different
+    candidate counts (``read.candidate_counts``; ``candidates_per_paper`` is None then).
 
     Preconditions: ``benchmark`` is an Intrinsic benchmark, ``replicates >= 1``, ``0 < level < 1``. Raises
-    :class:`ReportError` when there is nothing to report or the rows cannot be ranked together. The document names
-    the models: it is for researchers."""
+    :class:`ReportError` when there is nothing to report or the rows cannot be ranked (a paper without exactly one
+    gold). The document names the models: it is for researchers."""
     from arena.stats.intrinsic import POOLED, intrinsic_report
 
     inputs = report_inputs(benchmark=benchmark)
@@ -259,10 +266,11 @@ def benchmark_intrinsic_report(
         else:
             specs[s.name] = {"model": s.model, "criterion": s.criterion, "aggregate": "mean", "scores": inputs.means[s.pk]}
             sum_specs[s.name] = {"model": s.model, "criterion": s.criterion, "aggregate": "sum", "scores": inputs.totals[s.pk]}
+    mixed = bool((inputs.sizes != inputs.n_candidates).any())
     common = {
         "gold": inputs.gold,
         "disciplines": inputs.disciplines,
-        "n_candidates": inputs.n_candidates,
+        "n_candidates": inputs.sizes if mixed else inputs.n_candidates,
         "replicates": replicates,
         "seed": seed,
         "level": level,
@@ -292,7 +300,8 @@ def benchmark_intrinsic_report(
         "benchmark": {"id": benchmark.pk, "name": benchmark.name, "version": benchmark.version, "protocol": benchmark.protocol},
         "read": {
             "papers": len(inputs.paper_ids),
-            "candidates_per_paper": inputs.n_candidates,
+            "candidates_per_paper": None if mixed else inputs.n_candidates,
+            "candidate_counts": report["method"]["candidate_counts"],
             "scores": sum(inputs.rows.get(s.pk, 0) for s in inputs.scorers if not s.is_listwise),
             "rankings": sum(inputs.rows.get(s.pk, 0) for s in inputs.scorers if s.is_listwise),
             "invalid_rankings": sum(inputs.invalid.get(s.pk, 0) for s in inputs.scorers if s.is_listwise),
@@ -349,7 +358,7 @@ def intrinsic_report_cached(
     """:func:`benchmark_intrinsic_report`, cached on :func:`rows_fingerprint`, the replicates, seed and level (the page
     and the API recompute only when a row arrives). A ReportError is not cached."""
     return report_cached(
-        namespace="intrinsic-report:v1",
+        namespace="intrinsic-report:v2",  # v2: strict beats, listwise beats, all_models rows, mixed counts
         benchmark=benchmark,
         parts=[rows_fingerprint(benchmark=benchmark), replicates, seed, level],
         make=lambda: benchmark_intrinsic_report(benchmark=benchmark, replicates=replicates, seed=seed, level=level),

@@ -1,7 +1,8 @@
 """Intrinsic scoring's researcher pages: the papers of a benchmark (discipline, question, candidates, which one is
 gold) and its scorers (model, criterion, coverage); and the report (the document of ``manage.py intrinsic_report
---json``: the main table, the per-discipline heat map, the gold-rank distributions, cross-model agreement and paired
-differences). Researcher-side only: they show the gold and the scorers' model names."""
+--json``: the main table with its "All models" rows, the per-discipline heat map with the all-models columns, the
+gold-rank distributions, cross-model agreement and paired differences). Researcher-side only: they show the gold and
+the scorers' model names."""
 
 from __future__ import annotations
 
@@ -125,17 +126,19 @@ def _signed_pct(metric: dict[str, Any] | None, percent: bool = True) -> dict[str
     return {"text": signed(metric["value"]), "ci_text": f"[{signed(lo)}, {signed(hi)}]", "clear": clear}
 
 
-def _distribution_plot(counts: list[int], listwise_width: int | None) -> dict[str, Any]:
-    """A bar per gold rank (for a listwise scorer: ranks 1..w and the terminal rank n, the unlisted), scaled to the
-    largest count; positions in SVG user units."""
+def _distribution_plot(counts: list[int], listwise_width: int | None, terminal_label: str) -> dict[str, Any]:
+    """A bar per gold rank (for a listwise scorer: ranks 1..w and one bar for the unlisted golds, at the terminal rank),
+    scaled to the largest count; positions in SVG user units. With mixed candidate counts the terminal rank is each
+    paper's own count, so the unlisted bar sums every rank past w."""
     n = len(counts)
-    ranks = list(range(1, n + 1)) if listwise_width is None else [*range(1, listwise_width + 1), n]
-    top = max([counts[r - 1] for r in ranks] + [1])
+    w = listwise_width if listwise_width is not None and listwise_width < n else None  # None: every rank has a bar
+    ranks = list(range(1, n + 1)) if w is None else [*range(1, w + 1), n]
+    heights = [counts[r - 1] for r in ranks] if w is None else [*counts[:w], sum(counts[w:])]
+    top = max([*heights, 1])
     bars = []
-    for i, r in enumerate(ranks):
-        c = counts[r - 1]
+    for i, (r, c) in enumerate(zip(ranks, heights, strict=True)):
         h = round(PLOT_H * c / top, 1)
-        terminal = listwise_width is not None and r == n
+        terminal = w is not None and i == w
         bars.append(
             {
                 "rank": r,
@@ -143,7 +146,7 @@ def _distribution_plot(counts: list[int], listwise_width: int | None) -> dict[st
                 "x": 4 + i * (BAR_W + BAR_GAP),
                 "y": round(4 + PLOT_H - h, 1),
                 "height": h,
-                "label": f"{r}" if not terminal else f"{r}*",
+                "label": f"{r}" if not terminal else terminal_label,
                 "label_x": 4 + i * (BAR_W + BAR_GAP) + BAR_W / 2,
                 "terminal": terminal,
             }
@@ -158,12 +161,19 @@ def _distribution_plot(counts: list[int], listwise_width: int | None) -> dict[st
     }
 
 
+def candidates_label(doc: dict[str, Any]) -> str:
+    """``16``, or ``3–16`` when the papers have different candidate counts (``method.candidate_counts``)."""
+    counts = [c["candidates"] for c in doc["method"]["candidate_counts"]]
+    return str(counts[0]) if len(counts) == 1 else f"{counts[0]}–{counts[-1]}"
+
+
 def report_sections(doc: dict[str, Any]) -> dict[str, Any]:
-    """The document as the page's rows: the main table (a row per scorer, pooled metrics with intervals), the heat map
-    (a row per discipline and the pooled row, a column per scorer: Hit@1), the gold-rank distributions (an SVG bar
-    chart and the counts per scorer), cross-model agreement (a row per criterion, a cell per scope), each scoring
-    scorer against the listwise baseline, and the best scorer (pooled Hit@1, then MRR; picked after the fact) against
-    every other. One step per section, each reading only the part of the document it shows."""
+    """The document as the page's rows: the main table (a row per scorer, pooled metrics with intervals, then the "All
+    models" rows pooled per criterion), the heat map (a row per discipline and the pooled row, a column per scorer and
+    per all-models group: Hit@1), the gold-rank distributions (an SVG bar chart and the counts per scorer), cross-model
+    agreement (a row per criterion, a cell per scope), each scoring scorer against the listwise baseline, and the best
+    scorer (pooled Hit@1, then MRR; picked after the fact) against every other. One step per section, each reading
+    only the part of the document it shows."""
     from arena.stats.intrinsic import HIT_KS, POOLED
 
     scorers = doc["scorers"]
@@ -173,19 +183,24 @@ def report_sections(doc: dict[str, Any]) -> dict[str, Any]:
     scoring = [s for s in scorers if s["kind"] == "scoring"]
     best = _best_scorer(scoring, pooled)
     main = _main_rows(scorers, pooled, hit_names, best)
+    groups = [g for g in doc["all_models"] if g["discipline"] == POOLED]
     differences = _Differences(doc, hit_names)
     baseline = doc["baselines"][0] if doc["baselines"] else None
     vs_baseline = [x for x in (differences.row(s["name"], baseline) for s in scoring) if x] if baseline else []
     vs_best = [x for x in (differences.row(best, s["name"]) for s in scorers if s["name"] != best) if x] if best else []
     return {
         "main_rows": main,
+        "group_rows": [_group_cells(g, hit_names) for g in groups],
+        "n_label": candidates_label(doc),
+        "mixed_counts": len(doc["method"]["candidate_counts"]) > 1,
         "hit_ks": HIT_KS,
         "best": best,
         "baseline": baseline,
         "heat_rows": _heat_rows(doc, by_key),
         "heat_legend": [{"step": i, "text": f"{10 * i}–{10 * (i + 1)}%"} for i in range(HEAT_STEPS)],
         "heat_scorers": scorers,
-        "distributions": _distributions(scorers, pooled, doc["method"]["n_candidates"]),
+        "heat_groups": [_group_key(g) | {"label": g["label"], "criterion": g["criterion"]} for g in groups],
+        "distributions": _distributions(scorers, pooled, candidates_label(doc)),
         "agreement_rows": _agreement_rows(doc),
         "vs_baseline": vs_baseline,
         "vs_best": vs_best,
@@ -229,54 +244,75 @@ def _main_rows(
     return main
 
 
+def _group_key(group: dict[str, Any]) -> dict[str, str]:
+    """The ``data-group`` of an all-models row or column: its criterion (``every`` across criteria) and aggregate."""
+    return {"key": f"{group['criterion'] or 'every'}|{group['aggregate'] or ''}"}
+
+
+def _group_cells(group: dict[str, Any], hit_names: list[str]) -> dict[str, Any]:
+    """An "All models" row of the main table: the pooled Hit@k, MRR and gold-beats rate with their intervals."""
+    m = group["metrics"]
+    return (
+        _group_key(group)
+        | {"group": group, "criterion": CRITERION_LABELS.get(group["criterion"] or "", group["criterion"] or "every intrinsic")}
+        | {"hits": [_cell(m[h], True) for h in hit_names], "mrr": _cell(m["mrr"], False), "beats": _cell(m["beats"], True)}
+    )
+
+
+def _heat_cell(row: dict[str, Any], name: str) -> dict[str, Any]:
+    """A heat-map cell: a row's Hit@1 with its interval and colour step (``n_ranked`` of ``n_papers``, or of every
+    (model, paper) pair for an all-models column)."""
+    hit = row["metrics"]["hit_at_1"]
+    v = None if hit is None else hit["value"]
+    return {
+        "scorer": name,
+        "value": v,
+        "text": _pct(v),
+        "ci_text": _ci_pct(None if hit is None else hit["ci"]),
+        "step": None if v is None else min(HEAT_STEPS - 1, int(v * HEAT_STEPS)),
+        "n_ranked": row["n_ranked"],
+        "n_papers": row["n_ranked"] + row["n_excluded"],
+    }
+
+
 def _heat_rows(doc: dict[str, Any], by_key: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]]:
-    """The heat map: a row per discipline (and the pooled row), a Hit@1 cell per scorer with its colour step; every
-    cell prints its value too, so colour is never the only cue."""
+    """The heat map: a row per discipline (and the pooled row), a Hit@1 cell per scorer, then per all-models group,
+    with its colour step; every cell prints its value too, so colour is never the only cue."""
     from arena.stats.intrinsic import POOLED
 
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for g in doc["all_models"]:
+        groups.setdefault(g["discipline"], []).append(g)
     heat_rows = []
     for d in doc["disciplines"]:
-        cells = []
-        for s in doc["scorers"]:
-            r = by_key[(d, s["name"])]
-            hit = r["metrics"]["hit_at_1"]
-            v = None if hit is None else hit["value"]
-            cells.append(
-                {
-                    "scorer": s["name"],
-                    "value": v,
-                    "text": _pct(v),
-                    "ci_text": _ci_pct(None if hit is None else hit["ci"]),
-                    "step": None if v is None else min(HEAT_STEPS - 1, int(v * HEAT_STEPS)),
-                    "n_ranked": r["n_ranked"],
-                    "n_papers": r["n_papers"],
-                }
-            )
+        cells = [_heat_cell(by_key[(d, s["name"])], s["name"]) for s in doc["scorers"]]
+        group_cells = [_heat_cell(g, _group_key(g)["key"]) for g in groups.get(d, [])]
         heat_rows.append(
             {
                 "discipline": d,
                 "label": "all disciplines" if d == POOLED else d,
                 "pooled": d == POOLED,
                 "cells": cells,
+                "group_cells": group_cells,
                 "n_papers": doc["n_papers"][d],
             }
         )
     return heat_rows
 
 
-def _distributions(scorers: list[dict[str, Any]], pooled: dict[str, dict[str, Any]], n: int) -> list[dict[str, Any]]:
+def _distributions(scorers: list[dict[str, Any]], pooled: dict[str, dict[str, Any]], n_label: str) -> list[dict[str, Any]]:
     """Each scorer's gold-rank distribution: the bar chart and the same counts in words (for a screen reader)."""
     distributions = []
     for s in scorers:
         counts = pooled[s["name"]]["rank_distribution"]
+        plot = _distribution_plot(counts, s["listwise_width"], f"{n_label}*")
         distributions.append(
             {
                 "scorer": s,
                 "counts": counts,
-                "plot": _distribution_plot(counts, s["listwise_width"]),
+                "plot": plot,
                 "described": "; ".join(
-                    f"rank {r}: {counts[r - 1]}"
-                    for r in (range(1, n + 1) if s["listwise_width"] is None else [*range(1, s["listwise_width"] + 1), n])
+                    ("not listed" if b["terminal"] else f"rank {b['rank']}") + f": {b['count']}" for b in plot["bars"]
                 ),
             }
         )

@@ -26,15 +26,15 @@ from .intrinsic_bootstrap import (
     _interval,
     _num,
 )
-from .intrinsic_ranks import HIT_KS, METRICS, POOLED, _as_gold, rank_distribution
-from .intrinsic_scorers import _build_scorer, _metric_divisor, _Scorer
+from .intrinsic_pooled import EVERY_CRITERION, _Group, group_columns, group_row, model_groups
+from .intrinsic_ranks import HIT_KS, METRICS, POOLED, _as_gold, candidate_counts, rank_distribution
+from .intrinsic_scorers import _build_scorer, _Scorer
 
 _WHERE = "intrinsic_report"
 _LISTWISE_ONLY_HITS = "the listwise judge returns only its top {w}: Hit@{k} is not defined"
 _NOT_FOR_LISTWISE = {
     "mrr": "not reported for a listwise scorer: every unlisted candidate shares the terminal rank, so MRR would "
     "conflate 'just outside the list' with 'last'",
-    "beats": "not reported for a listwise scorer: it gives no score to compare the gold with each distractor",
 }
 
 
@@ -42,15 +42,14 @@ _NOT_FOR_LISTWISE = {
 
 
 def _report_inputs(
-    scorers: Any, gold: Any, disciplines: Sequence[Any], n_candidates: int, papers: Sequence[Any] | None
-) -> tuple[int, np.ndarray, list[str], list[str] | None]:
-    """Validated (n, gold, disciplines as str, paper ids or None), failing in the order the arguments are documented."""
-    n = int(n_candidates)
-    if n < 2:
-        raise ValueError(f"{_WHERE}: n_candidates must be at least 2, got {n_candidates}.")
+    scorers: Any, gold: Any, disciplines: Sequence[Any], n_candidates: Any, papers: Sequence[Any] | None
+) -> tuple[int, np.ndarray | None, np.ndarray, list[str], list[str] | None]:
+    """Validated (n, sizes or None, gold, disciplines as str, paper ids or None), failing in the order the arguments
+    are documented (``sizes``: each paper's candidate count when they are mixed; n is then the largest)."""
+    n, sizes = candidate_counts(n_candidates, np.shape(gold)[0] if np.ndim(gold) else 0, _WHERE)
     if not isinstance(scorers, Mapping) or not scorers:
         raise ValueError(f"{_WHERE}: scorers must be a non-empty {{name: spec}} dict.")
-    g = _as_gold(gold, None, n, _WHERE)
+    g = _as_gold(gold, None if sizes is None else len(sizes), n, _WHERE, sizes)
     n_papers = len(g)
     if n_papers == 0:
         raise ValueError(f"{_WHERE}: no papers (gold is empty).")
@@ -64,7 +63,7 @@ def _report_inputs(
         paper_ids = [str(p) for p in papers]
         if len(paper_ids) != n_papers or len(set(paper_ids)) != n_papers:
             raise ValueError(f"{_WHERE}: papers must list {n_papers} distinct ids (one per gold entry), got {len(paper_ids)}.")
-    return n, g, disc, paper_ids
+    return n, sizes, g, disc, paper_ids
 
 
 def _check_distinct_scorers(built: list[_Scorer]) -> None:
@@ -139,11 +138,14 @@ class _ColumnPlan:
             for m, v in s.values.items():
                 self.base.add((m, s.name), v)
         self.agreement_groups, self.agree_cols = self._agreement_columns(built)
+        self.groups = model_groups(built)
+        self.group_cols = [self._group_columns(g) for g in self.groups]
         self.n_base = len(self.base.columns)
         self.corr = _Columns()
         self.corr_base: list[int] = []  # the base column each correction is subtracted from
         self.support = np.zeros(n_papers, dtype=bool)
         self.pair_specs: list[_PairSpec] = [self._pair_spec(a, b, by_name[a], by_name[b]) for a, b in pair_list]
+        self.divisors = {s.name: s.divisors for s in built}
         self.base_matrix, self.base_int = self.base.matrix(n_papers)
         self.corr_matrix, self.corr_int = self.corr.matrix(n_papers)
 
@@ -163,6 +165,12 @@ class _ColumnPlan:
                 (self.base.add(("agree_first", crit, agg), all_first), self.base.add(("agree_ranked", crit, agg), all_ranked))
             )
         return agreement_groups, agree_cols
+
+    def _group_columns(self, group: _Group) -> tuple[int, dict[str, int]]:
+        """A group's ranked-pairs column and its per-metric sum columns (indices into the base columns)."""
+        key = (group.kind, group.criterion, group.aggregate)
+        ranked, sums = group_columns(group)
+        return self.base.add(("group_ranked", key), ranked), {m: self.base.add(("group", m, key), v) for m, v in sums.items()}
 
     def _adjusted(self, key: Any, base_key: Any, only: np.ndarray, column: np.ndarray) -> int:
         """Index of a total over the papers both ranked: a base column (< n_base) or a corrected one (>= n_base)."""
@@ -244,8 +252,9 @@ def _scope_totals(
     return totals, point, integer
 
 
-def _interval_indices(plan: _ColumnPlan, built: list[_Scorer], n: int, with_pairs: bool) -> _Indices:
-    """Every interval of a scope: each scorer's metrics, the agreement shares, then (with pairs) the differences."""
+def _interval_indices(plan: _ColumnPlan, built: list[_Scorer], with_pairs: bool) -> _Indices:
+    """Every interval of a scope: each scorer's metrics, the agreement shares, the groups' pooled metrics, then (with
+    pairs) the differences."""
     ratio_num: list[int] = []
     ratio_den: list[int] = []
     divisor: list[int] = []
@@ -254,21 +263,26 @@ def _interval_indices(plan: _ColumnPlan, built: list[_Scorer], n: int, with_pair
         for m in s.values:
             ratio_num.append(plan.base.keys[(m, s.name)])
             ratio_den.append(den)
-            divisor.append(_metric_divisor(m, n))
+            divisor.append(s.divisors[m])
     for first, ranked in plan.agree_cols:
         ratio_num.append(first)
         ratio_den.append(ranked)
         divisor.append(1)
+    for group, (ranked, sums) in zip(plan.groups, plan.group_cols, strict=True):
+        for m, col in sums.items():
+            ratio_num.append(col)
+            ratio_den.append(ranked)
+            divisor.append(group.members[0].divisors[m])
     ia: list[int] = []
     ib: list[int] = []
     idn: list[int] = []
     if with_pairs:
-        for _a, _b, den, nums in plan.pair_specs:
+        for a, _b, den, nums in plan.pair_specs:
             for m, (na, nb) in nums.items():
                 ia.append(na)
                 ib.append(nb)
                 idn.append(den)
-                divisor.append(_metric_divisor(m, n))
+                divisor.append(plan.divisors[a][m])
     return _Indices(ratio_num, ratio_den, ia, ib, idn, divisor)
 
 
@@ -368,6 +382,20 @@ def _agreement_rows(
     return out, q
 
 
+def _group_rows(
+    plan: _ColumnPlan, scope: str, rows: np.ndarray, point: np.ndarray, est: _Estimates, q: int
+) -> tuple[list[dict[str, Any]], int]:
+    """The ``all_models`` rows of a scope, reading quantities from ``q`` on; returns them and the next ``q``."""
+    out = []
+    for group, (ranked, sums) in zip(plan.groups, plan.group_cols, strict=True):
+        metrics: dict[str, Any] = {}
+        for m in sums:
+            metrics[m] = est.interval(q)
+            q += 1
+        out.append(group_row(group, scope, rows, int(round(point[ranked])), metrics))
+    return out, q
+
+
 def _pair_rows(plan: _ColumnPlan, scope: str, point: np.ndarray, est: _Estimates, q: int) -> tuple[list[dict[str, Any]], int]:
     """The ``pairs`` rows of a scope, reading quantities from ``q`` on; returns them and the next ``q``."""
     out = []
@@ -391,25 +419,62 @@ def _pair_rows(plan: _ColumnPlan, scope: str, point: np.ndarray, est: _Estimates
 # ---------------------------------------------------------------- the document
 
 
-def _method(replicates: int, seed: int, level: float, pairs_by_discipline: bool, n: int) -> dict[str, Any]:
+def _candidate_counts(n: int, sizes: np.ndarray | None, n_papers: int) -> list[dict[str, int]]:
+    """``[{candidates, papers}]``: how many papers have each candidate count, smallest count first."""
+    if sizes is None:
+        return [{"candidates": n, "papers": n_papers}]
+    counts, papers = np.unique(sizes, return_counts=True)
+    return [{"candidates": int(c), "papers": int(k)} for c, k in zip(counts, papers, strict=True)]
+
+
+#: The rules in force, by name (``method.rules``); each is stated in words in the ``method`` block beside it.
+RULES = {
+    "tie_rule": "pessimistic",
+    "beats": "strict",
+    "listwise_rank": "terminal",
+    "listwise_beats": "placed higher under the terminal rank",
+    "paper_weight": "each paper weighs 1",
+    "all_models": "pooled over (model, paper) pairs",
+    "candidate_counts": "per paper (mixed counts allowed)",
+}
+
+
+def _method(
+    replicates: int, seed: int, level: float, pairs_by_discipline: bool, n: int, sizes: np.ndarray | None, n_papers: int
+) -> dict[str, Any]:
     """The report's ``method`` block: its parameters and the rules in words."""
     return {
         "replicates": replicates,
         "seed": seed,
         "level": level,
+        "rules": dict(RULES),
         "interval": "percentile (numpy linear quantiles), undefined replicates left out and counted",
         "resampling": "papers with replacement: within each discipline; pooled: all papers (not stratified); the "
-        "same draw for every scorer, pair and agreement share of a scope",
+        "same draw for every scorer, pair, agreement share and all-models row of a scope",
         "pairs_scope": "every discipline and pooled" if pairs_by_discipline else "pooled only",
         "tie_rule": "pessimistic: gold rank = 1 + distractors scoring <= the gold (lower is better); ties counted",
-        "listwise_rule": "gold in the top list at position j has rank j; otherwise the terminal rank n shared by "
-        "every unlisted candidate; Hit@k for k <= list width only",
-        "beats": "share of distractors scoring strictly worse than the gold, a tie counting 1/2, averaged over papers",
+        "listwise_rule": "gold in the top list at position j has rank j; otherwise the terminal rank n (the paper's "
+        "candidate count) shared by every unlisted candidate; Hit@k for k <= list width only (every k when the "
+        "lists hold every candidate); no MRR",
+        "beats": "strict (the paper's 'placed higher'): the share of a paper's distractors placed strictly below the "
+        "gold, averaged over papers. Scoring: distractors scoring strictly worse; a tie is not a win (the pessimistic "
+        "rank puts a tied distractor above the gold), so beats = (n - rank) / (n - 1). Listwise: the candidates listed "
+        "below the gold and, when the gold is listed, every unlisted one; an unlisted gold beats none (the unlisted "
+        "share the terminal rank), so beats = (n - rank) / (n - 1) under the terminal rank too",
         "agreement": "per (criterion, aggregate) with at least two models: papers ranked by every model where every "
         "model ranks the gold first",
+        "all_models": "per criterion (and across criteria, '" + EVERY_CRITERION + "', when the scoring scorers use "
+        "several), every model's (model, paper) pairs pooled: the sum of the members' per-paper values over the pairs "
+        "ranked, each ranked pair weighing 1 (the mean of the models' figures when none is excluded); the metrics every "
+        "member has; intervals on the same paper draws (a drawn paper brings every model's values)",
+        "candidates": "every figure is defined per paper over that paper's own candidates (Hit@k, 1 / rank, beats over "
+        "its n - 1 distractors, the listwise terminal rank n and list width min(5, n)) and each paper weighs 1; with "
+        "mixed counts a paper of k or fewer candidates always counts at Hit@k, chance levels differ by paper, and a "
+        "rank distribution pools ranks of papers of different sizes",
         "metrics": list(METRICS),
         "hit_ks": list(HIT_KS),
-        "n_candidates": n,
+        "n_candidates": n if sizes is None else None,
+        "candidate_counts": _candidate_counts(n, sizes, n_papers),
     }
 
 
@@ -434,7 +499,7 @@ def intrinsic_report(
     *,
     gold: Any,
     disciplines: Sequence[Any],
-    n_candidates: int,
+    n_candidates: int | Sequence[int],
     papers: Sequence[Any] | None = None,
     replicates: int = 2000,
     seed: int = 0,
@@ -449,9 +514,12 @@ def intrinsic_report(
             (required for scoring scorers, e.g. ``"nll"``/``"energy"``; default ``"listwise"`` for listwise ones),
             ``aggregate`` (scoring only; default ``"mean"``), exactly one of ``scores`` ((P, n) floats, lower is
             better, NaN = candidate not scored) or ``top`` ((P, w) ints, -1 = invalid list), and optionally
-            ``papers`` (the ids of its rows, realigned to ``papers``; it must cover the same papers).
+            ``papers`` (the ids of its rows, realigned to ``papers``; it must cover the same papers). With mixed
+            candidate counts, ``scores`` has as many columns as the largest count and NaN past a paper's own count,
+            and a paper's list has min(w, n_i) entries then -1 padding.
         gold: (P,) column of each paper's gold candidate. disciplines: (P,) discipline of each paper.
-        n_candidates: n, candidates per paper. papers: (P,) paper ids (needed only when specs name theirs).
+        n_candidates: n, candidates per paper, or (P,) one count per paper (mixed counts: every metric is defined
+            per paper; see ``method.candidates``). papers: (P,) paper ids (needed only when specs name theirs).
         replicates, seed, level: the bootstrap (defaults 2,000 replicates, seed 0, 95% percentile intervals).
         pairs: (a, b) scorer pairs for paired differences a − b; default every unordered pair in ``scorers`` order.
         pairs_by_discipline: also bootstrap the pairs per discipline (default pooled only: with 15 scorers the 105
@@ -459,17 +527,24 @@ def intrinsic_report(
 
     Returns a JSON-ready dict:
 
-    * ``method``: replicates, seed, level and the rules in words; ``metrics``, ``hit_ks``, ``n_candidates``;
+    * ``method``: replicates, seed, level, ``rules`` (the rules in force by name: :data:`RULES`) and each rule in
+      words; ``metrics``, ``hit_ks``, ``n_candidates`` (None when mixed) and ``candidate_counts`` (``[{candidates,
+      papers}]``);
     * ``scorers``: ``[{name, model, criterion, aggregate, kind ("scoring"|"listwise"), listwise_width}]``;
     * ``disciplines``: sorted disciplines then ``"all"``; ``n_papers``: ``{scope: papers}``;
     * ``results``: one row per (scope, scorer): ``discipline, scorer, kind, n_papers, n_ranked, n_excluded,
       excluded_reason, papers_with_ties, tied_distractors`` (None for listwise), ``metrics`` = ``{metric: {value,
       ci: [lo, hi], n_undefined} | None}`` for every name in :data:`METRICS`, ``not_reported`` = ``{metric: why}``
-      for the None ones, ``rank_distribution`` (counts of ranked papers with gold rank 1..n);
+      for the None ones, ``rank_distribution`` (counts of ranked papers with gold rank 1..n, n the largest count);
     * ``pairs``: one row per (scope, a, b): ``discipline, a, b, n_papers`` (both ranked), ``differences`` =
       ``{metric: {value, ci, n_undefined} | None}`` (None when either scorer lacks the metric);
     * ``agreement``: one row per (scope, criterion, aggregate) with ≥ 2 models: ``discipline, criterion,
-      aggregate, models, scorers, n_papers`` (ranked by all), ``n_excluded, n_all_first, share, ci, n_undefined``.
+      aggregate, models, scorers, n_papers`` (ranked by all), ``n_excluded, n_all_first, share, ci, n_undefined``;
+    * ``all_models``: one row per (scope, group) (:mod:`arena.stats.intrinsic_pooled`: every model of a criterion,
+      and every scoring scorer when they use several criteria): ``discipline, label, kind, criterion`` (None for
+      every criterion), ``aggregate, models, scorers, n_papers, n_ranked`` and ``n_excluded`` ((model, paper) pairs
+      ranked and not), ``metrics``, ``not_reported`` and ``rank_distribution`` (summed over the models) as in
+      ``results``.
 
     Cost: the per-scorer columns are shared by all pairs whose two scorers ranked the same papers; a pair whose
     scorers excluded different papers adds masked columns of its own (correct, but slower when many differ).
@@ -478,8 +553,8 @@ def intrinsic_report(
     """
     _check_bootstrap_args(_WHERE, replicates, level)
     replicates = int(replicates)
-    n, g, disc, paper_ids = _report_inputs(scorers, gold, disciplines, n_candidates, papers)
-    built = [_build_scorer(str(name), spec, g, n, paper_ids) for name, spec in scorers.items()]
+    n, sizes, g, disc, paper_ids = _report_inputs(scorers, gold, disciplines, n_candidates, papers)
+    built = [_build_scorer(str(name), spec, g, n, paper_ids, sizes) for name, spec in scorers.items()]
     by_name = {s.name: s for s in built}
     _check_distinct_scorers(built)
     plan = _ColumnPlan(built, by_name, _pair_list(pairs, built, by_name), len(g))
@@ -496,24 +571,28 @@ def intrinsic_report(
     results: list[dict[str, Any]] = []
     pair_rows: list[dict[str, Any]] = []
     agree_rows: list[dict[str, Any]] = []
+    group_rows: list[dict[str, Any]] = []
     for (scope, rows), stream in zip(scopes, streams, strict=True):
         with_pairs = bool(plan.pair_specs) and (scope == POOLED or pairs_by_discipline)
         totals, point, integer = _scope_totals(plan, rows, with_pairs, np.random.default_rng(stream), totals_buffer)
-        est = _scope_estimates(totals, point, integer, _interval_indices(plan, built, n, with_pairs), level, scratch)
+        est = _scope_estimates(totals, point, integer, _interval_indices(plan, built, with_pairs), level, scratch)
         scope_results, q = _scorer_rows(built, scope, rows, est, 0)
         results.extend(scope_results)
         scope_agreement, q = _agreement_rows(plan, scope, rows, point, est, q)
         agree_rows.extend(scope_agreement)
+        scope_groups, q = _group_rows(plan, scope, rows, point, est, q)
+        group_rows.extend(scope_groups)
         if with_pairs:
             scope_pairs, q = _pair_rows(plan, scope, point, est, q)
             pair_rows.extend(scope_pairs)
         assert q == len(est.points)
     return {
-        "method": _method(replicates, seed, level, pairs_by_discipline, n),
+        "method": _method(replicates, seed, level, pairs_by_discipline, n, sizes, len(g)),
         "scorers": _scorer_entries(built),
         "disciplines": [*domains, POOLED],
         "n_papers": {scope: len(rows) for scope, rows in scopes},
         "results": results,
         "pairs": pair_rows,
         "agreement": agree_rows,
+        "all_models": group_rows,
     }

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .intrinsic_ranks import DEFAULT_AGGREGATE, GoldRanks, _as_scores, gold_beats, gold_ranks, listwise_gold_ranks, paper_metrics
+from .intrinsic_ranks import DEFAULT_AGGREGATE, GoldRanks, _as_scores, gold_ranks, listwise_gold_ranks, paper_metrics
 
 
 @dataclass
@@ -25,7 +25,8 @@ class _Scorer:
     criterion: str
     aggregate: str | None
     ranks: GoldRanks
-    values: dict[str, np.ndarray]  # metric -> per-paper value × _metric_divisor, 0 where not ranked
+    values: dict[str, np.ndarray]  # metric -> per-paper value × divisors[metric], 0 where not ranked
+    divisors: dict[str, int]  # metric -> what its totals are divided by after the bootstrap (see _scaled_values)
 
     @property
     def kind(self) -> str:
@@ -57,28 +58,31 @@ def _aligned_rows(name: str, spec_papers: Any, papers: list[str] | None) -> np.n
 
 
 def _scoring_ranks(
-    where: str, spec: Mapping[str, Any], rows: np.ndarray | None, gold: np.ndarray, n: int
-) -> tuple[GoldRanks, np.ndarray, Any, str]:
-    """Ranks, per-paper beats, criterion and aggregate of a scoring scorer (``spec["scores"]``)."""
+    where: str, spec: Mapping[str, Any], rows: np.ndarray | None, gold: np.ndarray, n: int, sizes: np.ndarray | None
+) -> tuple[GoldRanks, Any, str]:
+    """Ranks, criterion and aggregate of a scoring scorer (``spec["scores"]``)."""
     s = _as_scores(spec["scores"], where)
     if rows is not None:
         s = s[rows] if len(rows) == len(s) else s
     if s.shape != (len(gold), n):
         raise ValueError(
             f"{where}: scores has shape {s.shape}; expected (papers, n_candidates) = ({len(gold)}, {n}): one row per "
-            "paper in the report's order (NaN scores for a paper it did not score), one column per candidate."
+            "paper in the report's order (NaN scores for a paper it did not score), one column per candidate"
+            + (" (NaN past a paper's own count)." if sizes is not None else ".")
         )
-    ranks = gold_ranks(s, gold)
-    beats = gold_beats(s, gold)
+    try:
+        ranks = gold_ranks(s, gold, sizes)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
     criterion = spec.get("criterion")
     if not criterion:
         raise ValueError(f"{where}: a scoring scorer needs its 'criterion' (e.g. 'nll' or 'energy').")
     aggregate = str(spec.get("aggregate") or DEFAULT_AGGREGATE)
-    return ranks, beats, criterion, aggregate
+    return ranks, criterion, aggregate
 
 
 def _listwise_ranks(
-    where: str, spec: Mapping[str, Any], rows: np.ndarray | None, gold: np.ndarray, n: int
+    where: str, spec: Mapping[str, Any], rows: np.ndarray | None, gold: np.ndarray, n: int, sizes: np.ndarray | None
 ) -> tuple[GoldRanks, str]:
     """Ranks and criterion of a listwise scorer (``spec["top"]``), list errors prefixed with the scorer."""
     t = np.asarray(spec["top"])
@@ -90,14 +94,17 @@ def _listwise_ranks(
             "order (-1 for the whole row when the list is invalid or missing)."
         )
     try:
-        ranks = listwise_gold_ranks(t, gold, n)
+        ranks = listwise_gold_ranks(t, gold, n if sizes is None else sizes)
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None
     return ranks, str(spec.get("criterion") or "listwise")
 
 
-def _build_scorer(name: str, spec: Mapping[str, Any], gold: np.ndarray, n: int, papers: list[str] | None) -> _Scorer:
-    """Validate one ``{name: spec}`` entry of the report and compute its ranks and per-paper values."""
+def _build_scorer(
+    name: str, spec: Mapping[str, Any], gold: np.ndarray, n: int, papers: list[str] | None, sizes: np.ndarray | None = None
+) -> _Scorer:
+    """Validate one ``{name: spec}`` entry of the report and compute its ranks and per-paper values (``sizes``: each
+    paper's candidate count when they are mixed, None when every paper has ``n``)."""
     where = f"intrinsic_report: scorer {name!r}"
     if not isinstance(spec, Mapping):
         raise ValueError(f"{where}: expected a dict with 'model', 'criterion' and 'scores' or 'top', got {type(spec).__name__}.")
@@ -106,19 +113,28 @@ def _build_scorer(name: str, spec: Mapping[str, Any], gold: np.ndarray, n: int, 
         raise ValueError(f"{where}: give exactly one of 'scores' (a scoring scorer) or 'top' (a listwise scorer), got {kinds}.")
     rows = _aligned_rows(name, spec.get("papers"), papers)
     model = str(spec.get("model") or name)
-    beats = None
     if kinds == ["scores"]:
-        ranks, beats, criterion, aggregate = _scoring_ranks(where, spec, rows, gold, n)
+        ranks, criterion, aggregate = _scoring_ranks(where, spec, rows, gold, n, sizes)
     else:
-        ranks, criterion = _listwise_ranks(where, spec, rows, gold, n)
+        ranks, criterion = _listwise_ranks(where, spec, rows, gold, n, sizes)
         aggregate = None
-    values = {m: np.nan_to_num(v, nan=0.0) for m, v in paper_metrics(ranks, beats).items()}
-    if "beats" in values:  # integer numerators: 2 × strictly worse + tied (see _metric_divisor)
-        values["beats"] = np.rint(values["beats"] * _metric_divisor("beats", n))
-    return _Scorer(name=name, model=model, criterion=str(criterion), aggregate=aggregate, ranks=ranks, values=values)
+    values, divisors = _scaled_values(ranks)
+    return _Scorer(
+        name=name, model=model, criterion=str(criterion), aggregate=aggregate, ranks=ranks, values=values, divisors=divisors
+    )
 
 
-def _metric_divisor(metric: str, n_candidates: int) -> int:
-    """The report keeps per-paper ``beats`` as the integer 2 × (strictly worse) + tied = beats × 2(n − 1), so that
-    its sums are exact in single precision; its totals are divided by this after the bootstrap."""
-    return 2 * (n_candidates - 1) if metric == "beats" else 1
+def _scaled_values(ranks: GoldRanks) -> tuple[dict[str, np.ndarray], dict[str, int]]:
+    """Per-paper metric values (0 where not ranked) as the bootstrap sums them, and the divisor of each metric's totals.
+
+    When every paper has n candidates, per-paper ``beats`` is kept as the integer n − rank (distractors placed below
+    the gold; = beats × (n − 1)) with divisor n − 1, so that its sums are exact in single precision and its intervals
+    are found by counting. With mixed counts each paper's share has its own denominator n_i − 1, so ``beats`` is the
+    share itself (divisor 1) and its intervals are partitioned like MRR's.
+    """
+    values = {m: np.nan_to_num(v, nan=0.0) for m, v in paper_metrics(ranks).items()}
+    divisors = dict.fromkeys(values, 1)
+    if "beats" in values and ranks.sizes is None:
+        values["beats"] = np.where(ranks.ranked, ranks.n_candidates - ranks.rank, 0).astype(np.float64)
+        divisors["beats"] = ranks.n_candidates - 1
+    return values, divisors

@@ -9,8 +9,12 @@ Mean scores (lower is better; * = gold), and the gold's rank by the pessimistic 
     A-nll   *1 2 3 4 5 6      rank 1    1 2.5 *2 3 4 5    rank 2    1 *2 2 4 5 6    rank 3 (c3 ties the gold)
     B-nll   *0.5 1 2 3 4 5    rank 1    1 2 *2.5 3 4 5    rank 3    c6 not scored: left out, counted
 
-Gold beats (strictly worse + ½ tied) / 5: A 5/5, 4/5, 3.5/5; B 5/5, 3/5. The listwise judge J lists
-p1 [c2 c1 c3 c4 c5] (gold 2nd), p2 [c1 c2 c4 c5 c6] (gold unlisted: terminal rank 6), p3 invalid.
+Gold beats (distractors scoring strictly worse) / 5: A 5/5, 4/5, 3/5 (p3's c3 ties the gold: not a win); B 5/5, 3/5.
+The listwise judge J lists p1 [c2 c1 c3 c4 c5] (gold 2nd: above c3 c4 c5 and the unlisted c6, 4/5), p2 [c1 c2 c4 c5
+c6] (gold unlisted: terminal rank 6, above none, 0/5), p3 invalid.
+
+All models, NLL (A and B pooled over the 5 ranked (model, paper) pairs; B's p3 left out): ranks 1, 2, 3, 1, 3, so
+Hit@1 2/5, Hit@2 3/5, Hit@3 5/5, MRR (1 + 1/2 + 1/3 + 1 + 1/3) / 5 = 19/30, beats (1 + 0.8 + 0.6 + 1 + 0.6) / 5 = 0.8.
 A's p1 candidates other than the gold span 1 token and the gold 10, so by the *sum* its gold is last there.
 """
 
@@ -122,6 +126,7 @@ def _check_document_header(doc: dict[str, Any], tiny: Benchmark) -> None:
     assert doc["read"] == {
         "papers": 3,
         "candidates_per_paper": 6,
+        "candidate_counts": [{"candidates": 6, "papers": 3}],
         "scores": 35,
         "rankings": 3,
         "invalid_rankings": 1,
@@ -129,13 +134,15 @@ def _check_document_header(doc: dict[str, Any], tiny: Benchmark) -> None:
     }
     assert doc["baselines"] == ["J-listwise"] and doc["method"]["replicates"] == 400 and doc["method"]["seed"] == 3
     assert "pessimistic" in doc["method"]["tie_rule"] and "terminal rank" in doc["method"]["listwise_rule"]
+    rules = doc["method"]["rules"]
+    assert (rules["beats"], rules["tie_rule"], rules["listwise_rank"]) == ("strict", "pessimistic", "terminal")
 
 
 def _check_pooled_results(doc: dict[str, Any]) -> None:
     """Each scorer's pooled figures from its gold ranks: A 1, 2, 3; B 1, 3 (p3 left out); J 2 and 6 (p3 invalid)."""
     a = result(doc, "A-nll")  # ranks 1, 2, 3
     assert [value(a, f"hit_at_{k}") for k in (1, 2, 3, 5)] == pytest.approx([1 / 3, 2 / 3, 1, 1])
-    assert value(a, "mrr") == pytest.approx((1 + 1 / 2 + 1 / 3) / 3) and value(a, "beats") == pytest.approx((1 + 0.8 + 0.7) / 3)
+    assert value(a, "mrr") == pytest.approx((1 + 1 / 2 + 1 / 3) / 3) and value(a, "beats") == pytest.approx((1 + 0.8 + 0.6) / 3)
     assert (a["n_ranked"], a["n_excluded"], a["papers_with_ties"], a["tied_distractors"]) == (3, 0, 1, 1)
     assert a["rank_distribution"] == [1, 1, 1, 0, 0, 0]
     b = result(doc, "B-nll")  # ranks 1, 3; p3 left out
@@ -145,7 +152,7 @@ def _check_pooled_results(doc: dict[str, Any]) -> None:
     j = result(doc, "J-listwise")  # ranks 2 and 6 (terminal); p3 invalid
     assert (j["n_ranked"], j["n_excluded"], j["rank_distribution"]) == (2, 1, [0, 1, 0, 0, 0, 1])
     assert [value(j, f"hit_at_{k}") for k in (1, 2, 3, 5)] == pytest.approx([0, 1 / 2, 1 / 2, 1 / 2])
-    assert j["metrics"]["mrr"] is None and j["metrics"]["beats"] is None and set(j["not_reported"]) == {"mrr", "beats"}
+    assert j["metrics"]["mrr"] is None and set(j["not_reported"]) == {"mrr"} and value(j, "beats") == pytest.approx((0.8 + 0) / 2)
 
 
 def _check_per_discipline(doc: dict[str, Any]) -> None:
@@ -186,6 +193,39 @@ def _check_paired_differences(doc: dict[str, Any]) -> None:
     aj = pairs[("A-nll", "J-listwise")]  # p1, p2: A ranks 1, 2; J ranks 2, 6
     assert aj["n_papers"] == 2 and aj["differences"]["hit_at_1"]["value"] == pytest.approx(1 / 2)
     assert aj["differences"]["hit_at_5"]["value"] == pytest.approx(1 / 2) and aj["differences"]["mrr"] is None
+    assert aj["differences"]["beats"]["value"] == pytest.approx((1 + 0.8) / 2 - (0.8 + 0) / 2)
+
+
+def all_models(doc: dict[str, Any], criterion: str | None, scope: str = "all") -> dict[str, Any]:
+    (row,) = [r for r in doc["all_models"] if r["criterion"] == criterion and r["discipline"] == scope]
+    return row
+
+
+def _check_all_models(doc: dict[str, Any]) -> None:
+    """The All-models rows (module docstring): NLL pools A and B's (model, paper) pairs; listwise is J alone."""
+    assert [(r["discipline"], r["criterion"]) for r in doc["all_models"]] == [
+        (d, c) for d in ("biology", "chemistry", "all") for c in ("nll", "listwise")
+    ]
+    nll = all_models(doc, "nll")
+    assert (nll["label"], nll["models"], nll["n_papers"], nll["n_ranked"], nll["n_excluded"]) == (
+        "All models, nll",
+        ["A", "B"],
+        3,
+        5,
+        1,
+    )
+    assert [value(nll, f"hit_at_{k}") for k in (1, 2, 3, 5)] == pytest.approx([2 / 5, 3 / 5, 1, 1])
+    assert value(nll, "mrr") == pytest.approx(19 / 30) and value(nll, "beats") == pytest.approx(0.8)
+    assert nll["rank_distribution"] == [2, 1, 2, 0, 0, 0]
+    # biology: A ranks 1, 2 and B 1, 3; chemistry: A's rank 3 only (B left p3 out)
+    bio = all_models(doc, "nll", "biology")
+    assert value(bio, "hit_at_1") == pytest.approx(2 / 4) and value(bio, "mrr") == pytest.approx((1 + 1 / 2 + 1 + 1 / 3) / 4)
+    assert value(bio, "beats") == pytest.approx((1 + 0.8 + 1 + 0.6) / 4)
+    chem = all_models(doc, "nll", "chemistry")
+    assert (chem["n_ranked"], chem["n_excluded"], value(chem, "hit_at_1"), value(chem, "hit_at_3")) == (1, 1, 0.0, 1.0)
+    assert chem["metrics"]["beats"]["ci"] == pytest.approx([0.6, 0.6])  # one ranked pair in every draw of p3
+    listwise = all_models(doc, "listwise")
+    assert listwise["metrics"] == result(doc, "J-listwise")["metrics"] and listwise["models"] == ["J"]
 
 
 def _check_length_check(doc: dict[str, Any]) -> None:
@@ -204,6 +244,7 @@ def test_the_command_json_holds_the_hand_computed_figures(tiny: Benchmark) -> No
     _check_per_discipline(doc)
     _check_agreement(doc)
     _check_paired_differences(doc)
+    _check_all_models(doc)
     _check_length_check(doc)
 
 
@@ -241,9 +282,11 @@ def test_the_command_prints_a_table_and_refuses_what_it_cannot_report(tiny: Benc
     bare = intrinsic_import(name="intr-bare", files=import_files(tiny_folder(tmp_path / "bare", scores=False))).benchmark
     with pytest.raises(CommandError, match="no score and no listwise ranking yet; import scores.jsonl"):
         call_command("intrinsic_report", str(bare.pk), stdout=StringIO())
-    uneven = intrinsic_import(name="intr-uneven", files=import_files(folder(tmp_path / "uneven"))).benchmark  # 6 and 3 candidates
-    with pytest.raises(CommandError, match=r"different numbers of candidates \(1 paper\(s\) with 3, 1 paper\(s\) with 6"):
-        call_command("intrinsic_report", str(uneven.pk), stdout=StringIO())
+    assert (
+        "All models, nll" in text
+        and "All models per discipline:" in text
+        and "rules in force: tie_rule: pessimistic; beats: strict" in text
+    )
     with pytest.raises(CommandError, match="--replicates must be 1 or more"):
         call_command("intrinsic_report", str(tiny.pk), "--replicates", "0", stdout=StringIO())
 
@@ -327,6 +370,19 @@ def test_the_report_page_is_researcher_only_and_shows_the_document(
     assert cell(html, "intrinsic-table", 'data-scorer="B-nll"', 'data-metric="mrr"').split(">", 1)[1].startswith("0.667 <")
     assert "1 left out: a candidate without a score" in cell(html, "intrinsic-table", 'data-scorer="B-nll"')
     assert "—" in cell(html, "intrinsic-table", 'data-scorer="J-listwise"', 'data-metric="mrr"') and 'id="listwise-note"' in html
+    # The listwise row has its gold-beats rate now (p1 4/5, p2 0/5); the All-models rows follow the scorers: NLL pools
+    # A and B over 5 ranked (model, paper) pairs (Hit@1 2/5, beats 0.8), listwise is J alone.
+    assert cell(html, "intrinsic-table", 'data-scorer="J-listwise"', 'data-metric="beats"').split(">", 1)[1].startswith("40.0 <")
+    nll_row = cell(html, "intrinsic-table", 'data-group="nll|mean"')
+    assert "All models, nll" in nll_row and "A, B" in nll_row and "5 <span" in nll_row and "1 left out" in nll_row
+    assert cell(html, "intrinsic-table", 'data-group="nll|mean"', 'data-metric="hit_at_1"').split(">", 1)[1].startswith("40.0 <")
+    assert cell(html, "intrinsic-table", 'data-group="nll|mean"', 'data-metric="beats"').split(">", 1)[1].startswith("80.0 <")
+    assert 'data-group="listwise|"' in html and "a tie is not a win" in html
+    # The heat map's All-models columns: biology NLL pools 2 of 4 pairs at rank 1 (50.0); chemistry ranks 1 of 2 pairs.
+    assert '<th scope="col" class="num" data-group="nll|mean">All models<span class="sub">NLL</span></th>' in html
+    assert cell(html, "heat-map", 'data-discipline="biology"', 'data-group="nll|mean"').startswith('data-group="nll|mean">50.0')
+    assert "1 of 2 (model, paper) pairs ranked" in cell(html, "heat-map", 'data-discipline="chemistry"', 'data-group="nll|mean"')
+    assert "beats: strict" in html[html.index('id="rules-in-force"') :].split("</dd>")[0]
     # The heat map: biology × A is 1 of 2 (50.0, shade 5); chemistry × B ranked no paper.
     assert cell(html, "heat-map", 'data-discipline="biology"', 'data-scorer="A-nll"').startswith('data-scorer="A-nll">50.0')
     assert 'class="num heat heat-5" data-scorer="A-nll">50.0' in cell(html, "heat-map", 'data-discipline="biology"')

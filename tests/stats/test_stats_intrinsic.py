@@ -71,8 +71,8 @@ def test_the_gold_rank_is_pessimistic_under_ties_and_ties_and_nan_rows_are_count
     assert r.ranked.tolist() == [True, True, True, False, True]
     assert r.n_excluded == 1 and r.listwise_width is None
     beats = gold_beats(scores, gold)
-    # (strictly worse + ½ tied) / 3 distractors
-    assert beats[[0, 1, 2, 4]].tolist() == pytest.approx([3 / 3, 1 / 3, 1.5 / 3, 1.5 / 3])
+    # strictly worse / 3 distractors (a tie is not a win): 3 worse; 0 (two ties, one better); 0 (constant); 1 (+inf)
+    assert beats[[0, 1, 2, 4]].tolist() == pytest.approx([3 / 3, 0 / 3, 0 / 3, 1 / 3])
     assert np.isnan(beats[3])
     assert rank_distribution(r) == [1, 0, 1, 2]
 
@@ -92,8 +92,11 @@ def test_the_listwise_rank_is_the_list_position_or_the_terminal_rank_and_invalid
     assert r.n_excluded == 2 and r.listwise_width == 3
     assert rank_distribution(r) == [1, 1, 0, 0, 0, 0, 0, 1]
     values = paper_metrics(r)
-    assert list(values) == ["hit_at_1", "hit_at_2", "hit_at_3"]  # no Hit@5 from a top-3 list, no MRR
+    assert list(values) == ["hit_at_1", "hit_at_2", "hit_at_3", "beats"]  # no Hit@5 from a top-3 list, no MRR
     assert values["hit_at_2"][[0, 1, 4]].tolist() == [1.0, 0.0, 1.0]
+    # beats: gold 2nd of a top-3 list over 8 candidates is above 1 listed + 5 unlisted = 6 of 7 distractors; an
+    # unlisted gold shares the terminal rank with the other unlisted: above none; a gold listed first: above all 7
+    assert values["beats"][[0, 1, 4]].tolist() == pytest.approx([6 / 7, 0 / 7, 7 / 7])
     assert np.isnan(values["hit_at_2"][[2, 3]]).all()
 
 
@@ -145,7 +148,7 @@ def test_a_constant_scorer_never_hits_and_its_ties_are_reported():
     r = result(rep, "all", "flat")
     assert [r["metrics"][f"hit_at_{k}"]["value"] for k in (1, 2, 3, 5)] == [0.0, 0.0, 0.0, 0.0]
     assert r["metrics"]["mrr"]["value"] == pytest.approx(1 / 16)
-    assert r["metrics"]["beats"]["value"] == pytest.approx(0.5)
+    assert r["metrics"]["beats"]["value"] == 0.0  # ties are not wins: the constant scorer's gold beats nobody
     assert (r["papers_with_ties"], r["tied_distractors"]) == (6, 6 * 15)
     assert r["rank_distribution"] == [0] * 15 + [6]
 
@@ -174,8 +177,9 @@ def test_listwise_scorers_report_hit_at_1_to_5_only_with_the_reason_and_count_in
     assert r["kind"] == "listwise" and rep["scorers"][0]["criterion"] == "listwise"
     assert (r["n_ranked"], r["n_excluded"]) == (5, 1)
     assert [r["metrics"][f"hit_at_{k}"]["value"] for k in (1, 2, 3, 5)] == pytest.approx([2 / 5, 2 / 5, 3 / 5, 4 / 5])
-    assert r["metrics"]["mrr"] is None and r["metrics"]["beats"] is None
-    assert "terminal rank" in r["not_reported"]["mrr"] and "no score" in r["not_reported"]["beats"]
+    assert r["metrics"]["mrr"] is None and list(r["not_reported"]) == ["mrr"] and "terminal rank" in r["not_reported"]["mrr"]
+    # beats over 15 distractors: ranks 1, 3, 5, 16 (unlisted), 1 place the gold above 15, 13, 11, 0 and 15 of them
+    assert r["metrics"]["beats"]["value"] == pytest.approx((15 + 13 + 11 + 0 + 15) / 15 / 5)
     assert r["papers_with_ties"] is None and r["tied_distractors"] is None
     assert r["rank_distribution"] == [2, 0, 1, 0, 1] + [0] * 10 + [1]
     b = result(rep, "b", "judge")
@@ -329,11 +333,13 @@ def slow_values(data: dict) -> dict[str, dict[str, np.ndarray]]:
                 else:
                     others = [row[j] for j in range(n) if j != g]
                     rank = 1 + sum(x <= row[g] for x in others)
-                    beats = (sum(x > row[g] for x in others) + 0.5 * sum(x == row[g] for x in others)) / (n - 1)
+                    beats = sum(x > row[g] for x in others) / (n - 1)  # strictly worse: a tie is not a win
             else:
                 lst = list(spec["top"][i])
                 rank = None if -1 in lst else (lst.index(g) + 1 if g in lst else n)
-                beats = None
+                # placed below a listed gold: the listed after it and every unlisted one; below an unlisted gold: none
+                below = (len(lst) - lst.index(g) - 1) + (n - len(lst)) if g in lst else 0
+                beats = None if rank is None else below / (n - 1)
             for k in (1, 2, 3, 5):
                 k_ok = "scores" in spec or k <= len(spec["top"][i])
                 vals[f"hit_at_{k}"].append(np.nan if rank is None or not k_ok else float(rank <= k))
@@ -425,7 +431,7 @@ def test_every_interval_equals_an_explicit_slow_bootstrap_under_the_documented_s
         else:
             assert got["ci"] == [None, None]
         checked += 1
-    assert checked == 4 * (6 + 6 + 6 + 3) + 4 * (6 + 3 + 6) + 4  # scorer metrics, pair differences, agreement
+    assert checked == 4 * (6 + 6 + 6 + 4) + 4 * (6 + 4 + 6) + 4  # scorer metrics, pair differences, agreement
     # the tiny discipline really exercises undefined replicates (gappy ranks 1 of its 3 papers)
     tiny = result(rep, "tiny", "gappy")
     assert tiny["n_ranked"] == 1 and 0 < tiny["metrics"]["hit_at_1"]["n_undefined"] < reps
