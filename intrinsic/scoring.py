@@ -165,6 +165,42 @@ def scoring_run_create(
         raise RunError(problem)
     name = (scorer or default_scorer_name(model, criterion)).strip()
     endpoint = endpoint_description(base_url, logprobs_mode)
+    try:
+        with transaction.atomic():
+            # One launch at a time per benchmark: a second one posted at once waits, then sees the first's scorer
+            # and its active run, and is refused naming it (instead of scoring every candidate twice).
+            benchmark.lock()
+            return _scoring_run_insert(
+                benchmark=benchmark,
+                name=name,
+                endpoint=endpoint,
+                parameters=parameters,
+                papers=papers,
+                seed=seed,
+                launched_by=launched_by,
+            )
+    except IntegrityError:
+        # The same new scorer launched twice at once (a form posted twice): the first made it and its run.
+        made = IntrinsicScoringRun.objects.filter(scorer__benchmark=benchmark, scorer__name=name).order_by("id").first()
+        if made is None:
+            raise
+        raise AlreadyLaunched(
+            made, f"Scorer {name!r} was launched at the same moment, by run {made.pk}; nothing new was made"
+        ) from None
+
+
+def _scoring_run_insert(
+    *,
+    benchmark: Benchmark,
+    name: str,
+    endpoint: str,
+    parameters: dict[str, Any],
+    papers: str,
+    seed: int,
+    launched_by: Any,  # noqa: ANN401
+) -> IntrinsicScoringRun:
+    """The checks against what is stored, and the scorer, run and tasks (the benchmark's row is locked)."""
+    model, criterion = parameters["model"], parameters["criterion"]
     existing = Scorer.objects.filter(benchmark=benchmark, name=name).first()
     if existing is not None:
         if (existing.model, existing.criterion) != (model, criterion):
@@ -196,23 +232,11 @@ def scoring_run_create(
         )
     if not chosen:
         raise RunError(f"scorer {name!r} has scored every chosen candidate of {benchmark} already; nothing to score")
-    try:
-        with transaction.atomic():
-            target = existing or Scorer.objects.create(
-                benchmark=benchmark, name=name, model=model, criterion=criterion, endpoint=endpoint
-            )
-            run = IntrinsicScoringRun.objects.create(
-                benchmark=benchmark, scorer=target, parameters=parameters, launched_by=launched_by
-            )
-            ScoringTask.objects.bulk_create([ScoringTask(run=run, candidate=c) for c in chosen], batch_size=2000)
-    except IntegrityError:
-        # The same new scorer launched twice at once (a form posted twice): the first made it and its run.
-        made = IntrinsicScoringRun.objects.filter(scorer__benchmark=benchmark, scorer__name=name).order_by("id").first()
-        if made is None:
-            raise
-        raise AlreadyLaunched(
-            made, f"Scorer {name!r} was launched at the same moment, by run {made.pk}; nothing new was made"
-        ) from None
+    target = existing or Scorer.objects.create(
+        benchmark=benchmark, name=name, model=model, criterion=criterion, endpoint=endpoint
+    )
+    run = IntrinsicScoringRun.objects.create(benchmark=benchmark, scorer=target, parameters=parameters, launched_by=launched_by)
+    ScoringTask.objects.bulk_create([ScoringTask(run=run, candidate=c) for c in chosen], batch_size=2000)
     return run
 
 

@@ -298,13 +298,6 @@ def test_intrinsic_score_of_a_new_scorer_three_times_at_once_makes_one_scorer_an
     )
 
 
-# Not strict: three at once usually make three runs, but one that comes after the first has committed is refused, so
-# the race is sometimes lost by all but one. Remove the mark once intrinsic/scoring.py has the fix its reason names.
-@pytest.mark.xfail(
-    strict=False,
-    reason="intrinsic/scoring.py (being edited elsewhere) checks the scorer's active runs and chooses the candidates "
-    "before its transaction: they belong inside it, after benchmark.lock()",
-)
 def test_intrinsic_score_of_an_existing_scorer_three_times_at_once_makes_one_run(tmp_path: Path) -> None:
     from intrinsic.models import IntrinsicScoringRun
     from intrinsic.scoring import scoring_run_create
