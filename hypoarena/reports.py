@@ -124,14 +124,22 @@ def _average_ranks(ratings: dict[str, float]) -> dict[str, float]:
     return {m: float(r) for m, r in zip(models, ranks, strict=True)}
 
 
+def top_k_overlap_text(value: float | None) -> str:
+    """A top-k overlap count as the paper prints it: a whole count per domain ("5", "4"), the pooled mean to at most two
+    decimals without trailing zeros ("4.5", "5", "4.33"); "—" when there is none. The page and the command share it."""
+    if value is None:
+        return "—"
+    return f"{value:.2f}".rstrip("0").rstrip(".")
+
+
 def hypoarena_agreement_report(
     *, benchmark: Benchmark, run_a: JudgeRun, run_b: JudgeRun, replicates: int, seed: int, level: float = 0.95, top_k: int = 5
 ) -> dict[str, Any]:
     """Inter-judge agreement of two arena runs of one benchmark (PROTOCOL.md §2): per domain and pooled Spearman ρ,
-    Kendall τ, mean |Δrank| and top-k overlap of the two judges' BTD ratings (``inter_judge_agreement``), the pairwise
-    verdict agreement on the shared matches' forward verdicts (``pairwise_verdict_agreement``), a case-bootstrap
-    interval for the pooled ρ (``pooled_spearman_ci``: both judges resampled with the same case draws), and both
-    judges' ratings and within-domain ranks per model and domain.
+    Kendall τ, mean |Δrank| and top-k overlap (a count, as the paper prints it, and its share of k) of the two judges'
+    BTD ratings (``inter_judge_agreement``), the pairwise verdict agreement on the shared matches' forward verdicts
+    (``pairwise_verdict_agreement``), a case-bootstrap interval for the pooled ρ (``pooled_spearman_ci``: both judges
+    resampled with the same case draws), and both judges' ratings and within-domain ranks per model and domain.
 
     Preconditions: two different arena runs of ``benchmark`` (:func:`agreement_runs_pick`); ``replicates >= 1``.
     Raises :class:`ReportError` when a run has no accepted verdict or the two share no domain."""
@@ -185,9 +193,11 @@ def hypoarena_agreement_report(
             "kendall": "Kendall τ-b of the same ratings; pooled over all cells",
             "rank_shift": "mean |rank A − rank B| over the models, ranks 1 = best within a domain (ties share their mean place); pooled over all cells",
             "top_k_overlap": (
-                f"|top-k(A) ∩ top-k(B)| / k per domain with k = min({top_k}, the domain's models), ties at the boundary broken "
-                "by model name; pooled: the mean over domains"
+                f"count |top-k(A) ∩ top-k(B)| of models in both runs' top k per domain, k = min({top_k}, the domain's models) "
+                "(the domain's k), ties at the boundary broken by model name; pooled: the mean count over domains. A count, "
+                "as the HypoArena paper's Table 12 prints it (5, 4; pooled 4.5), not a share"
             ),
+            "top_k_overlap_share": "the count / k per domain; pooled: the mean share over domains",
             "pairwise": (
                 "share of matches both runs judged in the original (forward) order whose verdicts pick the same outcome "
                 "among A wins (A≫B, A>B), B wins (B>A, B≫A) and tie (A≈B)"
@@ -232,7 +242,7 @@ def hypoarena_agreement_cached(
 ) -> dict[str, Any]:
     """:func:`hypoarena_agreement_report`, cached by both runs' fingerprints, the replicates and the seed."""
     return report_cached(
-        namespace="hypoarena-agreement:v2",
+        namespace="hypoarena-agreement:v3",
         benchmark=benchmark,
         parts=[run_fingerprint(run_a), run_fingerprint(run_b), replicates, seed],
         make=lambda: hypoarena_agreement_report(benchmark=benchmark, run_a=run_a, run_b=run_b, replicates=replicates, seed=seed),

@@ -25,6 +25,7 @@ from .reports import (
     arena_runs,
     hypoarena_agreement_cached,
     hypoarena_report_cached,
+    top_k_overlap_text,
 )
 from .selectors import benchmark_overview, hypoarena_benchmark_get
 
@@ -199,6 +200,8 @@ def agreement_sections(doc: dict[str, Any]) -> dict[str, Any]:
         for d, block in agreement["domains"].items()
     ]
     summary.append({"name": "pooled", "pooled": True, "ranking": agreement["pooled"], "pairwise": pairwise["pooled"]})
+    for row in summary:  # the top-k overlap as the paper prints it: a count ("4"; pooled "4.5"), not a share
+        row["top_k_text"] = top_k_overlap_text(row["ranking"]["top_k_overlap"])
     domains = list(doc["ratings"])
     models = sorted({m for by_model in doc["ratings"].values() for m in by_model})
     mean_rank = {
@@ -228,7 +231,7 @@ def agreement_sections(doc: dict[str, Any]) -> dict[str, Any]:
 @researcher_required
 def agreement_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     """Inter-judge agreement of two arena runs of a benchmark (``?run_a=``, ``?run_b=``; default its first two): per
-    domain and pooled Spearman ρ, Kendall τ, mean |Δrank|, top-5 overlap and pairwise verdict agreement with its counts,
+    domain and pooled Spearman ρ, Kendall τ, mean |Δrank|, top-5 overlap (a count) and pairwise verdict agreement with its counts,
     the pooled ρ's case-bootstrap interval, and both judges' ratings per model and domain."""
     benchmark = hypoarena_benchmark_get(benchmark_id=benchmark_id)
     runs = arena_runs(benchmark=benchmark)

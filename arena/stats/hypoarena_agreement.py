@@ -56,17 +56,19 @@ def inter_judge_agreement(
     Preconditions: ``ratings_a``/``ratings_b`` map domain → model → rating (higher is better); only domains
     and, within a domain, models present in both are compared; ``top_k >= 1``.
     Returns:
-        ``{"domains": {domain: {"spearman", "kendall", "rank_shift", "top_k_overlap", "models"}}, "pooled":
-        {"spearman", "kendall", "rank_shift", "top_k_overlap", "cells", "domains"}}``:
+        ``{"domains": {domain: {"spearman", "kendall", "rank_shift", "top_k_overlap", "top_k_overlap_share", "k",
+        "models"}}, "pooled": {"spearman", "kendall", "rank_shift", "top_k_overlap", "top_k_overlap_share", "cells",
+        "domains"}, "top_k"}``:
 
         * ``spearman``: Spearman's ρ of the two rating vectors (Pearson on average ranks); ``kendall``:
           Kendall's τ-b; both None when undefined (fewer than 2 models, or a constant side);
         * ``rank_shift``: mean |rank_a − rank_b| over the models, ranks 1 = best within the domain, tied
           ratings sharing the mean of their positions (average ranks);
-        * ``top_k_overlap``: |top-k(a) ∩ top-k(b)| / k with k = min(top_k, models); ties at the k-th place are
-          broken by sorted model name;
+        * ``top_k_overlap``: the count |top-k(a) ∩ top-k(b)| with k = min(top_k, models), ties at the k-th place
+          broken by sorted model name. A count, as the HypoArena paper prints it (5 of 5, 4 of 5, pooled 4.5),
+          not a share; ``top_k_overlap_share`` is the count / k, and ``k`` the domain's k;
         * pooled: ρ and τ over all (model × domain) cells of the two judges' ratings, the rank shift averaged
-          over all cells (within-domain ranks), top-k overlap the mean over domains.
+          over all cells (within-domain ranks), the top-k overlap count and share each the mean over domains.
     """
     if top_k < 1:
         raise ValueError("top_k must be >= 1")
@@ -75,34 +77,47 @@ def inter_judge_agreement(
     cells_a: list[float] = []
     cells_b: list[float] = []
     shifts: list[float] = []
-    overlaps: list[float] = []
+    overlaps: list[int] = []
+    shares: list[float] = []
     for d in domains:
         models = sorted(set(ratings_a[d]).intersection(ratings_b[d]), key=_sort_key)
         a = np.array([float(ratings_a[d][m]) for m in models])
         b = np.array([float(ratings_b[d][m]) for m in models])
         if len(models) == 0:
-            out[d] = {"spearman": None, "kendall": None, "rank_shift": None, "top_k_overlap": None, "models": 0}
+            out[d] = {
+                "spearman": None,
+                "kendall": None,
+                "rank_shift": None,
+                "top_k_overlap": None,
+                "top_k_overlap_share": None,
+                "k": 0,
+                "models": 0,
+            }
             continue
         shift = np.abs(_average_ranks_desc(a) - _average_ranks_desc(b))
         k = min(top_k, len(models))
-        overlap = len(_top_k(models, a, k) & _top_k(models, b, k)) / k
+        overlap = len(_top_k(models, a, k) & _top_k(models, b, k))
         out[d] = {
             "spearman": _f(_spearman(a, b)) if len(models) > 1 else None,
             "kendall": _f(_kendall_tau_b(a, b)) if len(models) > 1 else None,
             "rank_shift": float(shift.mean()),
             "top_k_overlap": overlap,
+            "top_k_overlap_share": overlap / k,
+            "k": k,
             "models": len(models),
         }
         cells_a.extend(a)
         cells_b.extend(b)
         shifts.extend(shift)
         overlaps.append(overlap)
+        shares.append(overlap / k)
     ca, cb = np.array(cells_a), np.array(cells_b)
     pooled = {
         "spearman": _f(_spearman(ca, cb)) if len(ca) > 1 else None,
         "kendall": _f(_kendall_tau_b(ca, cb)) if len(ca) > 1 else None,
         "rank_shift": float(np.mean(shifts)) if shifts else None,
         "top_k_overlap": float(np.mean(overlaps)) if overlaps else None,
+        "top_k_overlap_share": float(np.mean(shares)) if shares else None,
         "cells": len(ca),
         "domains": len(overlaps),
     }

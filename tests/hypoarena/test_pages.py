@@ -305,7 +305,8 @@ def test_the_agreement_of_the_tiny_benchmark_matches_the_hand_computed_figures(r
     for name in ("ops", "pooled"):
         cells = rows[name]
         assert cells[1].split(" [")[0] == f"{SPEARMAN:.3f}" and cells[2] == f"{KENDALL:.3f}"
-        assert cells[3] == f"{RANK_SHIFT:.2f}" and cells[4] == "1.00" and cells[5] == "3"
+        # Top-5 overlap as the paper prints it, a count: the domain has 3 models, all in both judges' top lists.
+        assert cells[3] == f"{RANK_SHIFT:.2f}" and cells[4] == "3" and cells[5] == "3"
         assert cells[6] == f"{100 * AGREE / SHARED:.1f}%" and cells[7] == f"{AGREE} / {SHARED}"
     assert re.match(r"0\.500 \[[−\d.]+, [−\d.]+\]$", rows["pooled"][1])  # the pooled ρ with its bootstrap interval
     ratings = body_rows(html, "ratings-table", "data-model")
@@ -342,7 +343,14 @@ def test_the_agreement_command_and_api_give_one_document_with_the_hand_computed_
     assert (document["run_a"]["label"], document["run_b"]["label"]) == ("j2", "j1")
     pooled = document["agreement"]["pooled"]
     assert pooled["spearman"] == pytest.approx(SPEARMAN) and pooled["kendall"] == pytest.approx(KENDALL)
-    assert pooled["rank_shift"] == pytest.approx(RANK_SHIFT) and pooled["top_k_overlap"] == 1.0 and pooled["cells"] == 3
+    assert pooled["rank_shift"] == pytest.approx(RANK_SHIFT) and pooled["cells"] == 3
+    # The top-5 overlap is a count (all 3 models of the one domain), its share a second field; the method says so.
+    assert (pooled["top_k_overlap"], pooled["top_k_overlap_share"]) == (3.0, 1.0)
+    ops = document["agreement"]["domains"]["ops"]
+    assert (ops["top_k_overlap"], ops["top_k_overlap_share"], ops["k"]) == (3, 1.0, 3)
+    assert document["method"]["top_k_overlap"].startswith("count |top-k(A) ∩ top-k(B)|")
+    assert "not a share" in document["method"]["top_k_overlap"]
+    assert document["method"]["top_k_overlap_share"].startswith("the count / k")
     assert document["pairwise"]["pooled"]["agree"] == AGREE and document["pairwise"]["pooled"]["shared"] == SHARED
     boot = document["pooled_spearman"]
     assert boot["spearman"] == pytest.approx(SPEARMAN) and boot["replicates"] == 5 and boot["seed"] == 2
@@ -354,7 +362,7 @@ def test_the_agreement_command_and_api_give_one_document_with_the_hand_computed_
     call_command("hypoarena_agreement", "tiny", "--replicates", "3", stdout=out)
     text = out.getvalue()
     assert text.splitlines()[0] == f"tiny v1: run A {runs['j1'].pk} (judge-j1, j1) vs run B {runs['j2'].pk} (judge-j2, j2)"
-    assert re.search(r"^pooled\s+0\.500\s+0\.333\s+0\.67\s+1\.00\s+0\.333 \(2/6\)$", text, re.M)
+    assert re.search(r"^pooled\s+0\.500\s+0\.333\s+0\.67\s+3\s+0\.333 \(2/6\)$", text, re.M)
 
 
 def test_the_agreement_command_and_api_errors_say_what_to_do(researcher, annotator, tiny, tmp_path: Path) -> None:  # noqa: ANN001
@@ -450,7 +458,7 @@ def test_the_demo_agreement_page_prints_the_document_whose_ratings_are_each_runs
         p = doc["pairwise"]["pooled"] if name == "pooled" else doc["pairwise"]["domains"][name]
         cells = rows[name]
         assert cells[1].split(" [")[0] == f"{block['spearman']:.3f}" and cells[2] == f"{block['kendall']:.3f}"
-        assert cells[3] == f"{block['rank_shift']:.2f}" and cells[4] == f"{block['top_k_overlap']:.2f}"
+        assert cells[3] == f"{block['rank_shift']:.2f}" and cells[4] == f"{block['top_k_overlap']:g}"  # a count
         assert cells[6:] == [f"{100 * p['agreement']:.1f}%", f"{p['agree']:,} / {p['shared']:,}"]
     boot = doc["pooled_spearman"]
     assert f'<strong id="pooled-spearman">{boot["spearman"]:.3f}</strong>' in html

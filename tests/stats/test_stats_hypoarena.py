@@ -391,16 +391,25 @@ def test_inter_judge_agreement_against_scipy_and_hand_counts() -> None:
     assert out["domains"]["d1"]["rank_shift"] == pytest.approx(6 / 5)
     # d2 ranks: a B1 A2 C3 D4; b A1 B2 C3 D4 -> |Δ| 1, 1, 0, 0 -> mean 1/2.
     assert out["domains"]["d2"]["rank_shift"] == pytest.approx(0.5)
-    # top-2: d1 {A, B} vs {B, A} -> 1; d2 {B, A} vs {A, B} -> 1.
-    assert out["domains"]["d1"]["top_k_overlap"] == 1.0 and out["domains"]["d2"]["top_k_overlap"] == 1.0
+    # top-2: d1 {A, B} vs {B, A} -> both 2 models in common (share 1); d2 {B, A} vs {A, B} -> 2 (share 1).
+    for d in ("d1", "d2"):
+        block = out["domains"][d]
+        assert (block["top_k_overlap"], block["top_k_overlap_share"], block["k"]) == (2, 1.0, 2)
     cells = [(d, m) for d in a for m in sorted(a[d])]
     x, y = [a[d][m] for d, m in cells], [b[d][m] for d, m in cells]
     assert out["pooled"]["spearman"] == pytest.approx(spearmanr(x, y).statistic)
     assert out["pooled"]["kendall"] == pytest.approx(kendalltau(x, y).statistic)
     assert out["pooled"]["rank_shift"] == pytest.approx((6 + 2) / 9)  # over all 9 cells
-    assert out["pooled"]["top_k_overlap"] == 1.0 and out["pooled"]["cells"] == 9
-    # top-3 in d1: a {A, B, C}; b {B, A} + the D/E tie broken by name -> D: overlap 2/3.
-    assert inter_judge_agreement(a, b, top_k=3)["domains"]["d1"]["top_k_overlap"] == pytest.approx(2 / 3)
+    assert (out["pooled"]["top_k_overlap"], out["pooled"]["top_k_overlap_share"], out["pooled"]["cells"]) == (2.0, 1.0, 9)
+    # top-3 in d1: a {A, B, C}; b {B, A} + the D/E tie broken by name -> D: 2 models in common, a share 2/3.
+    # d2: a {B, A, C}, b {A, B, C} -> 3. Pooled: the mean count (2 + 3) / 2 = 2.5, the mean share (2/3 + 1) / 2 = 5/6.
+    top3 = inter_judge_agreement(a, b, top_k=3)
+    assert (top3["domains"]["d1"]["top_k_overlap"], top3["domains"]["d2"]["top_k_overlap"]) == (2, 3)
+    assert top3["domains"]["d1"]["top_k_overlap_share"] == pytest.approx(2 / 3)
+    assert top3["pooled"]["top_k_overlap"] == 2.5 and top3["pooled"]["top_k_overlap_share"] == pytest.approx(5 / 6)
+    # top-5 with 4 models in d2: k = 4, all of them in common.
+    top5 = inter_judge_agreement(a, b, top_k=5)["domains"]["d2"]
+    assert (top5["top_k_overlap"], top5["top_k_overlap_share"], top5["k"]) == (4, 1.0, 4)
 
 
 def test_pairwise_verdict_agreement_hand_counted() -> None:

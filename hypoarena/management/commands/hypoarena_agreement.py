@@ -8,18 +8,47 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena.selectors import LEADERBOARD_REPLICATES, LEADERBOARD_SEED, benchmark_resolve
 from hypoarena.models import PROTOCOL
-from hypoarena.reports import ReportError, agreement_runs_pick, hypoarena_agreement_report
+from hypoarena.reports import ReportError, agreement_runs_pick, hypoarena_agreement_report, top_k_overlap_text
 
 
 def _number(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+def agreement_rows(agreement: dict[str, Any], pairwise: dict[str, Any] | None = None) -> list[list[str]]:
+    """The printed table of an agreement document's ``agreement`` (and ``pairwise``, when given) blocks: a header, a row
+    per domain and a pooled row. The top-k overlap is the count of models in both top-k lists, as the paper's Table 12
+    prints it ("5", "4"; pooled "4.5"), not a share."""
+    k = agreement["top_k"]
+    rows = [["", "Spearman ρ", "Kendall τ", "mean |Δrank|", f"top-{k} overlap", "pairwise agreement"]]
+    for name, block in [*agreement["domains"].items(), ("pooled", agreement["pooled"])]:
+        p = None if pairwise is None else pairwise["pooled"] if name == "pooled" else pairwise["domains"].get(name)
+        share = f"{_number(p['agreement'])} ({p['agree']}/{p['shared']})" if p and p["shared"] else "—"
+        rows.append(
+            [
+                str(name),
+                _number(block["spearman"]),
+                _number(block["kendall"]),
+                _number(block["rank_shift"], 2),
+                top_k_overlap_text(block["top_k_overlap"]),
+                share,
+            ]
+        )
+    return rows
+
+
+def table_lines(rows: list[list[str]]) -> list[str]:
+    """Rows as left-aligned columns, trailing spaces cut."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+
+
 class Command(BaseCommand):
     help = (
         "Inter-judge agreement of two arena runs of a HypoArena benchmark: per domain and pooled Spearman ρ, Kendall τ, "
-        "mean |Δrank| and top-5 overlap of their Bradley–Terry–Davidson ratings, pairwise agreement of their forward "
-        "verdicts on shared matches, and a case-bootstrap interval for the pooled ρ."
+        "mean |Δrank| and top-5 overlap (the count of models in both top fives, as the paper prints it) of their "
+        "Bradley–Terry–Davidson ratings, pairwise agreement of their forward verdicts on shared matches, and a "
+        "case-bootstrap interval for the pooled ρ."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -75,25 +104,8 @@ class Command(BaseCommand):
             f"{doc['benchmark']['name']} v{doc['benchmark']['version']}: run A {a['id']} ({a['judge']}, {a['label']}) "
             f"vs run B {b['id']} ({b['judge']}, {b['label']})"
         )
-        k = doc["method"]["top_k"]
-        rows = [["", "Spearman ρ", "Kendall τ", "mean |Δrank|", f"top-{k} overlap", "pairwise agreement"]]
-        pairwise = doc["pairwise"]
-        for name, block in [*doc["agreement"]["domains"].items(), ("pooled", doc["agreement"]["pooled"])]:
-            p = pairwise["pooled"] if name == "pooled" else pairwise["domains"].get(name)
-            share = f"{_number(p['agreement'])} ({p['agree']}/{p['shared']})" if p and p["shared"] else "—"
-            rows.append(
-                [
-                    str(name),
-                    _number(block["spearman"]),
-                    _number(block["kendall"]),
-                    _number(block["rank_shift"], 2),
-                    _number(block["top_k_overlap"], 2),
-                    share,
-                ]
-            )
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        for r in rows:
-            self.stdout.write("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+        for line in table_lines(agreement_rows(doc["agreement"], doc["pairwise"])):
+            self.stdout.write(line)
         boot = doc["pooled_spearman"]
         low, high = boot["ci"]
         self.stdout.write(
