@@ -225,9 +225,17 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
     except IntegrityError:
         # The same form posted at once: the first insert won; the others find its run (PostgreSQL made them wait for it).
         made = JudgeRun.objects.filter(launch_key=request.launch_key).first() if request.launch_key else None
-        if made is None:
+        if made is not None:
+            raise AlreadyLaunched(made) from None
+        # A label its judge already has on the benchmark (a run before, or one made at the same moment).
+        judge = request.judge_model.strip()
+        labelled = JudgeRun.objects.filter(benchmark=request.benchmark, judge_model=judge, label=request.label).first()
+        if not request.label or labelled is None:
             raise
-        raise AlreadyLaunched(made) from None
+        raise RunError(
+            f"run {labelled.pk} of {request.benchmark} is labelled {request.label!r} for judge {judge!r} already; nothing "
+            "new was made: give this run another label (--label)"
+        ) from None
     return run, skipped
 
 

@@ -195,7 +195,7 @@ def test_run_judge_with_one_label_three_times_at_once_makes_one_run(lit2test: Be
     one_done_others_refused(
         outcomes,
         rf"run {run.pk} of at-once v1 is labelled 'stability-1' for judge 'Judge-Local' already; nothing new was made: "
-        "give this run another --label",
+        r"give this run another label \(--label\)",
     )
 
 

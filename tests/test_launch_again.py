@@ -102,6 +102,6 @@ def test_run_judge_with_a_label_the_judge_has_is_refused_by_name(lit2test: Bench
 
     assert str(refused.value) == (
         f"run {run.pk} of at-once v1 is labelled 'stability-1' for judge 'Judge-Local' already; nothing new was made: "
-        "give this run another --label"
+        "give this run another label (--label)"
     )
     assert JudgeRun.objects.filter(judge_model="Judge-Local").count() == 1

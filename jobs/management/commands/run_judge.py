@@ -4,7 +4,6 @@ import argparse
 
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import IntegrityError
 
 from arena.models import Benchmark, JudgeRun
 from arena.protocols import all_run_options, all_run_types, protocols, selection_options
@@ -44,19 +43,6 @@ def _kind_and_type(benchmark: Benchmark, task_kind: str | None, run_type: str | 
     if task_kind is None and spec is not None and spec.run_types and spec.run_type(run_type) is None:
         task_kind = spec.run_types[0].task_kind
     return task_kind, run_type
-
-
-def _label_taken(request: JudgeRunRequest) -> CommandError | None:
-    """The refusal of a run whose ``--label`` its benchmark's judge has already (run before, or by the same command at
-    the same moment, whose insert PostgreSQL made this one wait for); None when the label is not what was taken."""
-    judge = request.judge_model.strip()
-    made = JudgeRun.objects.filter(benchmark=request.benchmark, judge_model=judge, label=request.label).first()
-    if not request.label or made is None:
-        return None
-    return CommandError(
-        f"run {made.pk} of {request.benchmark} is labelled {request.label!r} for judge {judge!r} already; nothing new was "
-        "made: give this run another --label"
-    )
 
 
 class Command(BaseCommand):
@@ -170,11 +156,6 @@ class Command(BaseCommand):
             judge_run_launch(run=run, drivers=int(o["drivers"]))  # type: ignore[call-overload]
         except RunError as exc:
             raise CommandError(str(exc)) from None
-        except IntegrityError:
-            taken = _label_taken(request)
-            if taken is None:
-                raise
-            raise taken from None
         self.stdout.write(f"run: {run.pk}")
         kind = subjects_of(run)
         total = kind.task_model.objects.filter(run=run).count()
