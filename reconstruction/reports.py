@@ -8,6 +8,22 @@ that for a judge of the proposer's family). It is passed on with its judge famil
 so ``hypothesis_labels`` drops it as recused: it is *missing*, never a No-match (the placeholder label it carries is
 never read). A hypothesis whose every judgment is recused is unlabelled: left out of the rates and counted.
 
+Exclusions. A case (seed, system) with fewer than five valid hypotheses is out of that system's rates (and so of the
+controls) and counted in ``labels.excluded_cases``, as the protocol says (PROTOCOL.md §3): a hypothesis stored as
+invalid, fewer than five stored (an import may carry fewer slots: the case is excluded all the same), or a proposer
+run's answer that stayed invalid after every attempt (nothing stored). A pipeline's case with fewer than five
+champions is excluded alike.
+
+Proposers and pipelines. A selection pipeline is a system whose hypotheses were selected from the proposers' (a Swiss
+selection's participant, or an imported system whose hypotheses name the one they were ``selected_from``); every
+other system is a proposer. The controls (slot and top-5 oracles, the best single model per paper) are built over the
+proposers only (``proposers=``), as the paper (App. E) defines them, and each pipeline is sign-tested against the best
+single model per paper beside the pairwise tests.
+
+Rules. ``label_rule`` (``"majority"``, the default, or the paper's ``"fraction"``) and ``rate`` (``"pooled"``, the
+default, or the paper's ``"paper-mean"``) choose how a hypothesis scores and how a scope's rate is made of its papers
+(``arena.stats.reconstruction``); the document's ``method`` names the rules in force.
+
 Swiss selections. ``selections`` lists the benchmark's Swiss selections (their system is a row of the rates like any
 proposer) with the champions drawn by lot (``reconstruction.swiss.selection_lots``): a slot whose tournament no vote
 decided holds the seeded lot's pick, not a judged winner, and a reader of the selection's rates must know how many.
@@ -21,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from arena.errors import NotFoundError
 from arena.models import Benchmark
 
-from .models import Hypothesis, MatchLabel, SwissSelection
+from .models import SLOTS, Hypothesis, MatchLabel, SwissSelection
 from .swiss import selection_lots
 
 if TYPE_CHECKING:
@@ -31,6 +47,10 @@ if TYPE_CHECKING:
 #: Bootstrap replicates by default (the protocol's 2,000) and the default seed.
 REPORT_REPLICATES = 2000
 REPORT_SEED = 0
+#: The rules a report may be asked for, default first (``arena.stats.reconstruction.LABEL_RULES`` / ``RATE_RULES``,
+#: repeated here so that a page or the API can offer them without importing the statistics).
+LABEL_RULES = ("majority", "fraction")
+RATE_RULES = ("pooled", "paper-mean")
 #: What a non-finite ratio (a rate divided by a rate of 0) is written as: JSON has no infinity.
 INFINITY = "inf"
 
@@ -43,9 +63,10 @@ class ReportError(NotFoundError):
 def label_frame(*, benchmark: Benchmark) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The benchmark's stored judgments as a :data:`LABEL_COLUMNS` frame, and counts of what was read.
 
-    ``system_families`` is the hypothesis's model family (a selection pipeline will list every proposing family).
-    A recused row keeps its judge family (the proposer's) and a placeholder label, so that ``hypothesis_labels``
-    drops it as recused. Raises :class:`ReportError` when a stored recused judgment is not of the proposer's family
+    ``system_families`` is the hypothesis's model family: a proposer's own; a selection pipeline's champion keeps the
+    family of the proposer hypothesis it was selected from, so a judge of the origin's family recuses on it (as the
+    paper does), and a pipeline's champions may be of several families. A recused row keeps its judge family (the
+    proposer's) and a placeholder label, so that ``hypothesis_labels`` drops it as recused. Raises :class:`ReportError` when a stored recused judgment is not of the proposer's family
     (it would otherwise be counted)."""
     import pandas as pd
 
@@ -117,10 +138,10 @@ def label_frame(*, benchmark: Benchmark) -> tuple[pd.DataFrame, dict[str, Any]]:
 
 
 def excluded_cases(*, benchmark: Benchmark) -> set[tuple[str, str]]:
-    """(seed external id, system) cases where the proposer did not give five valid hypotheses: a hypothesis stored as
-    invalid (imported with ``"valid": false``), or a proposer run's answer that stayed invalid after every attempt
-    (nothing stored for that case). A case imported with fewer slots, all valid, is kept: a file may carry only the
-    judged slots."""
+    """(seed external id, system) cases with fewer than five valid hypotheses (the protocol's exclusion): a hypothesis
+    stored as invalid (imported with ``"valid": false``), fewer than five stored (imported with fewer slots, or a
+    pipeline with fewer champions), or a proposer run's answer that stayed invalid after every attempt (nothing stored
+    for that case)."""
     from django.db.models import Count, Q
 
     from .models import ProposerTask
@@ -128,15 +149,27 @@ def excluded_cases(*, benchmark: Benchmark) -> set[tuple[str, str]]:
     counts = (
         Hypothesis.objects.filter(seed__benchmark=benchmark)
         .values("seed__external_id", "participant__name")
-        .annotate(invalid=Count("id", filter=Q(valid=False)))
+        .annotate(valid=Count("id", filter=Q(valid=True)))
     )
-    out = {(c["seed__external_id"], c["participant__name"]) for c in counts if c["invalid"]}
+    out = {(c["seed__external_id"], c["participant__name"]) for c in counts if c["valid"] < len(SLOTS)}
     stored = {(c["seed__external_id"], c["participant__name"]) for c in counts}
     invalid = ProposerTask.objects.filter(run__benchmark=benchmark, status="done", last_error__startswith="invalid:").values_list(
         "seed__external_id", "participant__name"
     )
     out |= {case for case in invalid if case not in stored}
     return out
+
+
+def pipelines(*, benchmark: Benchmark) -> set[str]:
+    """The names of the benchmark's selection pipelines: the participants of its Swiss selections, and any participant
+    with a hypothesis selected from another's (an imported selection)."""
+    names = set(SwissSelection.objects.filter(benchmark=benchmark).values_list("participant__name", flat=True))
+    names |= set(
+        Hypothesis.objects.filter(seed__benchmark=benchmark, origin__isnull=False)
+        .values_list("participant__name", flat=True)
+        .distinct()
+    )
+    return names
 
 
 def swiss_selections(*, benchmark: Benchmark) -> list[dict[str, Any]]:
@@ -157,6 +190,12 @@ def swiss_selections(*, benchmark: Benchmark) -> list[dict[str, Any]]:
     return out
 
 
+def count_text(value: float) -> str:
+    """A count of the document (``n_matches``, ``n_papers_with_match``) as text: a whole number as it is; a sum of
+    fractional scores (the fraction rule) to 3 places without trailing zeros."""
+    return str(value) if isinstance(value, int) else f"{value:.3f}".rstrip("0").rstrip(".")
+
+
 def _finite(value: Any) -> Any:  # noqa: ANN401
     """The document with every infinite float written as :data:`INFINITY` (JSON, strict, has no infinity)."""
     if isinstance(value, float) and math.isinf(value):
@@ -169,14 +208,22 @@ def _finite(value: Any) -> Any:  # noqa: ANN401
 
 
 def benchmark_reconstruction_report(
-    *, benchmark: Benchmark, replicates: int = REPORT_REPLICATES, seed: int = REPORT_SEED, level: float = 0.95
+    *,
+    benchmark: Benchmark,
+    replicates: int = REPORT_REPLICATES,
+    seed: int = REPORT_SEED,
+    level: float = 0.95,
+    label_rule: str = LABEL_RULES[0],
+    rate: str = RATE_RULES[0],
 ) -> dict[str, Any]:
     """Match rates and success@5 per system and domain (and pooled, ``"all"``) with paper-bootstrap intervals, paired
-    rate ratios with intervals, exact sign tests and the slot / top-5 oracle controls of a Reconstruction benchmark.
+    rate ratios with intervals, exact sign tests over paper rates and the controls (slot and top-5 oracles, best single
+    model per paper; over the proposers only) of a Reconstruction benchmark, under ``label_rule`` and ``rate``.
 
-    Preconditions: ``benchmark`` is a Reconstruction benchmark, ``replicates >= 1``. Raises :class:`ReportError`
-    when it has no match label or the labels cannot be combined (a judge labelling one hypothesis under two run
-    labels). The document names the systems (participants): it is for researchers."""
+    Preconditions: ``benchmark`` is a Reconstruction benchmark, ``replicates >= 1``, ``label_rule`` in
+    :data:`LABEL_RULES` and ``rate`` in :data:`RATE_RULES`. Raises :class:`ReportError` when it has no match label or
+    the labels cannot be combined (a judge labelling one hypothesis under two run labels). The document names the
+    systems (participants): it is for researchers."""
     from arena.stats.reconstruction import hypothesis_labels, reconstruction_report
 
     frame, read = label_frame(benchmark=benchmark)
@@ -186,7 +233,16 @@ def benchmark_reconstruction_report(
         )
     try:
         hypotheses = hypothesis_labels(frame)
-        report = reconstruction_report(hypotheses, replicates=replicates, seed=seed, level=level)
+        selecting = pipelines(benchmark=benchmark)
+        report = reconstruction_report(
+            hypotheses,
+            replicates=replicates,
+            seed=seed,
+            level=level,
+            proposers=sorted(set(hypotheses["system"].astype(str)) - selecting),
+            label_rule=label_rule,
+            rate=rate,
+        )
     except ValueError as exc:
         raise ReportError(f"{benchmark}: {exc}") from None
     read |= {
@@ -195,6 +251,10 @@ def benchmark_reconstruction_report(
         "ties": int(hypotheses["tie"].sum()),
         "papers": int(hypotheses[["domain", "paper"]].drop_duplicates().shape[0]),
     }
+    report["method"]["exclusion"] = (
+        "a case (seed, system) with fewer than five valid hypotheses is left out of the rates and counted "
+        "(labels.excluded_cases), imported or generated"
+    )
     report["method"]["infinity"] = f'a ratio whose denominator rate is 0 (and numerator > 0) is written "{INFINITY}"'
     return _finite(
         {

@@ -19,7 +19,15 @@ from arena.protocol_reports import protocol_benchmark_or_404
 
 from . import leakage
 from .models import PROTOCOL, BibliographyFreeze, Hypothesis, SeedPaper, SwissMatch, SwissSelection, SwissTournament, SwissVote
-from .reports import REPORT_REPLICATES, REPORT_SEED, ReportError, benchmark_reconstruction_report
+from .reports import (
+    LABEL_RULES,
+    RATE_RULES,
+    REPORT_REPLICATES,
+    REPORT_SEED,
+    ReportError,
+    benchmark_reconstruction_report,
+    count_text,
+)
 from .swiss import UNJUDGED, lot_note, selection_lots
 
 
@@ -86,9 +94,9 @@ def _interval(ci: list[Any] | None, digits: int = 3) -> str:
 
 
 def results_sections(doc: dict[str, Any]) -> dict[str, Any]:
-    """The report as rows: one per system (then one per oracle control) with a cell per domain and the pooled scope
-    (match rate and success@5 with their intervals, and the counts behind them); one row per scope and pair of
-    systems (rate ratio with its interval, the sign test's counts and p)."""
+    """The report as rows: one per system (then one per control) with a cell per domain and the pooled scope (match
+    rate and success@5 with their intervals, and the counts behind them); one row per scope and pair (rate ratio with
+    its interval, the sign test's counts and p)."""
     by_key = {(r["system"], r["domain"]): r for r in doc["rates"]}
 
     def cells(system: str) -> list[dict[str, Any]]:
@@ -104,6 +112,8 @@ def results_sections(doc: dict[str, Any]) -> dict[str, Any]:
                     "rate_ci_text": _interval(r["match_rate_ci"]),
                     "success_text": _value(r["success_at_5"]),
                     "success_ci_text": _interval(r["success_at_5_ci"]),
+                    "matches_text": count_text(r["n_matches"]),
+                    "papers_text": count_text(r["n_papers_with_match"]),
                 }
             )
         return out
@@ -124,17 +134,40 @@ def results_sections(doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _choice_option(request: HttpRequest, name: str, choices: tuple[str, ...], problems: list[str]) -> str:
+    """A query option among ``choices`` (the first is the default); anything else shows the default and says so in
+    ``problems`` (a page shows what it can rather than refusing)."""
+    raw = request.GET.get(name, "").strip()
+    if raw and raw not in choices:
+        problems.append(f"{name} must be one of {', '.join(choices)}, not {raw!r}; showing {choices[0]}.")
+    return raw if raw in choices else choices[0]
+
+
 @require_GET
 @researcher_required
 def results_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     """The results table of a benchmark (the document of ``manage.py reconstruction_report --json``, at the default
-    replicates and seed): Match rate and success@5 per system × domain with paper-bootstrap intervals and counts, the
-    slot and top-5 oracle controls in the same layout, and the paired ratios with exact sign tests. Names the systems:
+    replicates and seed, under the rules ``?label_rule=majority|fraction&rate=pooled|paper-mean``, the command's
+    ``--label-rule`` and ``--rate``): Match rate and success@5 per system × domain with paper-bootstrap intervals and
+    counts, the controls in the same layout, and the paired ratios with exact sign tests. Names the systems:
     researcher-side only."""
     benchmark = _benchmark_get(benchmark_id)
-    context: dict[str, Any] = {"benchmark": benchmark, "replicates": REPORT_REPLICATES, "seed": REPORT_SEED}
+    problems: list[str] = []
+    rules = {
+        "label_rule": _choice_option(request, "label_rule", LABEL_RULES, problems),
+        "rate": _choice_option(request, "rate", RATE_RULES, problems),
+    }
+    context: dict[str, Any] = {
+        "benchmark": benchmark,
+        "replicates": REPORT_REPLICATES,
+        "seed": REPORT_SEED,
+        "rules": rules,
+        "label_rules": LABEL_RULES,
+        "rate_rules": RATE_RULES,
+        "problems": problems,
+    }
     try:
-        doc = benchmark_reconstruction_report(benchmark=benchmark, replicates=REPORT_REPLICATES, seed=REPORT_SEED)
+        doc = benchmark_reconstruction_report(benchmark=benchmark, replicates=REPORT_REPLICATES, seed=REPORT_SEED, **rules)
     except ReportError as exc:
         context["report_problem"] = str(exc)
     else:

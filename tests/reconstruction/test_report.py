@@ -2,8 +2,9 @@
 computation, the command's JSON against the API, the access rules, and the results page on the demo.
 
 The tiny benchmark: systems Alpha (family alpha) and Beta (family beta), papers p1 and p2 (domain chem) and p3 (bio),
-two slots each. Judge Gamma-J (gamma) labels every hypothesis; Alpha-J (alpha) labels Beta's and is recused on one of
-Alpha's (missing, not No-match). Labels (G = Gamma-J, A = Alpha-J):
+five hypotheses each (a case with fewer is excluded), of which slots 1 and 2 are judged. Judge Gamma-J (gamma) labels
+every one of those; Alpha-J (alpha) labels Beta's and is recused on one of Alpha's (missing, not No-match). Labels
+(G = Gamma-J, A = Alpha-J):
 
     paper  Alpha s1        Alpha s2   Beta s1              Beta s2
     p1     G match, A rec  G no       G match, A no (tie)  G no, A no
@@ -11,7 +12,8 @@ Alpha's (missing, not No-match). Labels (G = Gamma-J, A = Alpha-J):
     p3     G match         G match    G no, A no           G no, A no
 
 So Alpha: p1 1/2, p2 0/2, p3 2/2 Matches (the recused judgment drops out, G's Match stands); Beta: p1 0/2 (the tie
-is not a Match), p2 1/2, p3 0/2.
+is not a Match), p2 1/2, p3 0/2. Under the paper's fraction rule Beta's p1 slot 1 (G Match, A No-match) scores 1/2:
+Beta p1 1/2 of 2, p2 1/2 (G and A Match on slot 1: 1), p3 0.
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ def tiny_folder(tmp: Path, *, labels: bool = True) -> Path:
                 }
             )
         for system in ("Alpha", "Beta"):
-            for slot in (1, 2):
+            for slot in (1, 2, 3, 4, 5):  # slots 3-5 are never judged: not in the labels at all
                 hyps.append(
                     {
                         "seed_id": paper,
@@ -175,13 +177,6 @@ def test_the_command_json_equals_hand_computed_figures(tiny: Benchmark) -> None:
     ab = pair(doc, "Alpha", "Beta", "all")
     assert ab["sign_test"] == {"n_papers": 3, "a_more": 2, "b_more": 1, "ties": 0, "p_value": pytest.approx(1.0)}
     assert ab["ratio"] == pytest.approx((3 / 6) / (1 / 6))
-    assert pair(doc, "Beta", "Alpha", "all")["sign_test"] | {"p_value": 0} == {
-        "n_papers": 3,
-        "a_more": 1,
-        "b_more": 2,
-        "ties": 0,
-        "p_value": 0,
-    }
     assert pair(doc, "Alpha", "Beta", "chem")["sign_test"] | {"p_value": 0} == {
         "n_papers": 2,
         "a_more": 1,
@@ -189,8 +184,10 @@ def test_the_command_json_equals_hand_computed_figures(tiny: Benchmark) -> None:
         "ties": 0,
         "p_value": 0,
     }
-    # Beta's bio rate is 0: the ratio is infinite, written "inf" (JSON has no infinity); the reverse is 0.
-    assert pair(doc, "Alpha", "Beta", "bio")["ratio"] == "inf" and pair(doc, "Beta", "Alpha", "bio")["ratio"] == 0.0
+    # Beta's bio rate is 0: the ratio is infinite, written "inf" (JSON has no infinity). Each pair is shown once.
+    assert pair(doc, "Alpha", "Beta", "bio")["ratio"] == "inf"
+    assert [(p["a"], p["b"]) for p in doc["pairs"]] == [("Alpha", "Beta")] * 3
+    assert doc["method"]["label_rule"] == "majority" and doc["method"]["rate"] == "pooled"
     assert pair(doc, "Alpha", "Beta", "bio")["sign_test"]["p_value"] == pytest.approx(1.0)  # 1 of 1: 2 · ½
 
 
@@ -263,3 +260,50 @@ def test_the_dashboards_benchmark_link_opens_the_reconstruction_pages(tiny: Benc
     # arena's benchmark page sends another protocol's benchmark to that app's "<protocol>:benchmark" page
     answer = client_for(researcher).get(reverse("arena:benchmark", args=[tiny.pk]))
     assert answer.status_code == 302 and answer["Location"] == reverse("reconstruction:benchmark", args=[tiny.pk])
+
+
+def test_the_papers_rules_are_offered_by_the_command_the_api_and_the_page_and_named(tiny: Benchmark, researcher) -> None:  # noqa: ANN001
+    from arena.stats import reconstruction as stats
+    from reconstruction import reports
+
+    # the page and the API offer the rules without importing the statistics: the two lists must not drift apart
+    assert (reports.LABEL_RULES, reports.RATE_RULES) == (stats.LABEL_RULES, stats.RATE_RULES)
+    doc = command_json(str(tiny.pk), "--replicates", "50", "--label-rule", "fraction")
+    method = doc["method"]
+    assert (method["label_rule"], method["rate"]) == ("fraction", "pooled")
+    assert "fraction of its non-recused judges" in method["label_rule_text"] and "1-1 split scores 0.5" in method["tie_rule"]
+    # Beta (module doc): p1 1/2 + 0, p2 1 + 0, p3 0 → 1.5 of 6; success@5 the papers' best scores (1/2 + 1 + 0) / 3
+    beta = rate(doc, "Beta", "all")
+    assert (beta["n_matches"], beta["n_hypotheses"], beta["n_papers_with_match"]) == (1.5, 6, 1.5)
+    assert beta["match_rate"] == pytest.approx(0.25) and beta["success_at_5"] == pytest.approx(0.5)
+    assert rate(doc, "Beta", "chem")["match_rate"] == pytest.approx(1.5 / 4)
+    assert rate(doc, "Alpha", "all")["match_rate"] == pytest.approx(3 / 6)  # single judges: as under majority
+    out = StringIO()
+    call_command("reconstruction_report", str(tiny.pk), "--replicates", "50", "--label-rule", "fraction", stdout=out)
+    text = out.getvalue()
+    assert "label rule fraction: a hypothesis scores the fraction of its non-recused judges" in text
+    assert "rate pooled:" in text and "1.5/6" in text
+    with pytest.raises(CommandError, match="invalid choice: 'share'"):
+        call_command("reconstruction_report", str(tiny.pk), "--label-rule", "share", stdout=StringIO())
+
+    client = client_for(researcher)
+    url = reverse("reconstruction:api-report", args=[tiny.pk])
+    answer = client.get(url, {"replicates": 60, "label_rule": "fraction", "rate": "paper-mean"})
+    assert answer.status_code == 200
+    expected = command_json(str(tiny.pk), "--replicates", "60", "--label-rule", "fraction", "--rate", "paper-mean")
+    assert answer.json() == expected and expected["method"]["rate"] == "paper-mean"
+    assert client.get(url, {"replicates": 60}).json()["method"]["label_rule"] == "majority"
+    for bad in ({"label_rule": "share"}, {"rate": "mean"}, {"rate": ""}):
+        answer = client.get(url, bad)
+        assert answer.status_code == 400 and next(iter(bad)) in answer.json(), bad
+
+    page_url = reverse("reconstruction:results", args=[tiny.pk])
+    html = client.get(page_url, {"label_rule": "fraction"}).content.decode()
+    assert "Label rule <strong>fraction</strong>" in html and '<option value="fraction" selected>' in html
+    cell = html[html.index('data-system="Beta"') :].split("</tr>")[0]
+    cell = cell[cell.index('data-domain="all"') :].split("</td>")[0]
+    assert "0.250" in cell and "1.5/6 hypotheses" in cell and "1.5/3 papers" in cell
+    assert f'href="{url}?label_rule=fraction&amp;rate=pooled"' in html
+    html = client.get(page_url, {"rate": "mean"}).content.decode()
+    assert "rate must be one of pooled, paper-mean, not &#x27;mean&#x27;; showing pooled." in html
+    assert "Rate <strong>pooled</strong>" in html and "Label rule <strong>majority</strong>" in html

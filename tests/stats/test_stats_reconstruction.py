@@ -1,4 +1,5 @@
-"""Reconstruction statistics: recusal, majority labels, rates, paper bootstrap, ratios, sign tests, oracles.
+"""Reconstruction statistics: recusal, majority labels, rates, paper bootstrap, ratios, sign tests, controls, and the
+paper's own rules (fraction labels, paper-mean rates, the pipeline against the best single model per paper).
 
 References are hand-computed cases, an explicit slow bootstrap written here with pandas, and scipy's binomtest;
 never values from the code under test.
@@ -48,7 +49,8 @@ def test_a_judge_never_labels_its_own_familys_hypothesis_and_recusal_is_missing_
                 ("bio", "p1", "gpt-x", 1, "j-claude", "claude", ("gpt",), "no_match"),
                 # claude's hypothesis judged only by claude: unlabelled (missing), not no_match
                 ("bio", "p1", "claude-y", 1, "j-claude", "claude", ("claude",), "no_match"),
-                # a pipeline slot proposed by gpt and claude families: only the gemini judge counts
+                # a hypothesis listing two families (accepted; a pipeline's champion lists its origin's only): only the
+                # gemini judge counts
                 ("bio", "p1", "pipeline", 1, "j-gpt", "gpt", ("gpt", "claude"), "no_match"),
                 ("bio", "p1", "pipeline", 1, "j-claude", "claude", ("gpt", "claude"), "no_match"),
                 ("bio", "p1", "pipeline", 1, "j-gem", "gemini", ("gpt", "claude"), "match"),
@@ -208,7 +210,7 @@ def test_sign_test_counts_and_p_value_match_scipy_binomtest_on_hand_counts():
         for s in range(5):
             rows.append(("x", f"p{i}", "A", s, "match" if s < a else "no_match"))
             rows.append(("x", f"p{i}", "B", s, "match" if s < b else "no_match"))
-    rep = reconstruction_report(label_frame(rows), replicates=20)
+    rep = reconstruction_report(label_frame(rows), replicates=20, pairs=[("A", "B"), ("B", "A")])
     st = pair(rep, "x", "A", "B")["sign_test"]
     assert (st["a_more"], st["b_more"], st["ties"], st["n_papers"]) == (6, 1, 2, 9)
     assert st["p_value"] == pytest.approx(binomtest(6, 7, 0.5).pvalue, rel=1e-12)
@@ -278,8 +280,8 @@ def test_paper_bootstrap_equals_an_explicit_slow_bootstrap_under_the_documented_
         assert r["match_rate_ci"] == pytest.approx(rate_ci, abs=1e-12)
         assert r["success_at_5_ci"] == pytest.approx(succ_ci, abs=1e-12)
     # the ratio of the same replicate's rates (paired draw)
-    ra, rb = slow[("all", "C")][2], slow[("all", "A")][2]
-    assert pair(rep, "all", "C", "A")["ratio_ci"] == pytest.approx(list(np.quantile(ra / rb, [0.05, 0.95])), abs=1e-12)
+    ra, rb = slow[("all", "A")][2], slow[("all", "C")][2]
+    assert pair(rep, "all", "A", "C")["ratio_ci"] == pytest.approx(list(np.quantile(ra / rb, [0.05, 0.95])), abs=1e-12)
 
 
 def test_bootstrap_properties_seed_level_and_paired_ratio():
