@@ -37,17 +37,19 @@ def test_the_report_page_from_the_paper_list_with_its_table_heat_map_and_distrib
     assert page.url.endswith(f"/dashboard/benchmarks/{benchmark.pk}/intrinsic/report/")
     assert "200 replicates (seed 0)" in page.locator("#report-summary").inner_text()
 
-    rows = page.locator("#intrinsic-table tbody tr")
+    rows = page.locator("#intrinsic-table tbody tr[data-scorer]")
     assert rows.count() == n_scorers
-    assert page.locator("#intrinsic-table tbody tr.listwise-row").count() == 1
-    assert page.locator("#intrinsic-table tr.listwise-row td[data-metric=mrr]").inner_text().startswith("—")
+    # The "All models" rows: NLL, energy, every intrinsic criterion together, and the listwise judge's.
+    assert page.locator("#intrinsic-table tbody tr[data-group]").count() == 4
+    assert page.locator("#intrinsic-table tbody tr[data-scorer].listwise-row").count() == 1
+    assert page.locator("#intrinsic-table tr[data-scorer].listwise-row td[data-metric=mrr]").inner_text().startswith("—")
     assert page.locator("#listwise-note").is_visible()
     best = demo.scorer_name(*max(demo.GOLD_ADVANTAGE, key=demo.GOLD_ADVANTAGE.__getitem__))
     assert page.locator("#intrinsic-table tr.best-row").get_attribute("data-scorer") == best
 
     # The heat map: a row per discipline and the pooled row, a cell per scorer, each printing a percentage.
     assert page.locator("#heat-map tbody tr").count() == n_disciplines + 1
-    cells = page.locator("#heat-map tbody td.heat")
+    cells = page.locator("#heat-map tbody td.heat[data-scorer]")
     assert cells.count() == (n_disciplines + 1) * n_scorers
     for text in cells.all_inner_texts()[:n_scorers]:
         assert 0 <= float(text.split("[")[0]) <= 100
@@ -74,5 +76,5 @@ def test_the_report_page_from_the_paper_list_with_its_table_heat_map_and_distrib
     with page.expect_navigation():
         page.click("#report-options button[type=submit]")
     assert "30 replicates (seed 4)" in page.locator("#report-summary").inner_text()
-    assert page.locator("#intrinsic-table tbody tr").count() == n_scorers
+    assert page.locator("#intrinsic-table tbody tr[data-scorer]").count() == n_scorers
     assert page.locator("#json-link").get_attribute("href").endswith("?replicates=30&seed=4")
