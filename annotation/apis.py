@@ -22,7 +22,11 @@ class StudyAgreementApi(APIView):
     class InputSerializer(QueryParams):
         include_over_time = serializers.BooleanField(required=False, default=False)
 
-    @extend_schema(parameters=[InputSerializer], responses=api_responses(OpenApiTypes.OBJECT, 400, 404))
+    @extend_schema(
+        summary="Agreement figures of a human study",
+        parameters=[InputSerializer],
+        responses=api_responses(OpenApiTypes.OBJECT, 400, 404),
+    )
     def get(self, request: Request, study_id: int) -> Response:
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)

@@ -5,15 +5,17 @@ from django.contrib.auth import get_user_model
 
 from arena.models import Benchmark
 from arena.permissions import ANNOTATORS_GROUP
+from arena.protocols import benchmark_protocols
 
 from .models import Study
-from .services import MAX_CAP_MINUTES
+from .services import MAX_CAP_MINUTES, study_protocols, study_protocols_text
 
 
 class StudyCreateForm(forms.Form):
-    """The dashboard's study form; ``annotation.services.study_create`` does the work."""
+    """The dashboard's study form; ``annotation.services.study_create`` does the work. It offers only the benchmarks of
+    the protocols studies support (``annotation.services.study_protocols``), the newest first chosen."""
 
-    benchmark = forms.ModelChoiceField(queryset=Benchmark.objects.all())
+    benchmark = forms.ModelChoiceField(queryset=Benchmark.objects.none(), empty_label=None)
     name = forms.CharField(max_length=200, required=False, help_text="Shown to the annotators; leave blank for a default.")
     n_contexts = forms.IntegerField(
         label="Contexts", min_value=1, initial=13, help_text="Drawn stratified by batch and judge stability."
@@ -47,7 +49,19 @@ class StudyCreateForm(forms.Form):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["benchmark"].initial = Benchmark.objects.order_by("-created_at", "-id").first()
+        supported = study_protocols()
+        self.supported = study_protocols_text()
+        # The installed protocols whose benchmarks a study cannot use, named on the page so that a missing one is explained.
+        unsupported = [p.label for p in benchmark_protocols() if p not in supported]
+        self.unsupported = " and ".join(filter(None, [", ".join(unsupported[:-1]), *unsupported[-1:]]))
+        field = self.fields["benchmark"]
+        field.queryset = Benchmark.objects.filter(protocol__in=[p.name for p in supported])
+        field.initial = field.queryset.order_by("-created_at", "-id").first()
+        field.help_text = f"{self.supported} benchmarks only: studies label their canonical pairs."
+        field.error_messages["invalid_choice"] = (
+            f"That benchmark cannot hold a study: studies label canonical pairs, which only {self.supported} benchmarks "
+            "hold. Choose one of those."
+        )
         self.fields["annotators"].queryset = (
             get_user_model().objects.filter(groups__name=ANNOTATORS_GROUP, is_active=True).order_by("username")
         )

@@ -23,8 +23,9 @@ from django.utils.translation import gettext as _
 
 from arena import naive
 from arena.errors import AppError
-from arena.models import Benchmark, CanonicalPair, Context, Proposal
+from arena.models import PAIRS, Benchmark, CanonicalPair, Context, Proposal
 from arena.permissions import ANNOTATORS_GROUP
+from arena.protocols import ProtocolSpec, protocol_phrase, protocols_judging
 from arena.selectors import run_cases_frame, run_default
 
 from .models import Assignment, Item, Label, NaiveProposal, Study
@@ -82,6 +83,18 @@ def _rng(seed: int, *parts: object) -> random.Random:
 
 
 # --------------------------------------------------------------------------- sampling
+
+
+def study_protocols() -> list[ProtocolSpec]:
+    """The protocols whose benchmarks can hold a study: those whose runs judge canonical pairs (``arena.models.PAIRS``),
+    which a study shows to annotators and stratifies by a judge run's order stability. Other protocols' benchmarks
+    hold other subjects (cases, hypotheses, candidate lists)."""
+    return protocols_judging(PAIRS)
+
+
+def study_protocols_text() -> str:
+    """ "Lit2Test": the labels of the protocols studies support, for forms and refusals."""
+    return " or ".join(p.label for p in study_protocols()) or "no installed protocol"
 
 
 @dataclass(frozen=True)
@@ -297,6 +310,11 @@ def _eligible_checked(
 ) -> tuple[list[EligibleContext], dict]:
     """The contexts a study of ``round`` may draw from (those of the other round held out) and their stratification,
     after checking that the numbers asked for fit them; :class:`StudyCreateError` says what does not."""
+    if benchmark.protocol not in {p.name for p in study_protocols()}:
+        raise StudyCreateError(
+            f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark: studies label canonical pairs, which only "
+            f"{study_protocols_text()} benchmarks hold; choose one of those"
+        )
     other_round = Study.Round.PRACTICE if round == Study.Round.FORMAL else Study.Round.FORMAL
     eligible, strat_meta = eligible_contexts(benchmark=benchmark, exclude_round=other_round)
     if strat_meta["run_id"] is None:

@@ -89,6 +89,9 @@ class QueryParams(serializers.Serializer):
 
 
 class BenchmarkListApi(APIView):
+    """Every benchmark: its name, version, canonical judge and verdict rule, and how many contexts (and of them with
+    text), participants, canonical pairs and judge runs it has."""
+
     permission_classes = [IsResearcher]
 
     class OutputSerializer(serializers.Serializer):
@@ -103,7 +106,7 @@ class BenchmarkListApi(APIView):
         n_pairs = serializers.IntegerField()
         n_runs = serializers.IntegerField()
 
-    @extend_schema(responses=api_responses(OutputSerializer(many=True)))
+    @extend_schema(summary="List of benchmarks", responses=api_responses(OutputSerializer(many=True)))
     def get(self, request: Request) -> Response:
         return Response(self.OutputSerializer(benchmark_list(), many=True).data)
 
@@ -116,7 +119,9 @@ class SchemaApi(SpectacularAPIView):
         format = serializers.ChoiceField(choices=["json", "yaml"], required=False)  # read by DRF's content negotiation
 
     # 404: an unknown ?format= (DRF's content negotiation).
-    @extend_schema(**(SCHEMA_KWARGS | {"responses": api_responses(OpenApiTypes.OBJECT, 400, 404)}))
+    @extend_schema(
+        **(SCHEMA_KWARGS | {"summary": "OpenAPI schema of this API", "responses": api_responses(OpenApiTypes.OBJECT, 400, 404)})
+    )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:  # noqa: ANN401
         params = self.InputSerializer(data=request.query_params)
         if not params.is_valid():

@@ -4,8 +4,8 @@
 A protocol (Lit2Test, HypoArena, Reconstruction, Intrinsic scoring, ...) registers one :class:`ProtocolSpec`: its
 name (``Benchmark.protocol``), label, the judge-run types its benchmarks take (each with the judging task kind it
 makes and any extra form field it needs), its task-selection grammar (``run_judge --pairs``), its report command,
-its pages (the benchmark page, the dashboard's links) and what the dashboard counts for its benchmarks, and its
-URLconf. An app that extends another protocol's benchmarks without holding benchmarks of its own (diagnostic
+its pages (the benchmark page, the dashboard's links), the figures its benchmarks' row of the dashboard shows
+(:class:`Figure`: each protocol's benchmarks get a table with its own columns), and its URLconf. An app that extends another protocol's benchmarks without holding benchmarks of its own (diagnostic
 controls, human calibration) registers a spec with ``holds_benchmarks=False``.
 
 The shared layers read this registry instead of branching on names: forms, ``run_judge``, the dashboard, the runs
@@ -17,11 +17,12 @@ page and the root URLconf. Nothing below the protocol apps names a protocol.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
+from django.db.models import Count, Model
 
 from .registry import Registry
 
@@ -63,6 +64,40 @@ class Link:
 
 
 @dataclass(frozen=True)
+class RowCount:
+    """``{benchmark id: rows}`` of a model for some benchmarks, in one grouped query: ``benchmark`` is the lookup path
+    from a row to its benchmark (``"case__benchmark"`` for a HypoArena match), ``filters`` narrow the rows. A value,
+    not a closure, so that a protocol registered twice with the same figures is the same protocol."""
+
+    model: type[Model]
+    benchmark: str = "benchmark"
+    filters: tuple[tuple[str, Any], ...] = ()
+
+    def __call__(self, ids: list[int]) -> dict[int, int]:
+        rows = self.model._default_manager.filter(**{f"{self.benchmark}__in": ids}, **dict(self.filters))
+        return dict(rows.order_by().values_list(f"{self.benchmark}_id").annotate(n=Count("pk")))
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A column of the dashboard's table of a protocol's benchmarks: its heading and what each benchmark shows there.
+
+    ``values`` takes the ids of the protocol's benchmarks on the dashboard and answers ``{benchmark id: value}`` in
+    one grouped query whatever their number (a benchmark it leaves out shows 0, or "—" for a text figure). Most
+    figures count rows: :meth:`counting` makes one from a model and the path from it to its benchmark."""
+
+    heading: str
+    values: Callable[[list[int]], Mapping[int, Any]]
+    numeric: bool = True  # a count (right-aligned, with thousands separators), or a text (a judge's name, say)
+    help: str = ""  # what the figure counts when the heading does not say it all (the heading's tooltip)
+
+    @classmethod
+    def counting(cls, heading: str, model: type[Model], benchmark: str = "benchmark", help: str = "", **filters: Any) -> Figure:  # noqa: A002, ANN401
+        """A figure counting ``model`` rows per benchmark (:class:`RowCount`)."""
+        return cls(heading, RowCount(model, benchmark, tuple(sorted(filters.items()))), help=help)
+
+
+@dataclass(frozen=True)
 class SelectionRoute:
     """A selection prefix that sends a run of another protocol's benchmarks to this app's task kind: ``--pairs
     controls`` on a Lit2Test benchmark judges the diagnostic controls."""
@@ -84,8 +119,7 @@ class ProtocolSpec:
     # A view that renders the benchmark's page at the dashboard's own benchmark URL instead of a redirect.
     benchmark_view: Callable[[HttpRequest, Benchmark], HttpResponse] | None = None
     links: tuple[Link, ...] = ()  # the dashboard row's links
-    # {benchmark id: what it holds, e.g. "60 cases · 240 matches"} for these benchmarks of the protocol, in one query
-    counts: Callable[[list[int]], dict[int, str]] | None = None
+    figures: tuple[Figure, ...] = ()  # the columns of the dashboard's table of the protocol's benchmarks
     urls: str = ""  # the app's URLconf module, included by the root URLconf
     actions: tuple[Link, ...] = ()  # links of the dashboard and the runs page that take no benchmark ("Launch a ...")
     # the dashboard's panel of the protocol (an import form, say): (request, whether the dashboard's POST is for it) ->
@@ -171,6 +205,17 @@ def validate_subjects(value: str) -> None:
         raise ValidationError(
             f"{value!r} is not a registered judging task kind (registered: {', '.join(judge_subjects) or 'none'})"
         )
+
+
+def launchable_protocols() -> list[ProtocolSpec]:
+    """The protocols whose benchmarks take judge runs (they have run types): what the judge-run form offers."""
+    return [p for p in benchmark_protocols() if p.run_types]
+
+
+def protocols_judging(task_kind: str) -> list[ProtocolSpec]:
+    """The protocols with a run type that makes this judging task kind: where a feature built on that kind's subjects
+    can be offered (human calibration studies label the subjects of canonical-pair runs)."""
+    return [p for p in benchmark_protocols() if any(t.task_kind == task_kind for t in p.run_types)]
 
 
 def run_types_for(protocol: str) -> tuple[RunType, ...]:

@@ -1,9 +1,10 @@
-"""The shared dashboard and the pages every benchmark has: the benchmark list (each protocol's links, counts and
-import panel come from the protocol registry), the benchmark page (each protocol's own), the blindness audit and a
+"""The shared dashboard and the pages every benchmark has: the benchmark list (a table per protocol, whose columns,
+links and import panel come from the protocol registry), the benchmark page (each protocol's own), the blindness audit and a
 participant's aliases."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
 from django.contrib import messages
@@ -18,7 +19,6 @@ from .forms import ParticipantAliasesForm
 from .models import Benchmark, Participant
 from .permissions import researcher_required
 from .protocols import ProtocolSpec, benchmark_protocols, protocol_label, protocol_phrase, protocols
-from .selectors import benchmark_list
 
 
 def _panels(request: HttpRequest) -> tuple[list[dict[str, Any]], HttpResponse | None]:
@@ -46,25 +46,54 @@ def _links(benchmark: Benchmark, spec: ProtocolSpec | None) -> list[dict[str, st
     return out
 
 
+def _table(spec: ProtocolSpec, benchmarks: list[Benchmark]) -> dict[str, Any]:
+    """A protocol's table: a row per benchmark with the protocol's own figures (one grouped query per figure, whatever
+    the number of benchmarks) and its links."""
+    ids = [b.pk for b in benchmarks]
+    columns = [(figure, figure.values(ids)) for figure in spec.figures]
+    rows = [
+        {
+            "benchmark": b,
+            "cells": [{"value": values.get(b.pk, 0 if f.numeric else ""), "numeric": f.numeric} for f, values in columns],
+            "links": _links(b, spec),
+        }
+        for b in benchmarks
+    ]
+    return {"spec": spec, "figures": spec.figures, "rows": rows}
+
+
+def _benchmark_tables() -> tuple[list[dict[str, Any]], list[ProtocolSpec], list[Benchmark]]:
+    """The dashboard's benchmarks: a table per installed protocol that has benchmarks here (in registration order),
+    the installed protocols without one (with the command that imports their benchmarks), and benchmarks of a
+    protocol no installed app registers (listed by name only)."""
+    by_protocol: dict[str, list[Benchmark]] = defaultdict(list)
+    for benchmark in Benchmark.objects.order_by("name", "version"):
+        by_protocol[benchmark.protocol].append(benchmark)
+    tables, empty = [], []
+    for spec in benchmark_protocols():
+        held = by_protocol.pop(spec.name, [])
+        if held:
+            tables.append(_table(spec, held))
+        else:
+            empty.append(spec)
+    return tables, empty, [b for held in by_protocol.values() for b in held]
+
+
 @require_http_methods(["GET", "POST"])
 @researcher_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    """Every benchmark with its counts and its protocol's links; each protocol's panel (a release upload, say)."""
+    """Every benchmark, in a table per protocol with what that protocol's benchmarks hold and its links; each
+    protocol's panel (a release upload, say)."""
     panels, answer = _panels(request)
     if answer is not None:
         return answer
-    benchmarks = list(benchmark_list())
-    held: dict[int, str] = {}
-    for spec in benchmark_protocols():
-        ids = [b.pk for b in benchmarks if b.protocol == spec.name]
-        if ids and spec.counts is not None:
-            held |= spec.counts(ids)
-    for b in benchmarks:
-        spec = protocols.get(b.protocol)
-        b.links = _links(b, spec)
-        b.holds = held.get(b.pk, "")
+    tables, empty, unknown = _benchmark_tables()
     actions = [a for spec in protocols.values() for a in spec.actions]
-    return render(request, "arena/dashboard.html", {"benchmarks": benchmarks, "panels": panels, "actions": actions})
+    return render(
+        request,
+        "arena/dashboard.html",
+        {"tables": tables, "empty": empty, "unknown": unknown, "panels": panels, "actions": actions},
+    )
 
 
 def protocol_home(benchmark: Benchmark) -> str | None:

@@ -58,7 +58,11 @@ class ControlsReportApi(APIView):
                 )
             }
 
-    @extend_schema(parameters=[InputSerializer], responses=api_responses(OpenApiTypes.OBJECT, 400, 404))
+    @extend_schema(
+        summary="Diagnostic controls report of a benchmark",
+        parameters=[InputSerializer],
+        responses=api_responses(OpenApiTypes.OBJECT, 400, 404),
+    )
     def get(self, request: Request, benchmark_id: int) -> Response:
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)

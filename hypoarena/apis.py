@@ -59,7 +59,11 @@ class HypoArenaLeaderboardApi(APIView):
     class InputSerializer(_BootstrapParams):
         run = id_field(required=False, help_text="An arena run of this benchmark (default: its first arena run).")
 
-    @extend_schema(parameters=[InputSerializer], responses=api_responses(OpenApiTypes.OBJECT, 400, 404))
+    @extend_schema(
+        summary="HypoArena leaderboard of a benchmark",
+        parameters=[InputSerializer],
+        responses=api_responses(OpenApiTypes.OBJECT, 400, 404),
+    )
     def get(self, request: Request, benchmark_id: int) -> Response:
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
@@ -91,7 +95,11 @@ class HypoArenaAgreementApi(APIView):
             help_text="Judge B: another arena run of this benchmark (default: the first arena run that is not run_a).",
         )
 
-    @extend_schema(parameters=[InputSerializer], responses=api_responses(OpenApiTypes.OBJECT, 400, 404))
+    @extend_schema(
+        summary="Agreement of two HypoArena judge runs",
+        parameters=[InputSerializer],
+        responses=api_responses(OpenApiTypes.OBJECT, 400, 404),
+    )
     def get(self, request: Request, benchmark_id: int) -> Response:
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)

@@ -15,7 +15,8 @@ class HypoArenaConfig(AppConfig):
     def ready(self) -> None:
         # Prompts, the arena and rubric judging kinds and the generation runs join the engine; the protocol joins the
         # registry that forms, run_judge, the dashboard and the URLconf read. jobs/ never imports this app.
-        from arena.protocols import Link, ProtocolSpec, RunType, protocol_register
+        from arena.models import JudgeRun, Participant
+        from arena.protocols import Figure, Link, ProtocolSpec, RunType, protocol_register
         from jobs.elicitation import elicit_kind_register
         from jobs.prompts import prompt_register
         from jobs.subjects import subjects_register
@@ -23,9 +24,8 @@ class HypoArenaConfig(AppConfig):
         from .generation import KIND as GENERATION
         from .generation import TEMPLATE as GENERATION_TEMPLATE
         from .judging import ARENA, RUBRIC
-        from .models import PROTOCOL
+        from .models import PROTOCOL, Case, Domain, GenerationRun, Match, Submission
         from .prompts import prompts_register
-        from .selectors import dashboard_counts
 
         prompts_register()
         prompt_register(GENERATION_TEMPLATE)
@@ -46,7 +46,15 @@ class HypoArenaConfig(AppConfig):
                     Link("Leaderboard", "hypoarena:leaderboard", "hypoarena-leaderboard-link"),
                     Link("Inter-judge agreement", "hypoarena:agreement", "hypoarena-agreement-link"),
                 ),
-                counts=dashboard_counts,
+                figures=(
+                    Figure.counting("Domains", Domain),
+                    Figure.counting("Cases", Case),
+                    Figure.counting("Models", Participant, help="the models whose hypothesis sets compete"),
+                    Figure.counting("Submissions", Submission, "case__benchmark", help="hypothesis sets, one per case and model"),
+                    Figure.counting("Matches", Match, "case__benchmark"),
+                    Figure.counting("Judge runs", JudgeRun),
+                    Figure.counting("Generation runs", GenerationRun),
+                ),
                 urls="hypoarena.urls",
                 import_command="import_hypoarena",
                 report_command="hypoarena_leaderboard",

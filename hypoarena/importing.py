@@ -31,7 +31,20 @@ from .import_lines import (
     parse_submission,
     parse_verdict,
 )
-from .models import ARENA_KIND, PROTOCOL, RUBRIC_KIND, ArenaVerdict, Case, Domain, Match, RubricScore, Submission
+from .models import (
+    ARENA_KIND,
+    PROTOCOL,
+    RUBRIC_KIND,
+    RUBRIC_ORDER,
+    ArenaVerdict,
+    Case,
+    Domain,
+    Match,
+    RubricJudgment,
+    RubricScore,
+    Submission,
+    rubric_answer,
+)
 from .services import ARENA_RUN, RUBRIC_RUN, HypoArenaError, match_orientation
 
 #: The files of a HypoArena benchmark, in the order they are read (each refers to the ones before it).
@@ -386,7 +399,23 @@ def _write_rubric(
     submission_ids: dict[tuple[str, str], int],
     created: Counter,
 ) -> None:
-    """The new rubric scores, each with its file and line."""
+    """The new rubric scores, each with its file and line, and each as its run's accepted answer (a
+    :class:`RubricJudgment`, as a run judged here keeps one beside its scores): the run's record, which its progress
+    and its page count, as an arena run's imported verdicts are."""
+    RubricJudgment.objects.bulk_create(
+        [
+            RubricJudgment(
+                run=runs[(r.judge, r.run_label)],
+                submission_id=submission_ids[(r.case_id, r.model)],
+                order=RUBRIC_ORDER,
+                status=RubricJudgment.Status.ACCEPTED,
+                scores=rubric_answer(r.g, r.l, r.j, r.b, r.d, r.u),
+                metadata={"file": r.ref.file, "line": r.ref.line},
+            )
+            for r in rubric
+        ],
+        batch_size=BATCH,
+    )
     RubricScore.objects.bulk_create(
         [
             RubricScore(

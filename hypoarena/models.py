@@ -15,6 +15,7 @@ The source-derived Reference is a participant like any other (to the judge and t
 from __future__ import annotations
 
 import secrets
+from typing import Any
 
 from django.db import models
 from django.db.models import Q
@@ -214,6 +215,11 @@ class ArenaJudgeTask(ClaimableTask):
 #: The ``order`` of rubric tasks and answers: a submission is scored alone, so there is no presentation order. The
 #: engine keys a task's answer by (subject, order); this constant fills the slot.
 RUBRIC_ORDER = ""
+
+
+def rubric_answer(g: list[int], ell: list[int], j: list[int], b: int, d: int | None, u: int) -> dict[str, Any]:
+    """A rubric score's values in the shape of a parsed answer (:attr:`RubricJudgment.scores`)."""
+    return {"pairs": [{"g": x, "l": y, "j": z} for x, y, z in zip(g, ell, j, strict=True)], "b": b, "d": d, "u": u}
 
 
 class RubricJudgeTask(ClaimableTask):

@@ -116,15 +116,3 @@ def benchmark_overview(*, benchmark: Benchmark) -> dict[str, Any]:
         "runs": runs,
         "n_cases": Case.objects.filter(benchmark=benchmark).count(),
     }
-
-
-def dashboard_counts(benchmark_ids: list[int]) -> dict[int, str]:
-    """What each of these HypoArena benchmarks holds, for the dashboard: its cases and matches, in two grouped
-    queries whatever the number of benchmarks."""
-    from .models import Match
-
-    cases = dict(Case.objects.filter(benchmark_id__in=benchmark_ids).values_list("benchmark_id").annotate(n=Count("id")))
-    matches = dict(
-        Match.objects.filter(case__benchmark_id__in=benchmark_ids).values_list("case__benchmark_id").annotate(n=Count("id"))
-    )
-    return {pk: f"{cases.get(pk, 0):,} cases · {matches.get(pk, 0):,} matches" for pk in benchmark_ids}

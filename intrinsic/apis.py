@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema
+
 from arena.models import Benchmark
 from arena.protocol_reports import ProtocolReportApi
 
@@ -12,6 +14,7 @@ from .models import PROTOCOL
 from .reports import ReportError, intrinsic_report_cached
 
 
+@extend_schema(summary="Intrinsic scoring report of a benchmark")
 class IntrinsicReportApi(ProtocolReportApi):
     """The same document as ``manage.py intrinsic_report BENCHMARK --json``: Hit@1/2/3/5, MRR and the (strict)
     gold-beats-distractor rate per scorer and discipline (and pooled, ``all``) with paper-bootstrap intervals (a

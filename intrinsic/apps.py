@@ -15,15 +15,15 @@ class IntrinsicConfig(AppConfig):
     def ready(self) -> None:
         # The listwise prompt and judging kind and the scoring run kind join the engine (scoring runs then show on the
         # runs page); the protocol joins the registry (jobs/ never imports this app).
-        from arena.protocols import ProtocolSpec, RunType, protocol_register
+        from arena.models import JudgeRun
+        from arena.protocols import Figure, ProtocolSpec, RunType, protocol_register
         from jobs.kinds import run_kind_register
         from jobs.subjects import subjects_register
 
         from .listwise import LISTWISE
-        from .models import PROTOCOL
+        from .models import PROTOCOL, Candidate, IntrinsicScoringRun, Paper, Scorer
         from .prompts import prompts_register
         from .scoring import SCORING
-        from .selectors import dashboard_counts
 
         prompts_register()
         subjects_register(LISTWISE)
@@ -37,7 +37,13 @@ class IntrinsicConfig(AppConfig):
                 ),
                 selection_help="all · discipline:NAME · sample:N (papers to rank)",
                 benchmark_page="intrinsic:benchmark",
-                counts=dashboard_counts,
+                figures=(
+                    Figure.counting("Papers", Paper),
+                    Figure.counting("Candidates", Candidate, "paper__benchmark"),
+                    Figure.counting("Scorers", Scorer, help="a model with a criterion, or a listwise judge"),
+                    Figure.counting("Scoring runs", IntrinsicScoringRun),
+                    Figure.counting("Judge runs", JudgeRun, help="listwise judge runs"),
+                ),
                 urls="intrinsic.urls",
                 import_command="import_intrinsic",
                 report_command="intrinsic_report",

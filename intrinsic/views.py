@@ -414,6 +414,7 @@ def launch_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     cannot give, a missing key, nothing left to score ...) is shown on the form and nothing is made. Listwise runs
     are launched from the judge-run form."""
     from jobs.services import AlreadyLaunched, RunError
+    from jobs.views import run_page_url
 
     from .forms import ScoringRunForm
     from .scoring import scoring_run_create, scoring_run_launch
@@ -439,12 +440,12 @@ def launch_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
             scoring_run_launch(run=run)
         except AlreadyLaunched as exc:
             messages.info(request, f"{exc}.")
-            return redirect("jobs:runs")
+            return redirect(run_page_url(exc.run))
         except RunError as exc:
             form.add_error(None, str(exc))
         else:
             messages.success(
                 request, f"Scoring run {run.pk} launched: {run.tasks.count()} candidates to score for {run.scorer.name}."
             )
-            return redirect("jobs:runs")
+            return redirect(run_page_url(run))  # its page: progress, controls, log and tasks
     return render(request, "intrinsic/launch.html", {"benchmark": benchmark, "form": form})

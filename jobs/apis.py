@@ -14,9 +14,12 @@ from .selectors import run_progress
 
 
 class RunProgressApi(APIView):
+    """A run's judge model and provider, whether it replays a stored run, and its progress as the run page shows it:
+    status; tasks done (accepted or invalid), failed, remaining and skipped; calls, tokens, cost and the time left."""
+
     permission_classes = [IsResearcher]
 
-    @extend_schema(responses=api_responses(OpenApiTypes.OBJECT, 404))
+    @extend_schema(summary="Progress of a run", responses=api_responses(OpenApiTypes.OBJECT, 404))
     def get(self, request: Request, run_id: int) -> Response:
         run = get_or_not_found(JudgeRun.objects, f"no run {run_id}", pk=run_id)
         return Response(

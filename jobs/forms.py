@@ -1,6 +1,8 @@
-"""The judge-run launch form, built from the protocol registry: the run types every installed protocol offers (with
-their extra fields), the prompt templates of those run types and each protocol's selection grammar. ``run_judge``
-checks its numbers with the same fields (:func:`argument_type`)."""
+"""The judge-run launch form, built from the protocol registry: the benchmarks that take judge runs, and for the chosen
+one its protocol's own fields (its run types with their extra fields, their prompt templates, its selection grammar,
+and the presentation orders, canonical flag and replays only where its run types have them); then the judge and its
+endpoint, the same for every protocol and labelled as on every launch form (``arena.launch.EndpointFields``).
+``run_judge`` checks its numbers with the same fields (:func:`argument_type`)."""
 
 from __future__ import annotations
 
@@ -10,138 +12,240 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.urls import reverse
 
+from arena.launch import EndpointFields
 from arena.models import Benchmark, JudgeRun
 from arena.protocols import (
-    all_run_options,
-    all_run_types,
+    ProtocolSpec,
+    RunOption,
     benchmark_protocols,
-    protocol_spec,
-    run_types_for,
+    launchable_protocols,
+    protocols,
     selection_routes,
     task_kind_for,
 )
 
 from .prompts import PROMPTS
+from .subjects import subjects_named
+
+ORDER_CHOICES = [("original", "original"), ("reverse", "reverse")]
 
 
 def run_types_help() -> str:
     """ "holistic or structured for a Lit2Test benchmark; arena or rubric for a HypoArena one; ..."."""
     parts = []
-    for n, spec in enumerate(p for p in benchmark_protocols() if p.run_types):
+    for n, spec in enumerate(launchable_protocols()):
         names = " or ".join(t.name for t in spec.run_types)
         parts.append(f"{names} for {spec.phrase} {'benchmark' if n == 0 else 'one'}")
     return "; ".join(parts) + "."
 
 
+def protocol_selection_help(spec: ProtocolSpec) -> str:
+    """A protocol's selection grammar, and the selections other apps route to their own task kinds on its benchmarks."""
+    routes = " · ".join(r.help for r in selection_routes(spec.name))
+    return spec.selection_help + (f" · {routes}" if routes else "")
+
+
 def selection_help() -> str:
     """Each protocol's selection grammar, and the selections other apps route to their own task kinds."""
-    parts = []
-    for spec in benchmark_protocols():
-        routes = " · ".join(r.help for r in selection_routes(spec.name))
-        parts.append(f"on {spec.phrase} benchmark: {spec.selection_help}" + (f" · {routes}" if routes else ""))
-    return "; ".join(parts)
+    return "; ".join(f"on {spec.phrase} benchmark: {protocol_selection_help(spec)}" for spec in benchmark_protocols())
 
 
-class JudgeRunForm(forms.Form):
-    benchmark = forms.ModelChoiceField(queryset=Benchmark.objects.all())
-    judge_model = forms.CharField(max_length=200, help_text="The model name as the endpoint knows it. Never a participant.")
-    base_url = forms.CharField(required=False, max_length=500, help_text="OpenAI-compatible, e.g. http://127.0.0.1:8001/v1")
-    api_key_env = forms.CharField(
-        required=False,
-        max_length=100,
-        help_text="Name of the environment variable that holds the key (the key itself is never stored).",
+def _kinds_of(spec: ProtocolSpec) -> dict[str, list[Any]]:
+    """Each run type of the protocol with the judging task kinds a run of it may make (its own, and those other apps
+    route a selection to), for the fields that only some kinds have."""
+    routed = [subjects_named(r.task_kind) for r in selection_routes(spec.name)]
+    return {t.name: [k for k in [subjects_named(t.task_kind), *routed] if k is not None] for t in spec.run_types}
+
+
+class JudgeRunForm(EndpointFields):
+    benchmark = forms.ModelChoiceField(
+        queryset=Benchmark.objects.none(),
+        empty_label=None,
+        help_text="The fields below follow its protocol: its run types, prompts and selections.",
     )
-    replay_of = forms.ModelChoiceField(
-        queryset=JudgeRun.objects.all(), required=False, help_text="Replay a stored run instead of calling an endpoint."
-    )
+    # The chosen benchmark's protocol's fields (PROTOCOL_FIELDS); __init__ fits them to the protocol.
     run_type = forms.ChoiceField()
     prompt_version = forms.ChoiceField(required=False)
     select = forms.CharField(
         label="Selection",
         initial="all",
-        help_text="which subjects the run judges: all, or what the benchmark's protocol names (filled in below)",
+        help_text="which subjects the run judges: all, or what the benchmark's protocol names",
     )
     orders = forms.MultipleChoiceField(
-        choices=[("original", "original"), ("reverse", "reverse")],
+        choices=ORDER_CHOICES,
         initial=["original", "reverse"],
         widget=forms.CheckboxSelectMultiple,
+        help_text="The presentation orders each subject is judged in (two texts as A and B, then swapped).",
     )
-    concurrency = forms.IntegerField(initial=8, min_value=1, max_value=256)
+    canonical = forms.BooleanField(required=False, help_text="This run is the version's canonical judge.")
+    replay_of = forms.ModelChoiceField(
+        queryset=JudgeRun.objects.none(),
+        required=False,
+        empty_label="none: call the endpoint",
+        help_text="Replay a stored run instead of calling an endpoint.",
+    )
+    # The judge and its endpoint: every protocol's, labelled as on every launch form (EndpointFields).
+    judge_model = forms.CharField(max_length=200, help_text="The model name as the endpoint knows it. Never a participant.")
     rate_per_second = forms.FloatField(required=False, min_value=0.1, help_text="Optional requests per second to the endpoint.")
     temperature = forms.FloatField(initial=0.0, min_value=0.0, max_value=2.0)
     max_tokens = forms.IntegerField(initial=1024, min_value=16)
-    timeout = forms.FloatField(initial=120.0, min_value=1.0)
     price_per_1k_prompt = forms.FloatField(
         required=False, min_value=0.0, help_text="Optional: US dollars per 1,000 prompt tokens, to show what the run costs."
     )
     price_per_1k_completion = forms.FloatField(
         required=False, min_value=0.0, help_text="Optional: US dollars per 1,000 completion tokens."
     )
-    canonical = forms.BooleanField(required=False, help_text="This run is the version's canonical judge.")
     # A key drawn when the form is shown: posted twice (at once, or from a stale page) it makes one run, not two.
     launch_key = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
 
+    field_order = [
+        "benchmark",
+        "run_type",
+        "prompt_version",
+        "select",
+        "orders",
+        "canonical",
+        "replay_of",
+        "judge_model",
+        "base_url",
+        "api_key_env",
+        "concurrency",
+        "rate_per_second",
+        "temperature",
+        "max_tokens",
+        "timeout",
+        "price_per_1k_prompt",
+        "price_per_1k_completion",
+    ]
+    #: The fields that follow the benchmark's protocol (and the run types' extra fields, added after ``run_type``).
+    PROTOCOL_FIELDS = ("run_type", "prompt_version", "select", "orders", "canonical", "replay_of")
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:  # noqa: ANN401
         super().__init__(*args, **kwargs)
-        run_types = all_run_types()
-        self.fields["run_type"].choices = [(t.name, t.label) for t in run_types]
-        self.fields["run_type"].help_text = run_types_help()
-        names = {t.name for t in run_types}
-        self.fields["prompt_version"].choices = [("", "default for the run type")] + [
-            (v, v) for v, t in PROMPTS.items() if t.kind in names
-        ]
-        self.fields["select"].help_text = selection_help()
-        # Each run type's extra fields (a Reconstruction match run's judge family), after the run type.
-        extra = {
-            option.name: forms.CharField(required=False, max_length=100, label=option.label, help_text=option.help)
-            for option in all_run_options()
+        self.fields["base_url"].required = False  # a replay calls no endpoint (clean says so otherwise)
+        benchmarks = Benchmark.objects.filter(protocol__in=[p.name for p in launchable_protocols()])
+        field = self.fields["benchmark"]
+        field.queryset = benchmarks
+        field.label_from_instance = lambda b: f"{b} · {b.get_protocol_display()}"
+        # Choosing another benchmark fetches this page for it and swaps in its protocol's fields (htmx); without
+        # JavaScript the page's own benchmark picker (a GET form) does the same.
+        field.widget.attrs |= {
+            "hx-get": reverse("jobs:run-new"),
+            "hx-trigger": "change",
+            "hx-target": "#protocol-fields",
+            "hx-select": "#protocol-fields",
+            "hx-swap": "outerHTML",
+            "hx-push-url": "true",
         }
+        self.chosen = self._chosen(benchmarks)
+        self.spec = protocols.get(self.chosen.protocol) if self.chosen is not None else None
+        self.options: list[RunOption] = []
+        if self.spec is not None and self.chosen is not None:
+            self._fit(self.spec, self.chosen)
+
+    def _chosen(self, benchmarks: Any) -> Benchmark | None:  # noqa: ANN401
+        """The benchmark whose protocol's fields the form shows: the posted one, else the one asked for (the page's
+        ``?benchmark=``), else the newest that takes judge runs."""
+        raw = self.data.get(self.add_prefix("benchmark")) if self.is_bound else self.initial.get("benchmark")
+        raw = getattr(raw, "pk", raw)
+        chosen = benchmarks.filter(pk=raw).first() if str(raw or "").isdigit() else None
+        if chosen is None:
+            chosen = benchmarks.order_by("-created_at", "-id").first()
+        if not self.is_bound and chosen is not None:
+            self.initial["benchmark"] = chosen.pk
+        return chosen
+
+    def _fit(self, spec: ProtocolSpec, benchmark: Benchmark) -> None:
+        """The protocol's fields: its run types, their prompts and extra fields, its selection grammar; the orders and
+        the canonical flag only when one of its run types has them; replays only when the benchmark has a run."""
+        names = [t.name for t in spec.run_types]
+        run_type = self.fields["run_type"]
+        run_type.choices = [(t.name, t.label) for t in spec.run_types]
+        run_type.error_messages["invalid_choice"] = (
+            f"{benchmark} is {spec.phrase} benchmark: its runs are {' or '.join(names)}, not %(value)s. "
+            "Choose one of those run types."
+        )
+        self.fields["prompt_version"].choices = [("", "default for the run type")] + [
+            (v, f"{v} ({t.kind})") for v, t in PROMPTS.items() if t.kind in names
+        ]
+        self.fields["select"].help_text = f"Which subjects the run judges: {protocol_selection_help(spec)}"
+        kinds = _kinds_of(spec)
+        ordered = [name for name in names if any(k.ordered for k in kinds[name])]
+        if not ordered:
+            del self.fields["orders"]
+        elif len(ordered) < len(names):
+            self.fields["orders"].help_text += f" Only {' and '.join(ordered)} runs have them; the others ask once."
+        canonical = [name for name in names if any(k.canonical for k in kinds[name])]
+        if not canonical:
+            del self.fields["canonical"]
+        elif len(canonical) < len(names):
+            self.fields["canonical"].help_text += f" ({' or '.join(canonical)} runs only)"
+        # A replay answers as the stored run did, so only a run of a kind this form can launch here is offered.
+        judged = {k.name for ks in kinds.values() for k in ks}
+        runs = JudgeRun.objects.filter(benchmark=benchmark, subjects__in=judged).order_by("-created_at", "-id")
+        if runs.exists():
+            replay = self.fields["replay_of"]
+            replay.queryset = runs
+            replay.label_from_instance = lambda r: f"#{r.pk} {r.judge_model} · {r.run_type} ({r.label})"
+        else:
+            del self.fields["replay_of"]
+        self._add_options(spec)
+
+    def _add_options(self, spec: ProtocolSpec) -> None:
+        """Each run type's extra fields (a Reconstruction match run's judge family), after the run type."""
+        seen: dict[str, RunOption] = {}
+        for t in spec.run_types:
+            for option in t.options:
+                seen.setdefault(option.name, option)
+        self.options = list(seen.values())
+        extra = {o.name: forms.CharField(required=False, max_length=100, label=o.label, help_text=o.help) for o in self.options}
         order = list(self.fields)
         at = order.index("run_type") + 1
-        self.fields = {
-            name: field
-            for name, field in [
-                *((n, self.fields[n]) for n in order[:at]),
-                *extra.items(),
-                *((n, self.fields[n]) for n in order[at:]),
-            ]
-        }
+        self.fields = {**{n: self.fields[n] for n in order[:at]}, **extra, **{n: self.fields[n] for n in order[at:]}}
+
+    def importable(self) -> list[ProtocolSpec]:
+        """The protocols whose benchmarks would take judge runs, with their import commands (for an empty page)."""
+        return [p for p in launchable_protocols() if p.import_command]
+
+    def protocol_fields(self) -> list[forms.BoundField]:
+        """The fields of the chosen benchmark's protocol, in order (the page's fieldset that a benchmark change swaps)."""
+        names = {*self.PROTOCOL_FIELDS, *(o.name for o in self.options)}
+        return [self[name] for name in self.fields if name in names]
+
+    def endpoint_fields(self) -> list[forms.BoundField]:
+        """The judge and its endpoint: the fields every protocol's run has."""
+        names = {*self.PROTOCOL_FIELDS, *(o.name for o in self.options), "benchmark"}
+        return [f for f in self.visible_fields() if f.name not in names]
 
     def clean(self) -> dict:
         """Cross-field checks; adds ``task_kind`` (the kind the chosen benchmark's protocol, run type and selection
-        make; ``JudgeRunRequest.task_kind``) and ``options`` (the run type's extra fields)."""
+        make; ``JudgeRunRequest.task_kind``) and ``options`` (the run type's extra fields). A field the protocol does
+        not have takes its default: both orders, not canonical, no replay."""
         data = super().clean()
+        data.setdefault("orders", [value for value, _ in ORDER_CHOICES])
+        data.setdefault("canonical", False)
+        data.setdefault("replay_of", None)
         replay = data.get("replay_of")
         bench = data.get("benchmark")
         run_type = data.get("run_type")
         data["task_kind"] = None
         data["options"] = {}
-        if bench and run_type:
-            allowed = [t.name for t in run_types_for(bench.protocol)]
-            if run_type in allowed:
-                data["task_kind"] = task_kind_for(protocol=bench.protocol, run_type=run_type, selection=data.get("select") or "")
-                self._options(protocol_spec(bench.protocol).run_type(run_type), data)
-            else:
-                self.add_error(
-                    "run_type",
-                    f"{bench} is a {bench.get_protocol_display()} benchmark: its runs are "
-                    + (" or ".join(allowed) if allowed else "not judged from this form")
-                    + f", not {run_type}. Choose one of those run types.",
-                )
+        if bench and run_type and self.spec is not None:
+            data["task_kind"] = task_kind_for(protocol=bench.protocol, run_type=run_type, selection=data.get("select") or "")
+            chosen = self.spec.run_type(run_type)
+            for option in chosen.options if chosen is not None else ():
+                value = (data.get(option.name) or "").strip()
+                if value:
+                    data["options"][option.name] = value
+                elif option.required:
+                    self.add_error(option.name, option.required)
         if replay and bench and replay.benchmark_id != bench.pk:
             self.add_error("replay_of", "The replayed run must belong to the same benchmark.")
         if not replay and not data.get("base_url"):
             self.add_error("base_url", "An endpoint URL is required unless you replay a stored run.")
         return data
-
-    def _options(self, run_type: Any, data: dict[str, Any]) -> None:  # noqa: ANN401
-        for option in run_type.options if run_type is not None else ():
-            value = (data.get(option.name) or "").strip()
-            if value:
-                data["options"][option.name] = value
-            elif option.required:
-                self.add_error(option.name, option.required)
 
 
 def argument_type(field: forms.Field) -> Callable[[str], Any]:

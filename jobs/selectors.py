@@ -42,7 +42,9 @@ class Progress:
     discarded_completion_tokens: int = 0
     drivers_alive: int = 0
     status_reason: str = ""  # why the run failed, or what is wrong while it runs (no worker, say)
-    in_flight: int = 0  # tasks a live driver holds: their calls are under way (and billed) even after a pause or cancel
+    # calls under way (and billed, even after a pause or cancel): the tasks live drivers hold, at most as many as the run's
+    # concurrency lets them send at once (a driver claims about two rounds ahead; the rest wait for a slot)
+    in_flight: int = 0
     failed_calls: int = 0  # calls that ended in an HTTP error or timeout (retried, or the task failed)
     imported: bool = False  # verdicts imported from a release file: no model was called by this app
     step: str = ""  # the follow-up step a running run with every task done waits for (jobs.steps), as its page says it
@@ -184,12 +186,24 @@ def run_health(kind: str, run: Any, tasks: dict[str, Any]) -> dict[str, Any]:
         "calls": tasks["calls"] or 0,
         "discarded": tasks["discarded"] or 0,
         "failed_calls": tasks["failed_calls"] or 0,
-        "in_flight": tasks["claimed"] if alive else 0,
+        "in_flight": calls_in_flight(run, claimed=tasks["claimed"], drivers=alive),
         "discarded_prompt_tokens": tasks["discarded_prompt"] or 0,
         "discarded_completion_tokens": tasks["discarded_completion"] or 0,
         "drivers_alive": alive,
         "status_reason": reason,
     }
+
+
+def calls_in_flight(run: Any, *, claimed: int, drivers: int) -> int:  # noqa: ANN401
+    """How many calls of the run are under way: its claimed tasks while a driver is alive, but no more than its
+    concurrency. Drivers claim about two rounds of tasks ahead so that calls never wait on the database; the calls
+    themselves share the endpoint's slots, ``concurrency`` in all for the run's drivers together (a replay has no
+    endpoint: each of its drivers sends up to ``concurrency`` answers at once)."""
+    if not drivers:
+        return 0
+    concurrency = int((run.parameters or {}).get("concurrency") or 8)
+    slots = concurrency * drivers if run.provider == JudgeRun.Provider.RECORDED else concurrency
+    return min(claimed, slots)
 
 
 def run_log(*, run: Any, limit: int = 20) -> list[RunEvent]:  # noqa: ANN401

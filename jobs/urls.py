@@ -8,5 +8,8 @@ urlpatterns = [
     path("dashboard/runs/new/", views.run_new, name="run-new"),
     path("dashboard/runs/<int:run_id>/", views.run_detail, name="run"),
     path("dashboard/runs/<int:run_id>/<str:action>/", views.run_control, name="run-control"),
+    # Runs of the other kinds (generation, scoring ...: jobs.kinds), whose ids are per kind.
+    path("dashboard/runs/<slug:kind>/<int:run_id>/", views.engine_run_detail, name="engine-run"),
+    path("dashboard/runs/<slug:kind>/<int:run_id>/<str:action>/", views.engine_run_control, name="engine-run-control"),
     path("api/runs/<int:run_id>/progress/", apis.RunProgressApi.as_view(), name="api-run-progress"),
 ]

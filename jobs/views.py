@@ -1,14 +1,20 @@
 """The runs pages: every run with live progress, the judge-run launch form (its run types, options and selection
-grammar from the protocol registry), a run's page (its task kind may render its own) and its controls."""
+grammar from the protocol registry), a run's page and its controls.
+
+Every run kind has a page: a judge run's shows its verdicts, live while the run works (its task kind may render the
+page its own way: the canonical pairs' does); a run of another kind (generation, scoring ...: ``jobs.kinds``) has the
+engine's page, with its progress, controls, log, the step that follows it and its tasks."""
 
 from __future__ import annotations
 
+import json
 import secrets
 from typing import Any
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.db import models
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET, require_http_methods
@@ -16,12 +22,16 @@ from django.views.decorators.http import require_GET, require_http_methods
 from arena.models import Benchmark, JudgeRun
 from arena.permissions import researcher_required
 from arena.protocols import protocols
+from arena.selectors import RUN_PAGE_SIZE
 
 from .forms import JudgeRunForm
-from .lifecycle import AlreadyLaunched, RunError, runs_listed
+from .kinds import RunKindSpec, run_kind_of, run_kinds
+from .lifecycle import AlreadyLaunched, RunError, run_cancel, run_pause, run_resume, runs_listed
+from .models import RunKind, RunStep, TaskStatus
 from .selectors import run_log, run_progress
-from .services import JudgeRunRequest, judge_run_cancel, judge_run_create, judge_run_launch, judge_run_pause, judge_run_resume
+from .services import JudgeRunRequest, judge_run_create, judge_run_launch
 from .subjects import subjects_of
+from .verdicts import POLL, VerdictListForm, is_feed_poll, subject_search, verdict_choices, verdict_feed
 
 
 def _get_run(run_id: int) -> JudgeRun:
@@ -46,9 +56,9 @@ def run_list(request: HttpRequest) -> HttpResponse:
     """All runs with live progress; the fragment polls itself until every run has settled (ended, no call in flight)."""
     runs = list(JudgeRun.objects.select_related("benchmark").order_by("-created_at", "-id")[:100])
     rows = [(run, run_progress(run=run)) for run in runs]
-    # Every kind's other runs (generation, elicitation, scoring ...) share the second table.
-    generations = runs_listed(20)
-    live = any(not p.settled for _, p in rows) or any(not p.settled for _, _, p in generations)
+    # Every kind's other runs (generation, elicitation, scoring ...) share the second table, each linked to its page.
+    generations = [(title, run, progress, run_page_url(run)) for title, run, progress in runs_listed(20)]
+    live = any(not p.settled for _, p in rows) or any(not p.settled for _, _, p, _ in generations)
     values = {"rows": rows, "generations": generations, "live": live, "actions": _actions()}
     template = "jobs/run_list.html#runs" if request.htmx else "jobs/run_list.html"
     return render(request, template, values)
@@ -126,17 +136,101 @@ def run_new(request: HttpRequest) -> HttpResponse:
     return render(request, "jobs/run_new.html", {"form": form, "offer_version": offer_version})
 
 
-def _progress_values(run: JudgeRun) -> dict[str, Any]:
-    progress = run_progress(run=run)
-    kind = subjects_of(run)
-    parameters = run.parameters or {}
+# --------------------------------------------------------------------------- every run kind: progress and controls
+
+
+def run_page_url(run: Any) -> str:  # noqa: ANN401
+    """A run's page, whatever its kind: a judge run's at its id, another kind's at its kind and id (ids are per kind)."""
+    spec = run_kind_of(run)
+    if spec.kind == RunKind.JUDGE:
+        return reverse("jobs:run", args=[run.pk])
+    return reverse("jobs:engine-run", args=[spec.kind, run.pk])
+
+
+def _control_url(spec: RunKindSpec, run: Any, action: str) -> str:  # noqa: ANN401
+    if spec.kind == RunKind.JUDGE:
+        return reverse("jobs:run-control", args=[run.pk, action])
+    return reverse("jobs:engine-run-control", args=[spec.kind, run.pk, action])
+
+
+def _noun(spec: RunKindSpec, run: Any) -> str:  # noqa: ANN401
+    """How messages name the run: "Run 4", "Scoring run 4", "HypoArena generation run 2"."""
+    name = f"{spec.noun} {run.pk}"
+    return name[:1].upper() + name[1:]
+
+
+#: Cancelling asks first: (what the dialog says after the question, what the confirmation page says), by whether the
+#: kind resumes a cancelled run (``RunKindSpec.resumes_cancelled``). A POST without ``confirm=yes`` (no JavaScript), or a
+#: GET, shows the confirmation page; with JavaScript, app.js asks in a dialog (data-confirm) and sends ``confirm=yes``.
+CANCEL_TEXTS = {
+    False: (
+        "A cancelled run cannot be resumed. Tasks not yet started are skipped; calls already sent still finish and are billed.",
+        "Cancelling cannot be undone: a cancelled run cannot be resumed. Tasks not yet started are skipped; calls already "
+        "sent still finish, are stored and are billed. To stop for a while instead, pause the run.",
+    ),
+    True: (
+        "Tasks not yet started are skipped (Resume reopens them); calls already sent still finish and are billed.",
+        "Tasks not yet started are skipped, and Resume reopens them; calls already sent still finish, are stored and are "
+        "billed. To stop for a while instead, pause the run.",
+    ),
+}
+
+
+def _cancel_question(spec: RunKindSpec, run: Any) -> str:  # noqa: ANN401
+    return f"Cancel {spec.noun} #{run.pk}?"
+
+
+def _controls(spec: RunKindSpec, run: Any, progress: Any) -> dict[str, str]:  # noqa: ANN401
+    """The controls the run's state allows (as ``jobs.lifecycle`` does): the URL each posts to, and their words."""
+    status, out = run.status, {}
+    if status == JudgeRun.Status.RUNNING:
+        out["pause"] = _control_url(spec, run, "pause")
+    if spec.resumes_cancelled:
+        resumable = status in (JudgeRun.Status.PAUSED, JudgeRun.Status.FAILED, JudgeRun.Status.CANCELLED)
+    else:  # a judge run whose drivers all died resumes at once, without waiting for the watchdog
+        stuck = status == JudgeRun.Status.RUNNING and not progress.drivers_alive and progress.remaining
+        resumable = status in (JudgeRun.Status.PAUSED, JudgeRun.Status.FAILED) or bool(stuck)
+    if resumable:
+        out["resume"] = _control_url(spec, run, "resume")
+        out["resume_label"] = "Resume now" if status == JudgeRun.Status.RUNNING else "Resume"
+    if status in JudgeRun.ACTIVE_STATUSES:
+        out["cancel"] = _control_url(spec, run, "cancel")
+        out["cancel_question"] = f"{_cancel_question(spec, run)} {CANCEL_TEXTS[spec.resumes_cancelled][0]}"
+    return out
+
+
+DONE_HINTS = {
+    True: "Done tasks have a stored verdict, accepted or invalid (unparseable after three answers); failed tasks got no "
+    "answer from the endpoint, and Resume retries them; skipped tasks were cancelled before any call.",
+    False: "Done tasks have a stored answer (invalid ones were unusable after three answers and stored nothing); failed "
+    "tasks got no answer from the endpoint, and Resume retries them; skipped tasks were cancelled before any call, and "
+    "Resume reopens them.",
+}
+
+
+def _engine_values(run: Any) -> dict[str, Any]:  # noqa: ANN401
+    """What every run page shows and its progress section polls: progress, log, controls, whatever the kind."""
+    spec = run_kind_of(run)
+    progress = spec.progress(run)
     return {
         "run": run,
+        "spec": spec,
         "progress": progress,
         "events": run_log(run=run),
         "active": run.status in JudgeRun.ACTIVE_STATUSES,
         # Poll until nothing can change: after a pause or cancel, calls in flight still return and are billed.
         "live": not progress.settled,
+        "progress_url": f"{run_page_url(run)}?part=progress",
+        "run_controls": _controls(spec, run, progress),
+        "done_hint": DONE_HINTS[spec.kind == RunKind.JUDGE],
+    }
+
+
+def _progress_values(run: JudgeRun) -> dict[str, Any]:
+    """A judge run's page values: the engine's, and what it judged (``jobs.subjects``)."""
+    kind = subjects_of(run)
+    parameters = run.parameters or {}
+    return _engine_values(run) | {
         "selection_label": kind.selection_key.replace("_", " ").capitalize(),
         "selection": parameters.get(kind.selection_key),
         "skipped": parameters.get("skipped") or parameters.get("skipped_without_text"),
@@ -144,45 +238,63 @@ def _progress_values(run: JudgeRun) -> dict[str, Any]:
     }
 
 
+# --------------------------------------------------------------------------- a judge run's page
+
+
 @require_GET
 @researcher_required
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
-    """Progress, controls and the run's verdicts; a task kind with a page of its own (the canonical pairs') shows them
-    its way."""
+    """Progress, controls and the run's verdicts, live while it works; a task kind with a page of its own (the
+    canonical pairs') shows them its way."""
     run = _get_run(run_id)
     if request.htmx and request.GET.get("part") == "progress":
-        return render(request, "jobs/run_detail.html#progress", _progress_values(run))
+        return render(request, "jobs/_progress.html", _engine_values(run))
     kind = subjects_of(run)
     if kind.page is not None:
         return kind.page(request, run, _progress_values(run))
     return _subject_run_detail(request, run)
 
 
-def _subject_run_detail(request: HttpRequest, run: JudgeRun) -> HttpResponse:
-    """The page of a run whose kind has no page of its own: progress, controls and its verdicts, each with what was
-    compared; the figures are on that kind's report page."""
-    kind = subjects_of(run)
-    verdicts = (
-        kind.judgment_model.objects.filter(run=run)
-        .select_related(kind.subject_field)
-        .order_by(f"{kind.subject_field}_id", "order")
-    )
-    page = Paginator(verdicts, 50).get_page(request.GET.get("page"))
+def _subject_rows(kind: Any, verdicts: list[Any]) -> list[dict[str, Any]]:  # noqa: ANN401
     rows = []
-    for j in page:
+    for j in verdicts:
         label, link = kind.describe(j) if kind.describe else (str(getattr(j, kind.subject_field)), "")
         outcome = getattr(j, "winner", "") or getattr(j, "verdict", "")
         reason = getattr(j, "main_reason", "") or getattr(j, "reasons", "")
         rows.append({"j": j, "label": label, "link": link, "outcome": outcome or "", "reason": reason})
+    return rows
+
+
+def _subject_run_detail(request: HttpRequest, run: JudgeRun) -> HttpResponse:
+    """The page of a run whose kind has no page of its own: progress, controls and its verdicts (newest first, live,
+    sorted, filtered and searched as ``jobs.verdicts`` does), each with what was compared; the figures are on that
+    kind's report page."""
+    values = _progress_values(run)
+    kind = subjects_of(run)
+    run_verdicts = kind.judgment_model.objects.filter(run=run)
+    search, search_label = subject_search(run_verdicts, kind.subject_field)
+    filters = VerdictListForm(
+        request.GET, parameters=run.parameters or {}, search_label=search_label, verdicts=verdict_choices(run_verdicts)
+    )
+    shown = filters.apply(run_verdicts.select_related(kind.subject_field), search=search)
+    page_number = request.GET.get("page") or "1"
+    on_top = filters.chosen_sort == "" and page_number == "1"
+    feed = verdict_feed(request, run_verdicts=run_verdicts, shown=shown, live=values["live"], on_top=on_top)
+    values |= {"feed": feed, "poll": POLL, "filters": filters, "filtered": filters.narrowed()}
+    if is_feed_poll(request):
+        values |= {"subject_rows": _subject_rows(kind, feed.new), "verdict_count": shown.count()}
+        return render(request, "jobs/run_detail.html#subject-feed", values)
+    page = Paginator(shown, RUN_PAGE_SIZE).get_page(page_number)
     others = run.benchmark.runs.filter(subjects=run.subjects).exclude(pk=run.pk).order_by("-created_at")
     report_link, report_label = kind.report(run) if kind.report is not None else ("", "")
     return render(
         request,
         "jobs/run_detail.html",
-        _progress_values(run)
+        values
         | {
             "subject_page": page,
-            "subject_rows": rows,
+            "subject_rows": _subject_rows(kind, list(page)),
+            "verdict_count": page.paginator.count,
             "subjects": run.get_subjects_display(),
             "others": others,
             "report_link": report_link,
@@ -191,48 +303,145 @@ def _subject_run_detail(request: HttpRequest, run: JudgeRun) -> HttpResponse:
     )
 
 
-# Actions that cannot be undone ask first: a POST without ``confirm=yes`` (no JavaScript), or a GET, shows a
-# confirmation page; with JavaScript, app.js asks in a dialog (data-confirm) and sends ``confirm=yes`` itself.
-CONFIRM = {
-    "cancel": (
-        "Cancel run #{id}?",
-        "Cancelling cannot be undone: a cancelled run cannot be resumed. Tasks not yet started are skipped; calls already "
-        "sent still finish, are stored and are billed. To stop for a while instead, pause the run.",
-        "Yes, cancel the run",
-        "Keep the run",
-    ),
-}
+# --------------------------------------------------------------------------- a run of another kind: the engine's page
+
+
+def _get_engine_run(kind: str, run_id: int) -> tuple[RunKindSpec, Any]:
+    spec = run_kinds.get(kind)
+    if spec is None:
+        raise Http404(f"no run kind {kind!r}; the kinds are {', '.join(run_kinds.names())}")
+    related = [f.name for f in spec.run_model._meta.get_fields() if f.many_to_one and f.name in ("benchmark", "launched_by")]
+    return spec, get_object_or_404(spec.run_model.objects.select_related(*related), pk=run_id)
+
+
+def _subject_fields(task_model: type[models.Model]) -> list[str]:
+    """What a task is about, read from its model: its foreign keys but the run (a case, a participant ...)."""
+    return [f.name for f in task_model._meta.get_fields() if f.many_to_one and f.concrete and f.name != "run"]
+
+
+TASK_STATUSES = [("", "any state"), *TaskStatus.choices]
+TASKS_PER_PAGE = 50
+
+
+def _task_values(request: HttpRequest, spec: RunKindSpec, run: Any) -> dict[str, Any]:  # noqa: ANN401
+    """A page of the run's tasks in a stable order (so that a live refresh changes states, not places), filtered by
+    state, each with what it is about, its calls, tokens and latest error."""
+    task_model = spec.task_model_of(run.pk)
+    fields = _subject_fields(task_model)
+    status = request.GET.get("status") if request.GET.get("status") in TaskStatus.values else ""
+    tasks = task_model.objects.filter(run_id=run.pk).order_by("id")
+    if status:
+        tasks = tasks.filter(status=status)
+    page = Paginator(tasks.select_related(*fields), TASKS_PER_PAGE).get_page(request.GET.get("page"))
+    rows = [
+        {
+            "task": t,
+            "about": " · ".join(str(getattr(t, name)) for name in fields if getattr(t, f"{name}_id", None) is not None),
+            "tokens": (getattr(t, "prompt_tokens", 0) or 0) + (getattr(t, "completion_tokens", 0) or 0),
+        }
+        for t in page
+    ]
+    return {"task_page": page, "task_rows": rows, "task_status": status, "task_statuses": TASK_STATUSES}
+
+
+def _step_values(spec: RunKindSpec, run: Any) -> dict[str, Any]:  # noqa: ANN401
+    """The step that follows the run once its tasks are done (``jobs.kinds.Step``), and how it went if it came."""
+    step = spec.step(run) if spec.step is not None else None
+    record = RunStep.objects.filter(kind=spec.kind, run_id=run.pk).first()
+    return {"step_title": step.title if step else (record.title if record else ""), "step_record": record}
+
+
+def _benchmark_url(run: Any) -> str:  # noqa: ANN401
+    benchmark_id = getattr(run, "benchmark_id", None)
+    return reverse("arena:benchmark", args=[benchmark_id]) if benchmark_id else ""
+
+
+@require_GET
+@researcher_required
+def engine_run_detail(request: HttpRequest, kind: str, run_id: int) -> HttpResponse:
+    """The page of a run of any kind but a judge run's (generation, scoring ...): its parameters, progress, controls,
+    log, the step that follows it and its tasks, live until the run settles. A judge run's address leads to its own
+    page."""
+    if kind == RunKind.JUDGE:
+        return redirect("jobs:run", run_id=run_id)
+    spec, run = _get_engine_run(kind, run_id)
+    values = _engine_values(run)
+    if request.htmx and request.GET.get("part") == "progress":
+        return render(request, "jobs/_progress.html", values)
+    values |= _task_values(request, spec, run) | {"poll": POLL}
+    if request.htmx and request.GET.get("part") == "tasks":
+        return render(request, "jobs/engine_run_detail.html#tasks", values)
+    parameters = run.parameters or {}
+    shown = ("base_url", "api_key_env", "concurrency", "rate_per_second", "timeout")
+    values |= _step_values(spec, run) | {
+        "title": spec.title or spec.kind,
+        "benchmark_url": _benchmark_url(run),
+        "parameters": parameters,
+        "other_parameters": [
+            (k, json.dumps(v, ensure_ascii=False) if isinstance(v, dict | list) else v)
+            for k, v in sorted(parameters.items())
+            if k not in shown and v not in ("", None, {}, [])
+        ],
+    }
+    return render(request, "jobs/engine_run_detail.html", values)
+
+
+# --------------------------------------------------------------------------- controls
+
+
+def _control(request: HttpRequest, spec: RunKindSpec, run: Any, action: str) -> HttpResponse:  # noqa: ANN401
+    """Pause, resume or cancel a run of any kind; cancelling asks first (``CANCEL_TEXTS``)."""
+    page = run_page_url(run)
+    if action not in ("pause", "resume", "cancel"):
+        return HttpResponse(status=404)
+    if action == "cancel" and run.status not in JudgeRun.ACTIVE_STATUSES:
+        messages.error(request, f"{_noun(spec, run)} has already ended ({run.status}): there is nothing to {action}.")
+        return redirect(page)
+    if action == "cancel" and (request.method == "GET" or request.POST.get("confirm") != "yes"):
+        return render(
+            request,
+            "jobs/run_confirm.html",
+            {
+                "run": run,
+                "title": _cancel_question(spec, run),
+                "text": CANCEL_TEXTS[spec.resumes_cancelled][1],
+                "yes": "Yes, cancel the run",
+                "no": "Keep the run",
+                "action_url": _control_url(spec, run, action),
+                "back_url": page,
+            },
+        )
+    if request.method == "GET":
+        return HttpResponseNotAllowed(["POST"])
+    try:
+        if action == "pause":
+            run_pause(run=run)
+        elif action == "resume":
+            todo = run_resume(run=run)
+            what = "tasks left to do" if spec.kind == RunKind.JUDGE else "tasks reopened"
+            messages.success(request, f"{_noun(spec, run)} resumed: {todo} {what}.")
+        else:
+            run_cancel(run=run)
+            messages.success(
+                request,
+                f"{_noun(spec, run)} cancelled: calls already sent still finish and are billed; this page follows them.",
+            )
+    except RunError as exc:
+        messages.error(request, str(exc))
+    return redirect(page)
 
 
 @require_http_methods(["GET", "POST"])
 @researcher_required
 def run_control(request: HttpRequest, run_id: int, action: str) -> HttpResponse:
     run = _get_run(run_id)
-    if action not in ("pause", "resume", "cancel"):
-        return HttpResponse(status=404)
-    if action in CONFIRM and run.status not in JudgeRun.ACTIVE_STATUSES:
-        messages.error(request, f"Run {run.pk} has already ended ({run.status}): there is nothing to {action}.")
-        return redirect("jobs:run", run_id=run.pk)
-    if action in CONFIRM and (request.method == "GET" or request.POST.get("confirm") != "yes"):
-        title, text, yes, no = CONFIRM[action]
-        return render(
-            request,
-            "jobs/run_confirm.html",
-            {"run": run, "action": action, "title": title.format(id=run.pk), "text": text, "yes": yes, "no": no},
-        )
-    if request.method == "GET":
-        return HttpResponseNotAllowed(["POST"])
-    try:
-        if action == "pause":
-            judge_run_pause(run=run)
-        elif action == "resume":
-            todo = judge_run_resume(run=run)
-            messages.success(request, f"Run {run.pk} resumed: {todo} tasks left to do.")
-        else:
-            judge_run_cancel(run=run)
-            messages.success(
-                request, f"Run {run.pk} cancelled: calls already sent still finish and are billed; this page follows them."
-            )
-    except RunError as exc:
-        messages.error(request, str(exc))
-    return redirect("jobs:run", run_id=run.pk)
+    return _control(request, run_kind_of(run), run, action)
+
+
+@require_http_methods(["GET", "POST"])
+@researcher_required
+def engine_run_control(request: HttpRequest, kind: str, run_id: int, action: str) -> HttpResponse:
+    if kind == RunKind.JUDGE:
+        return run_control(request, run_id, action)
+    spec, run = _get_engine_run(kind, run_id)
+    return _control(request, spec, run, action)

@@ -64,7 +64,11 @@ class LeaderboardApi(APIView):
                 )
             }
 
-    @extend_schema(parameters=[InputSerializer], responses=api_responses(OpenApiTypes.OBJECT, 400, 404))
+    @extend_schema(
+        summary="Lit2Test leaderboard of a benchmark",
+        parameters=[InputSerializer],
+        responses=api_responses(OpenApiTypes.OBJECT, 400, 404),
+    )
     def get(self, request: Request, benchmark_id: int) -> Response:
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
@@ -108,7 +112,11 @@ class RunAgreementApi(APIView):
             # "with" is a Python keyword, so the field cannot be declared as a class attribute.
             return {"with": id_field(help_text="The other run, of the same benchmark.")}
 
-    @extend_schema(parameters=[InputSerializer], responses=api_responses(OpenApiTypes.OBJECT, 400, 404))
+    @extend_schema(
+        summary="Agreement of two judge runs",
+        parameters=[InputSerializer],
+        responses=api_responses(OpenApiTypes.OBJECT, 400, 404),
+    )
     def get(self, request: Request, run_id: int) -> Response:
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)

@@ -13,14 +13,17 @@ class Lit2TestConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from arena.protocols import Link, ProtocolSpec, RunType, protocol_register
+        from arena.models import CanonicalPair, Context, JudgeRun, Participant
+        from arena.protocols import Figure, Link, ProtocolSpec, RunType, protocol_register
         from jobs.elicitation import elicit_kind_register
         from jobs.subjects import subjects_register
 
         from . import views
         from .generation import KIND as GENERATION
         from .judging import PROTOCOL, pairs_kind
+        from .models import GenerationRun
         from .prompts import prompts_register
+        from .selectors import canonical_judges
 
         prompts_register()
         pairs = subjects_register(pairs_kind(page=views.pairs_run_page))
@@ -38,6 +41,17 @@ class Lit2TestConfig(AppConfig):
                 selection_option="--pairs",
                 benchmark_view=views.benchmark_page,
                 links=(Link("Leaderboard", "lit2test:leaderboard"), Link("Export (.zip)", "lit2test:benchmark-export")),
+                figures=(
+                    Figure.counting("Contexts", Context),
+                    Figure.counting(
+                        "With text", Context, has_text=True, help="contexts whose literature text was imported: the ones judged"
+                    ),
+                    Figure.counting("Participants", Participant),
+                    Figure.counting("Pairs", CanonicalPair, help="canonical pairs"),
+                    Figure.counting("Judge runs", JudgeRun),
+                    Figure.counting("Generation runs", GenerationRun),
+                    Figure("Canonical judge", canonical_judges, numeric=False),
+                ),
                 urls="lit2test.urls",
                 actions=(Link("Launch a generation run", "lit2test:generation-new"),),
                 panel=views.upload_panel,

@@ -8,9 +8,11 @@ from pathlib import Path
 from django import forms
 
 from arena.forms import MultipleFileField
+from arena.launch import EndpointFields
 from arena.models import Benchmark
 from jobs.forms import ElicitRunFields
 
+from .models import PROTOCOL
 from .release.reading import DEFAULT_BENCHMARK
 
 
@@ -37,7 +39,8 @@ class ReleaseUploadForm(forms.Form):
 class GenerationRunForm(ElicitRunFields):
     field_order = ("benchmark", "base_url", "api_key_env", "contexts", "temperature", "max_tokens", "concurrency")
 
-    benchmark = forms.ModelChoiceField(queryset=Benchmark.objects.all())
-    base_url = forms.CharField(max_length=500)
-    api_key_env = forms.CharField(required=False, max_length=100)
+    benchmark = forms.ModelChoiceField(queryset=Benchmark.objects.filter(protocol=PROTOCOL))  # its contexts are asked
+    # The endpoint's fields as every launch form words them.
+    base_url = EndpointFields.base_fields["base_url"]
+    api_key_env = EndpointFields.base_fields["api_key_env"]
     contexts = forms.CharField(initial="all", help_text="all · batch:NAME")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db.models import Count, F, Max, Q, QuerySet, Subquery
 
-from arena.models import JudgeRun, OrderedJudgment
+from arena.models import Benchmark, JudgeRun, OrderedJudgment
 from jobs.selectors import Progress
 
 from .models import GenerationRun, JudgeTask
@@ -18,6 +18,11 @@ def generation_progress(*, run: GenerationRun) -> Progress:
     from .generation import KIND
 
     return elicit_progress(kind=KIND, run=run)
+
+
+def canonical_judges(benchmark_ids: list[int]) -> dict[int, str]:
+    """The canonical judge of each of these benchmarks (the dashboard's column), "" when it has none yet."""
+    return dict(Benchmark.objects.filter(pk__in=benchmark_ids).values_list("pk", "canonical_judge"))
 
 
 STABILITY_CHOICES = ("stable", "sensitive", "incomplete")

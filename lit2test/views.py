@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
+from django.db.models import Exists, OuterRef, Q
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -21,12 +22,22 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from arena.charts import forest_plot, heat_map
 from arena.extensions import human_figures_for
-from arena.models import PAIRS, Benchmark, Context, JudgeRun, Proposal
+from arena.models import PAIRS, Benchmark, Context, JudgeRun, OrderedJudgment, Proposal
 from arena.permissions import researcher_required
-from arena.selectors import benchmark_list, paper_provenance_audit, run_default, run_leaderboard, run_pair_ids, runs_agreement
+from arena.selectors import (
+    RUN_PAGE_SIZE,
+    benchmark_list,
+    paper_provenance_audit,
+    run_default,
+    run_leaderboard,
+    run_pair_ids,
+    runs_agreement,
+)
 from arena.views import protocol_only
 from jobs.lifecycle import AlreadyLaunched, RunError
 from jobs.prompts import PROMPTS
+from jobs.verdicts import POLL, VerdictListForm, is_feed_poll, verdict_feed
+from jobs.views import run_page_url
 
 from .forms import GenerationRunForm, ReleaseUploadForm
 from .generation import generation_run_create, generation_run_launch
@@ -122,17 +133,23 @@ def leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
     if (elsewhere := lit2test_only(request, benchmark, "leaderboard")) is not None:
         return elsewhere
-    runs = list(benchmark.runs.filter(run_type="holistic", subjects=PAIRS).order_by("-is_canonical", "created_at", "id"))
+    runs = leaderboard_runs(benchmark=benchmark)
     canonical = run_default(benchmark=benchmark)
     run_id = request.GET.get("run")
     if run_id:
-        run = next((r for r in runs if str(r.pk) == run_id), None)
+        is_id = run_id.isascii() and run_id.isdigit() and len(run_id) <= 18  # within a bigint
+        run = benchmark.runs.filter(subjects=PAIRS, pk=int(run_id)).first() if is_id else None
         if run is None:
-            raise Http404("no such run in this benchmark")
-    else:
+            raise Http404(f"{benchmark} has no judge run {run_id} over its pairs: a leaderboard ranks those only")
+        if run not in runs:  # asked for by its id (a failed run with no verdict): shown, and in the picker as chosen
+            runs = sorted([*runs, run], key=lambda r: (not r.is_canonical, r.created_at, r.pk))
+    elif canonical is not None and canonical.is_canonical:
         run = canonical
+    else:  # no canonical judge: the newest run with a leaderboard (not a newer run that failed before any answer)
+        run = max(runs, key=lambda r: (r.created_at, r.pk)) if runs else None
     if run is None:
-        return render(request, "lit2test/leaderboard_empty.html", {"benchmark": benchmark})
+        ended = benchmark.runs.filter(subjects=PAIRS).order_by("-created_at", "-id")
+        return render(request, "lit2test/leaderboard_empty.html", {"benchmark": benchmark, "ended": ended})
     fit = request.GET.get("fit") if request.GET.get("fit") in FITS else "ordered"
     digits = 3 if request.GET.get("digits") == "3" else 2
     doc = run_leaderboard(run=run, human=human_figures_for(benchmark))
@@ -166,6 +183,16 @@ def leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
             context["agreement"] = runs_agreement(first=canonical, second=run)
     template = "lit2test/leaderboard.html#board" if request.htmx else "lit2test/leaderboard.html"
     return render(request, template, context)
+
+
+def leaderboard_runs(*, benchmark: Benchmark) -> list[JudgeRun]:
+    """The runs that have a leaderboard, for the run picker: every judge run over the canonical pairs, holistic or
+    structured (a structured verdict names a winner too), that has an accepted verdict or may still get one; an
+    ended run without one (failed at its first call, cancelled before any answer) has nothing to rank. The canonical
+    run first, then by age."""
+    answered = OrderedJudgment.objects.filter(run=OuterRef("pk"), status=OrderedJudgment.Status.ACCEPTED)
+    runs = benchmark.runs.filter(subjects=PAIRS).filter(Q(status__in=JudgeRun.ACTIVE_STATUSES) | Exists(answered))
+    return list(runs.order_by("-is_canonical", "created_at", "id"))
 
 
 def _pair_lookup(rows: list[dict], *, a: str = "a_wins", b: str = "b_wins", c: str = "sensitive") -> dict[tuple[str, str], tuple]:
@@ -235,8 +262,10 @@ def leaderboard_sections(doc: dict, *, fit: str) -> dict:
     }
 
 
-class JudgmentFilterForm(forms.Form):
-    """The run page's filters (GET parameters); a value that is not a choice is ignored."""
+class JudgmentFilterForm(VerdictListForm):
+    """The run page's search, filters and order (GET parameters): the engine's (``jobs.verdicts``: answer, latency,
+    tokens, cost, order) and the pairs' own (winner, presentation order, the pair's stability); a value that is not a
+    choice is ignored."""
 
     winner = forms.ChoiceField(required=False)
     order = forms.ChoiceField(required=False, choices=[("", "any order"), ("original", "original"), ("reverse", "reverse")])
@@ -245,33 +274,41 @@ class JudgmentFilterForm(forms.Form):
         label="Pair",
         choices=[("", "any pair"), *((s, f"order-{s}" if s != "incomplete" else s) for s in STABILITY_CHOICES)],
     )
-    status = forms.ChoiceField(
-        required=False, label="Answer", choices=[("", "any answer"), ("accepted", "accepted"), ("invalid", "invalid")]
-    )
+    field_order = ["q", "winner", "verdict", "order", "stability", "status"]
 
     def __init__(self, data: object, *, run: JudgeRun) -> None:
-        super().__init__(data)
+        super().__init__(
+            data,
+            parameters=run.parameters or {},
+            search_label="context ids, fields and texts, and answers",
+            verdicts=list(OrderedJudgment.Verdict.choices),
+        )
         participants = run.benchmark.participants.order_by("name").values_list("pk", "name")
         self.fields["winner"].choices = [("", "any winner"), ("tie", "TIE"), *((str(pk), name) for pk, name in participants)]
 
-    def values(self) -> dict[str, str]:
-        """The valid filters; an invalid parameter counts as absent."""
-        self.is_valid()
-        return {name: self.cleaned_data.get(name) or "" for name in self.fields if name not in self.errors}
+    def pair_filters(self) -> dict[str, str]:
+        """The filters ``run_judgments`` applies; the engine's are applied by ``apply``."""
+        values = self.values()
+        return {name: values.get(name) or "" for name in ("winner", "order", "stability")}
 
 
-def pairs_run_page(request: HttpRequest, run: JudgeRun, context: dict[str, Any]) -> HttpResponse:
-    """The page of a judge run over the canonical pairs: progress and controls (``context``, the engine's), and every
-    ordered judgment with its context, both proposals' models, rendered prompt, raw answer, parse result and calls,
-    filtered by winner, order, stability and answer status."""
-    filters = JudgmentFilterForm(request.GET, run=run)
-    judgments = run_judgments(run=run, **filters.values()).select_related(
-        "pair__context__batch", "pair__participant_a", "pair__participant_b", "shown_a", "winner"
-    )
-    page = Paginator(judgments, 25).get_page(request.GET.get("page"))
+#: Where the run page's search looks besides the raw answer: the context (its id, field and texts), the pair's
+#: public id and the judge's reason.
+JUDGMENT_SEARCH = (
+    "pair__context__external_id",
+    "pair__context__field",
+    "pair__context__research_context",
+    "pair__context__open_problem",
+    "pair__public_id",
+    "main_reason",
+)
+
+
+def _judgment_items(run: JudgeRun, judgments: list[OrderedJudgment]) -> list[tuple[OrderedJudgment, Any, Any]]:
+    """Each judgment with its rendered prompt and its task (calls, failed calls), its context's text and papers and
+    its pair's stability, in a number of queries that does not grow with the judgments."""
     template = PROMPTS.get(run.prompt_version)
-    judgments_on_page = list(page)
-    context_ids = {j.pair.context_id for j in judgments_on_page}
+    context_ids = {j.pair.context_id for j in judgments}
     contexts = {
         c.pk: c
         for c in Context.objects.filter(pk__in=context_ids, has_text=True).select_related("batch").prefetch_related("papers")
@@ -279,10 +316,10 @@ def pairs_run_page(request: HttpRequest, run: JudgeRun, context: dict[str, Any])
     proposals: dict[int, dict[int, Proposal]] = {}
     for p in Proposal.objects.filter(context_id__in=contexts):
         proposals.setdefault(p.context_id, {})[p.participant_id] = p
-    tasks = run_tasks_by_key(run=run, pair_ids={j.pair_id for j in judgments_on_page})
-    stability = judgments_stability(run=run, pair_ids={j.pair_id for j in judgments_on_page})
+    tasks = run_tasks_by_key(run=run, pair_ids={j.pair_id for j in judgments})
+    stability = judgments_stability(run=run, pair_ids={j.pair_id for j in judgments})
     items = []
-    for j in judgments_on_page:
+    for j in judgments:
         j.stability = stability[j.pair_id]
         prompt = None
         by_participant = proposals.get(j.pair.context_id, {})
@@ -291,13 +328,32 @@ def pairs_run_page(request: HttpRequest, run: JudgeRun, context: dict[str, Any])
         if template is not None and j.pair.participant_a_id in by_participant and j.pair.participant_b_id in by_participant:
             prompt = render_judge_task(pair=j.pair, order=j.order, template=template, proposals=by_participant)
         items.append((j, prompt, tasks.get((j.pair_id, j.order))))
-    others = run.benchmark.runs.filter(subjects=run.subjects).exclude(pk=run.pk).order_by("-is_canonical", "-created_at")
-    filtered = any(filters.values().values())
-    return render(
-        request,
-        "lit2test/run_detail.html",
-        context | {"page": page, "items": items, "others": others, "filters": filters, "filtered": filtered},
+    return items
+
+
+def pairs_run_page(request: HttpRequest, run: JudgeRun, context: dict[str, Any]) -> HttpResponse:
+    """The page of a judge run over the canonical pairs: progress and controls (``context``, the engine's), and every
+    ordered judgment with its context, both proposals' models, rendered prompt, raw answer, parse result, calls,
+    latency, tokens and cost; searched, filtered and ordered (``JudgmentFilterForm``), and live while the run works:
+    new judgments come on top of the first page, newest first (``jobs.verdicts.verdict_feed``)."""
+    filters = JudgmentFilterForm(request.GET, run=run)
+    shown = filters.apply(run_judgments(run=run, **filters.pair_filters()), search=JUDGMENT_SEARCH).select_related(
+        "pair__context__batch", "pair__participant_a", "pair__participant_b", "shown_a", "winner"
     )
+    page_number = request.GET.get("page") or "1"
+    # A stability filter is not a property of one judgment: the second order of a pair can move the first into it.
+    on_top = filters.chosen_sort == "" and page_number == "1" and not filters.pair_filters()["stability"]
+    feed = verdict_feed(
+        request, run_verdicts=OrderedJudgment.objects.filter(run=run), shown=shown, live=context["live"], on_top=on_top
+    )
+    values = context | {"feed": feed, "poll": POLL, "filters": filters, "filtered": filters.narrowed()}
+    if is_feed_poll(request):
+        values |= {"items": _judgment_items(run, feed.new), "verdict_count": shown.count()}
+        return render(request, "lit2test/run_detail.html#feed", values)
+    page = Paginator(shown, RUN_PAGE_SIZE).get_page(page_number)
+    others = run.benchmark.runs.filter(subjects=run.subjects).exclude(pk=run.pk).order_by("-is_canonical", "-created_at")
+    values |= {"page": page, "items": _judgment_items(run, list(page)), "verdict_count": page.paginator.count, "others": others}
+    return render(request, "lit2test/run_detail.html", values)
 
 
 def _judge_run(run_id: int) -> JudgeRun:
@@ -355,5 +411,5 @@ def generation_new(request: HttpRequest) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             messages.success(request, f"Generation run {run.pk} launched: {run.tasks.count()} proposals to elicit.")
-            return redirect("jobs:runs")
+            return redirect(run_page_url(run))  # its page: progress, controls, log, tasks and the pairing step
     return render(request, "lit2test/generation_new.html", {"form": form})

@@ -2,7 +2,9 @@
 
 Both are built from the OpenAPI schema drf-spectacular generates (the one served at ``/api/schema/``), so they
 never drift from the API. The documentation page is rendered on the server from that schema: Swagger UI and
-Redoc load scripts and styles from CDNs, which the Content-Security-Policy forbids.
+Redoc load scripts and styles from CDNs, which the Content-Security-Policy forbids. The browsable view of each
+answer (an API URL opened in a browser) is titled and described from the same schema (``lit2test_web.api_renderers``),
+not from the view's class name ("Api Root Api").
 """
 
 from __future__ import annotations
@@ -63,6 +65,13 @@ def _prose(text: str) -> SafeString:
     return mark_safe(re.sub(r"``(.+?)``", r"<code>\1</code>", escape(text)))  # noqa: S308 - escaped first
 
 
+def _summary(op: dict[str, Any], description: str) -> str:
+    """The operation's own summary (``extend_schema(summary=...)``), else its description's first sentence."""
+    if op.get("summary"):
+        return str(op["summary"])
+    return description.split("\n\n")[0].replace("\n", " ").replace("``", "")
+
+
 def api_operations() -> list[dict[str, Any]]:
     """Every operation of the schema, in path order: method, path, summary, parameters and responses."""
     operations = []
@@ -92,7 +101,7 @@ def api_operations() -> list[dict[str, Any]]:
                     "path": path,
                     "tag": (op.get("tags") or ["api"])[0],
                     "description": _prose(description),
-                    "summary": description.split("\n\n")[0].replace("\n", " ").replace("``", ""),
+                    "summary": _summary(op, description),
                     "parameters": parameters,
                     "responses": responses,
                     # A plain GET with no required parameter can be opened as it is.
@@ -102,12 +111,25 @@ def api_operations() -> list[dict[str, Any]]:
     return operations
 
 
+def api_operation(request: HttpRequest) -> dict[str, Any] | None:
+    """The schema's operation that ``request`` was routed to, or None (a URL the schema does not document).
+
+    The route ``api/runs/<int:run_id>/agreement/`` is the schema's path ``/api/runs/{run_id}/agreement/``.
+    """
+    match = getattr(request, "resolver_match", None)
+    if match is None or not match.route:
+        return None
+    path = "/" + re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", match.route)
+    method = "GET" if request.method == "HEAD" else request.method
+    return next((op for op in api_operations() if op["path"] == path and op["method"] == method), None)
+
+
 class ApiRootApi(APIView):
     """The API's entry point: every endpoint, with links to the OpenAPI schema and its documentation page."""
 
     permission_classes = [IsResearcher]
 
-    @extend_schema(responses=api_responses(OpenApiTypes.OBJECT))
+    @extend_schema(summary="Every endpoint of the API", responses=api_responses(OpenApiTypes.OBJECT))
     def get(self, request: Request) -> Response:
         return Response(
             {

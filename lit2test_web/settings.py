@@ -276,7 +276,8 @@ PERMISSIONS_POLICY: dict[str, list[str]] = {
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
+    # An API URL opened in a browser: the site's own page, titled from the OpenAPI schema (lit2test_web/api_renderers.py).
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "lit2test_web.api_renderers.BrowsableApiRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "arena.apis.exception_handler",
 }

@@ -46,7 +46,11 @@ class ReconstructionReportApi(ProtocolReportApi):
             help_text="pooled (scores / labelled hypotheses over the papers) or paper-mean (the paper's: mean of the papers' rates).",
         )
 
-    @extend_schema(parameters=[InputSerializer], responses=api_responses(OpenApiTypes.OBJECT, 400, 404))
+    @extend_schema(
+        summary="Reconstruction report of a benchmark",
+        parameters=[InputSerializer],
+        responses=api_responses(OpenApiTypes.OBJECT, 400, 404),
+    )
     def get(self, request: Request, benchmark_id: int) -> Response:
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)

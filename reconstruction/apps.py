@@ -15,15 +15,15 @@ class ReconstructionConfig(AppConfig):
     def ready(self) -> None:
         # Prompts, the match and Swiss judging kinds and the proposer runs join the engine; the protocol joins the
         # registry (jobs/ never imports this app).
-        from arena.protocols import ProtocolSpec, RunOption, RunType, protocol_register
+        from arena.models import JudgeRun, Participant
+        from arena.protocols import Figure, ProtocolSpec, RunOption, RunType, protocol_register
         from jobs.elicitation import elicit_kind_register
         from jobs.subjects import subjects_register
 
         from .judging import MATCH, SWISS
-        from .models import PROTOCOL
+        from .models import PROTOCOL, BibliographyFreeze, Hypothesis, ProposerRun, SeedPaper, SwissSelection
         from .prompts import prompts_register
         from .runs import KIND as PROPOSERS
-        from .selectors import dashboard_counts
 
         prompts_register()
         subjects_register(MATCH)
@@ -43,7 +43,17 @@ class ReconstructionConfig(AppConfig):
                 run_types=(RunType("match", "match (Reconstruction: Match / No-match per hypothesis)", MATCH.name, (family,)),),
                 selection_help="all · domain:NAME · system:NAME · sample:N (hypotheses to match-judge)",
                 benchmark_page="reconstruction:benchmark",
-                counts=dashboard_counts,
+                figures=(
+                    Figure.counting("Seed papers", SeedPaper),
+                    Figure.counting(
+                        "Frozen", BibliographyFreeze, "seed__benchmark", help="seed papers with a frozen bibliography"
+                    ),
+                    Figure.counting("Systems", Participant, help="proposer models and Swiss selections"),
+                    Figure.counting("Hypotheses", Hypothesis, "seed__benchmark"),
+                    Figure.counting("Judge runs", JudgeRun),
+                    Figure.counting("Proposer runs", ProposerRun),
+                    Figure.counting("Swiss selections", SwissSelection),
+                ),
                 urls="reconstruction.urls",
                 import_command="import_reconstruction",
                 report_command="reconstruction_report",

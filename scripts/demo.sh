@@ -49,7 +49,10 @@ $PY manage.py demo_setup
 $PY manage.py demo_hypoarena || true  # the synthetic HypoArena benchmark (hypoarena/demo.py); a second start adds nothing
 $PY manage.py demo_reconstruction || true  # the synthetic Reconstruction benchmark (reconstruction/demo.py); a second start adds nothing
 $PY manage.py demo_intrinsic || true  # the synthetic Intrinsic-scoring benchmark (intrinsic/demo.py: drawn scores, no model); a second start adds nothing
-$PY manage.py demo_study || true
+# The demo's practice and formal rounds for annotator1..3, and a study on the same items labelled by synthetic accounts
+# with a word-count rule (annotation/demo.py: demo data, NOT human judgments), so that the study page's agreement figures
+# and the leaderboard's Human WR column have content before anyone annotates.
+$PY manage.py demo_study --synthetic-labels || true
 # Template-made diagnostic controls (no language model needed) for the review page; a second start adds nothing.
 # Subtle and sham come from the reserve templates here (--templates-only); with a model they are written by it.
 $PY manage.py generate_controls lit2test --kinds clear,rendering,falsifier_off,naive --contexts 4 --seed 0 || true

@@ -55,7 +55,7 @@ def test_the_dashboard_rejects_wrong_methods(researcher, imported) -> None:  # n
 def test_the_dashboard_lists_benchmarks_with_their_counts(researcher, imported) -> None:  # noqa: ANN001
     page = client_for(researcher).get(reverse("arena:dashboard")).content.decode()
     assert "lit2test v1" in page and "Gemini-3.1-Pro-Preview" in page
-    assert ">200<" in page and ">1200<" in page
+    assert ">200<" in page and ">1,200<" in page  # contexts and canonical pairs, in the Lit2Test table
 
 
 def test_the_benchmark_page_shows_runs_audit_and_the_imported_verdicts_badge(researcher, imported) -> None:  # noqa: ANN001

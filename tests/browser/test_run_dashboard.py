@@ -10,10 +10,11 @@ import pytest
 from playwright.sync_api import expect
 
 from arena.models import JudgeRun, OrderedJudgment
-from jobs.services import judge_run_execute
+from jobs.services import JudgeRunRequest, judge_run_create, judge_run_execute, judge_run_launch
 from lit2test.models import JudgeTask
 
 from .conftest import log_in
+from .test_accessibility import violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -65,24 +66,39 @@ def _submit_the_new_run_form(page, base_url: str, judge_model: str, pairs: str, 
 
 
 def _launch_the_first_run(page, fake_llm) -> JudgeRun:  # noqa: ANN001
-    """Judge-Local on 8 sampled pairs: its page announces 16 ordered tasks."""
+    """Judge-Local on 8 sampled pairs, two calls at a time: its page announces 16 ordered tasks."""
     _submit_the_new_run_form(page, fake_llm.base_url, "Judge-Local", "sample:8", "2")
     assert "16 ordered tasks" in page.content()
     return JudgeRun.objects.get(judge_model="Judge-Local")
 
 
-def _watch_the_run_complete(page) -> None:  # noqa: ANN001
-    """The progress section updates itself (htmx) until the run completes, without a reload."""
-    seen_counts = set()
+def _watch_the_run_complete(page, run: JudgeRun) -> None:  # noqa: ANN001
+    """The progress section and the list of judgments update themselves (htmx) until the run completes, without a
+    reload: new judgments come on top, newest first, and a judgment the reader opened stays open."""
+    seen_counts, listed, opened = set(), [], None
     deadline = time.time() + 60
     while time.time() < deadline:
         seen_counts.add(int(page.locator("#done-count").inner_text()))
-        if page.locator("#run-status").inner_text() == "completed":
+        listed.append(page.locator("article.judgment").count())
+        status = page.locator("#run-status").inner_text()
+        if opened is None and listed[-1] and status == "running":  # the reader opens a judgment's raw answer
+            opened = page.locator("article.judgment").first.get_attribute("id")
+            page.locator(f"#{opened} details", has_text="Raw answer").locator("summary").click()
+        if status == "completed":
             break
         page.wait_for_timeout(300)
     assert page.locator("#run-status").inner_text() == "completed"
     assert int(page.locator("#done-count").inner_text()) == 16
     assert len(seen_counts) >= 2, "the count never changed on the page"
+    # The last judgments come with the list's poll that sees the run settled.
+    expect(page.locator("article.judgment")).to_have_count(16)
+    assert listed[0] < 16, "the page was drawn with every judgment: nothing was seen arriving"
+    newest_first = [f"j{pk}" for pk in OrderedJudgment.objects.filter(run=run).order_by("-id").values_list("pk", flat=True)]
+    assert [a.get_attribute("id") for a in page.locator("article.judgment").all()] == newest_first
+    expect(page.locator("#judgment-count")).to_have_text("16 judgments.")
+    expect(page.locator("#judgment-empty")).to_be_hidden()
+    assert opened is not None, "no judgment was listed while the run was running"
+    assert page.locator(f"#{opened} details", has_text="Raw answer").get_attribute("open") is not None
     assert page.evaluate("performance.getEntriesByType('navigation').length") == 1  # no reload happened
 
 
@@ -175,20 +191,51 @@ def _check_the_judgment_filters(page, run: JudgeRun) -> None:  # noqa: ANN001
     assert page.locator("article.judgment").count() == 16
 
 
-def _check_the_leaderboard_beside_canonical(page, imported, run: JudgeRun) -> None:  # noqa: ANN001
-    """The leaderboard of the new run sits beside the canonical run with the agreement figures."""
-    page.goto(f"/dashboard/benchmarks/{imported.pk}/leaderboard/?run={run.pk}")
+def _check_the_leaderboard_beside_canonical(page, run: JudgeRun) -> None:  # noqa: ANN001
+    """ "Leaderboard of this run" (a holistic run) leads to its leaderboard, beside the canonical run with the
+    agreement figures."""
+    page.goto(f"/dashboard/runs/{run.pk}/")
+    with page.expect_navigation():
+        page.get_by_role("link", name="Leaderboard of this run").click()
+    assert page.locator("#run-select").input_value() == str(run.pk)
     assert page.locator("#beside-canonical").is_visible()
     assert "Case-folded agreement" in page.locator("#beside-canonical").inner_text()
 
 
+def _check_a_structured_run_s_leaderboard(page, imported, fake_llm) -> None:  # noqa: ANN001
+    """A structured run, watched to the end on its page, has a leaderboard too (it was a 404), offered by the run
+    picker; both pages are axe-clean."""
+    fake_llm.script(latency=0.1)
+    structured, _ = judge_run_create(
+        request=JudgeRunRequest(
+            benchmark=imported,
+            judge_model="Judge-Structured",
+            base_url=fake_llm.base_url,
+            select="sample:4",
+            run_type="structured",
+        )
+    )
+    judge_run_launch(run=structured)
+    page.goto(f"/dashboard/runs/{structured.pk}/")
+    expect(page.locator("#run-status")).to_have_text("completed", timeout=30_000)
+    expect(page.locator("article.judgment")).to_have_count(8)
+    assert violations(page) == [], "the run page"
+    with page.expect_navigation():
+        page.get_by_role("link", name="Leaderboard of this run").click()
+    assert page.locator("#run-select").input_value() == str(structured.pk)
+    assert "structured" in page.locator("#run-select option:checked").inner_text()
+    expect(page.locator("#table1 tbody tr").first).to_be_visible()
+    assert violations(page) == [], "the leaderboard of a structured run"
+
+
 def test_a_researcher_launches_watches_and_cancels_runs(page, researcher, imported, fake_llm) -> None:  # noqa: ANN001
-    fake_llm.script(latency=0.25, judge={"policy": "prefer_field", "field": "hypothesis"})
+    # Half a second a call, two at a time: the 16 judgments of the first run take about four seconds to come in.
+    fake_llm.script(latency=0.5, judge={"policy": "prefer_field", "field": "hypothesis"})
     log_in(page, "rita", "pw-rita")
     with ThreadWorker():
         run = _launch_the_first_run(page, fake_llm)
-        # The progress section updates itself (htmx) until the run completes, without a reload.
-        _watch_the_run_complete(page)
+        # The progress section and the judgments update themselves (htmx) until the run completes, without a reload.
+        _watch_the_run_complete(page, run)
 
         # The run list shows it, and a second, slow run is cancelled from its page.
         slow = _launch_a_slow_run(page, fake_llm)
@@ -207,7 +254,9 @@ def test_a_researcher_launches_watches_and_cancels_runs(page, researcher, import
         _check_the_judgment_filters(page, run)
 
         # The leaderboard of the new run sits beside the canonical run with the agreement figures.
-        _check_the_leaderboard_beside_canonical(page, imported, run)
+        _check_the_leaderboard_beside_canonical(page, run)
+        # A structured run's leaderboard, from its page.
+        _check_a_structured_run_s_leaderboard(page, imported, fake_llm)
 
 
 def test_annotators_get_403_on_every_dashboard_url(client, annotator, imported) -> None:  # noqa: ANN001

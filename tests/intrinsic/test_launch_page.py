@@ -55,7 +55,8 @@ def test_a_scoring_run_is_launched_and_refusals_make_nothing(bench: Benchmark, r
 
     response = client.post(url, values())
     run = IntrinsicScoringRun.objects.get()
-    assert response.status_code == 302 and response["Location"] == reverse("jobs:runs")
+    # It leads to the run's own page (issue 24, item 7: scoring runs had none).
+    assert response.status_code == 302 and response["Location"] == reverse("jobs:engine-run", args=["intrinsic_scoring", run.pk])
     assert ScoringTask.objects.filter(run=run).count() == sum(len(p["texts"]) for p in PAPERS)
     again = html.unescape(client.post(url, values()).content.decode())  # the same form posted twice
     assert IntrinsicScoringRun.objects.count() == 1 and "errorlist" in again

@@ -15,13 +15,13 @@ class ToyProtocolConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from arena.protocols import Link, ProtocolSpec, RunType, protocol_register
+        from arena.models import JudgeRun
+        from arena.protocols import Figure, Link, ProtocolSpec, RunType, protocol_register
         from jobs.prompts import prompt_register
         from jobs.subjects import subjects_register
 
         from .judging import KIND, TEMPLATE
-        from .models import PROTOCOL
-        from .selectors import dashboard_counts
+        from .models import PROTOCOL, Item
 
         prompt_register(TEMPLATE)
         subjects_register(KIND)
@@ -33,7 +33,7 @@ class ToyProtocolConfig(AppConfig):
                 selection_help="all · topic:NAME · sample:N (items to ask)",
                 benchmark_page="toy_protocol:benchmark",
                 links=(Link("Toy report", "toy_protocol:benchmark", "toy-report-link"),),
-                counts=dashboard_counts,
+                figures=(Figure.counting("Items", Item), Figure.counting("Judge runs", JudgeRun)),
                 urls="tests.toy_protocol.urls",
                 import_command="import_toy",
                 report_command="toy_report",

@@ -147,8 +147,11 @@ def test_the_dashboard_form_launches_a_toy_run_and_the_runs_page_shows_its_progr
     detail = client.get(reverse("jobs:run", args=[run.pk])).content.decode()
     assert "toy items" in detail and "i03 · sky" in detail
     dashboard = client.get(reverse("arena:dashboard")).content.decode()
-    bench_row = dashboard[dashboard.index("toy-bench v1") :].split("</tr>")[0]
-    assert "<td>Toy protocol</td>" in bench_row and "12 items" in bench_row and "toy-report-link" in bench_row
+    # Its own table, with the columns it registered (items and judge runs).
+    table = dashboard[dashboard.index('id="benchmarks-toy_protocol"') :].split("</section>")[0]
+    assert "Toy protocol" in table and '<th scope="col" class="num">Items</th>' in table
+    bench_row = table[table.index("toy-bench v1") :].split("</tr>")[0]
+    assert '<td class="num">12</td><td class="num">1</td>' in bench_row and "toy-report-link" in bench_row
     # The dashboard's benchmark link leads to the protocol's own page, which reads its report.
     home = client.get(reverse("arena:benchmark", args=[benchmark.pk]))
     assert home.status_code == 302 and home["Location"] == reverse("toy_protocol:benchmark", args=[benchmark.pk])
