@@ -119,6 +119,15 @@ def test_a_researcher_adds_an_annotator_who_sets_a_password_and_logs_in(rita_cli
     assert 'id="set-password-link"' not in rita_client.get(detail(carla)).content.decode()
 
 
+@pytest.fixture
+def study_benchmark(db) -> None:  # noqa: ANN001
+    """The study form is shown only when a benchmark of a protocol with canonical pairs exists."""
+    from arena.models import Benchmark
+
+    Benchmark.objects.create(name="l2t-for-studies", protocol="lit2test")
+
+
+@pytest.mark.usefixtures("study_benchmark")
 def test_the_new_annotator_is_offered_in_the_study_form(rita_client) -> None:  # noqa: ANN001
     rita_client.post(LIST, {"username": "carla"})
     carla = get_user_model().objects.get(username="carla")
@@ -161,6 +170,7 @@ def test_the_set_password_page_speaks_chinese(rita_client) -> None:  # noqa: ANN
 # --------------------------------------------------------------------------- activating and deactivating
 
 
+@pytest.mark.usefixtures("study_benchmark")
 def test_a_deactivated_annotator_cannot_log_in_and_their_session_ends(rita_client, annotator) -> None:  # noqa: ANN001
     session = client_for(annotator)
     assert session.get(reverse("annotation:home")).status_code == 200
