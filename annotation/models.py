@@ -30,6 +30,11 @@ def new_assignment_token() -> str:
     return secrets.token_urlsafe(12)
 
 
+# The default flag threshold for implausibly fast answers (seconds from Start to Submit), used where a study sets
+# no minimum of its own (Study.min_answer_seconds = 0): every answer's time is stored (Label.elapsed_seconds).
+FAST_ANSWER_SECONDS = 30
+
+
 class Study(models.Model):
     class Round(models.TextChoices):
         PRACTICE = "practice", _("practice")
@@ -47,6 +52,10 @@ class Study(models.Model):
         help_text="The run whose folded cases stratified the sample and are compared with the humans.",
     )
     cap_minutes = models.PositiveSmallIntegerField(default=10)
+    min_answer_seconds = models.PositiveIntegerField(
+        default=0,
+        help_text="An answer submitted sooner after Start asks the annotator to confirm it and is flagged; 0 = no minimum.",
+    )
     annotators_per_item = models.PositiveSmallIntegerField(default=3)
     n_contexts = models.PositiveSmallIntegerField()
     n_naive_controls = models.PositiveSmallIntegerField(default=2)
@@ -72,6 +81,12 @@ class Study(models.Model):
     @property
     def cap(self) -> timedelta:
         return timedelta(minutes=self.cap_minutes)
+
+    @property
+    def fast_answer_seconds(self) -> int:
+        """Below this many seconds after Start an answer is flagged on the study page: the study's minimum if it
+        sets one, otherwise FAST_ANSWER_SECONDS (nobody reads four papers and two proposals that quickly)."""
+        return self.min_answer_seconds or FAST_ANSWER_SECONDS
 
     @property
     def is_practice(self) -> bool:

@@ -76,6 +76,18 @@ class SubmissionIncomplete(AppError):
         self.errors = errors
 
 
+class TooFast(AppError):
+    """A complete submission arrived sooner after Start than the study's minimum and was not confirmed.
+
+    The values are kept as the draft; submitted again with ``confirm_fast`` they are accepted (and flagged).
+    """
+
+    def __init__(self, elapsed_seconds: float, minimum_seconds: int) -> None:
+        super().__init__(f"submitted {elapsed_seconds:.1f} s after Start; the study asks for at least {minimum_seconds} s")
+        self.elapsed_seconds = elapsed_seconds
+        self.minimum_seconds = minimum_seconds
+
+
 def _rng(seed: int, *parts: object) -> random.Random:
     # random.Random seeds a str through SHA-512: reproducible across processes and Python versions,
     # and each (purpose, annotator, item) gets its own independent stream.
@@ -566,7 +578,12 @@ def _write_draft(*, assignment: Assignment, values: Mapping[str, object], base_v
 
 
 def assignment_submit(
-    *, assignment: Assignment, values: Mapping[str, object], base_version: str | None = None, now: datetime | None = None
+    *,
+    assignment: Assignment,
+    values: Mapping[str, object],
+    base_version: str | None = None,
+    now: datetime | None = None,
+    confirm_fast: bool = False,
 ) -> Label:
     """Accept a complete submission; what arrives after the cap is kept and marked over time.
 
@@ -579,19 +596,26 @@ def assignment_submit(
         UnstorableValues: a value holds a NUL character; the draft is not written (the previous one stays).
         AlreadySubmitted: the assignment already has a label.
         SubmissionIncomplete: the validator found problems (``errors`` names each field); the draft is kept.
+        TooFast: complete, but sooner after Start than ``Study.min_answer_seconds`` and not ``confirm_fast``;
+            the draft is kept.
     """
     now = now or timezone.now()
     assignment_open(assignment=assignment, now=now)
     errors = validate_submission(values)
+    elapsed = (now - assignment.opened_at).total_seconds()
+    minimum = assignment.study.min_answer_seconds
+    too_fast = not errors and not confirm_fast and elapsed < minimum
     try:
         with transaction.atomic():
             _write_draft(assignment=assignment, values=values, base_version=base_version, now=now)
-            if errors:
-                label = None  # the draft is committed; the caller hears what is missing
+            if errors or too_fast:
+                label = None  # the draft is committed; the caller hears what is missing, or asks to confirm
             else:
                 label = Label.objects.create(assignment=assignment, **_label_fields(assignment, values, now))
     except IntegrityError as exc:  # a concurrent submission of the same assignment won (where rows are not locked)
         raise AlreadySubmitted from exc
+    if too_fast:
+        raise TooFast(elapsed, minimum)
     if label is None:
         raise SubmissionIncomplete(errors)
     return label

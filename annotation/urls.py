@@ -12,6 +12,7 @@ urlpatterns = [
     path("guide/", views.guide, name="guide"),
     path("dashboard/studies/", views.study_list, name="studies"),
     path("dashboard/studies/<int:study_id>/", views.study_detail, name="study"),
+    path("dashboard/studies/<int:study_id>/min-answer", views.study_min_answer, name="study-min-answer"),
     path("dashboard/studies/<int:study_id>/labels.csv", views.study_labels_csv, name="study-labels"),
     path("dashboard/annotators/", people.annotator_list, name="annotators"),
     path("dashboard/annotators/<int:user_id>/", people.annotator_detail, name="annotator"),

@@ -11,6 +11,8 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import Count, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -18,14 +20,14 @@ from django.urls import reverse
 from django.utils.translation import get_language, gettext_lazy
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from arena.csvsafe import csv_safe
 from arena.permissions import researcher_required
 
 from .charts import scatter_plot
 from .forms import StudyCreateForm
-from .models import Assignment, Label, Study
+from .models import FAST_ANSWER_SECONDS, Assignment, Label, Study
 from .rubric import (
     CHOICES,
     CONFIDENCE,
@@ -70,6 +72,7 @@ from .services import (
     StudyCreatedAlready,
     StudyCreateError,
     SubmissionIncomplete,
+    TooFast,
     UnstorableValues,
     assignment_draft_version,
     assignment_open,
@@ -89,9 +92,25 @@ ROUND_LABELS = {Study.Round.PRACTICE: gettext_lazy("Practice round"), Study.Roun
 
 
 def _get_assignment_for_user(request: HttpRequest, token: str) -> Assignment:
-    """The request user's own assignment with this token; anything else (another annotator's, unknown) is 404."""
+    """The request user's own assignment with this token; anything else (another annotator's, unknown) is 404.
+
+    It carries ``n_done``, how many of the annotator's items in its study are submitted (the screen's progress
+    bar), counted by a subquery of the same query: the annotator's hot paths keep their query counts.
+    """
+    done = (
+        Label.objects.filter(assignment__study_id=OuterRef("study_id"), assignment__annotator_id=OuterRef("annotator_id"))
+        .order_by()
+        .values("assignment__annotator_id")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
     try:
-        return assignments_for_user(user=request.user).select_related("study").get(token=token)
+        return (
+            assignments_for_user(user=request.user)
+            .select_related("study")
+            .annotate(n_done=Coalesce(Subquery(done), 0))
+            .get(token=token)
+        )
     except Assignment.DoesNotExist:
         raise Http404(_("No such item.")) from None
 
@@ -196,6 +215,7 @@ def _render_item(
     errors: Mapping[str, str] | None = None,
     status: int = 200,
     not_saved: bool = False,
+    fast_minimum: int = 0,
 ) -> HttpResponse:
     submitted = None
     try:
@@ -213,6 +233,7 @@ def _render_item(
         "saved_at": assignment.draft_saved_at,
         "draft_version": assignment_draft_version(assignment),
         "not_saved": not_saved,
+        "fast_minimum": fast_minimum,  # > 0: the submission came too soon after Start; ask to confirm it
         "error_list": [(name, field_label(name), errors[name]) for name in FIELD_NAMES if name in errors],
         "fragments": _question_fragments(values, errors, submitted=submitted is not None),
     }
@@ -271,6 +292,8 @@ def item_detail(request: HttpRequest, token: str) -> HttpResponse:
         values = dict(assignment.draft or {})
         if request.GET.get("check") == "1":
             return _render_item(request, assignment, values=values, errors=validate_submission(values))
+        if request.GET.get("fast") == "1":
+            return _render_item(request, assignment, values=values, fast_minimum=assignment.study.min_answer_seconds)
     return _render_item(request, assignment, values=values)
 
 
@@ -357,7 +380,12 @@ def item_submit(request: HttpRequest, token: str) -> HttpResponse:
     if request.method == "GET":
         return redirect("annotation:item", token=token)
     try:
-        label = assignment_submit(assignment=assignment, values=request.POST, base_version=request.POST.get("draft_version"))
+        label = assignment_submit(
+            assignment=assignment,
+            values=request.POST,
+            base_version=request.POST.get("draft_version"),
+            confirm_fast=request.POST.get("confirm_fast") == "1",
+        )
     except AlreadySubmitted:
         messages.info(request, _("This item was already submitted; it cannot be changed."))
         return redirect("annotation:item", token=token)
@@ -366,6 +394,8 @@ def item_submit(request: HttpRequest, token: str) -> HttpResponse:
         return redirect("annotation:item", token=token)
     except SubmissionIncomplete:
         return redirect(reverse("annotation:item", args=[token]) + "?check=1")
+    except TooFast:
+        return redirect(reverse("annotation:item", args=[token]) + "?fast=1")  # "are you sure?", answers kept
     except UnstorableValues as exc:
         return _render_unstorable(request, assignment, exc)
     if label.over_time:
@@ -416,6 +446,33 @@ def study_list(request: HttpRequest) -> HttpResponse:
     return render(request, "annotation/study_list.html", {"studies": select_study_list(), "form": form})
 
 
+@require_POST
+@researcher_required
+def study_min_answer(request: HttpRequest, study_id: int) -> HttpResponse:
+    """The researcher's minimum time per answer (seconds from Start to Submit; 0 = none), from the study page."""
+    study = get_object_or_404(Study, pk=study_id)
+    raw = request.POST.get("min_answer_seconds", "").strip()
+    if not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_MIN_ANSWER_SECONDS:
+        messages.error(request, f"Minimum time per answer: give whole seconds from 0 to {MAX_MIN_ANSWER_SECONDS}, not {raw!r}.")
+    else:
+        study.min_answer_seconds = int(raw)
+        study.save(update_fields=["min_answer_seconds"])
+        messages.success(request, f"Minimum time per answer set to {study.min_answer_seconds} s.")
+    return redirect("annotation:study", study_id=study.pk)
+
+
+def _fast_answers(study: Study) -> list[Label]:
+    """The study's answers submitted sooner after Start than its flag threshold, fastest first."""
+    return list(
+        Label.objects.filter(assignment__study=study, elapsed_seconds__lt=study.fast_answer_seconds)
+        .select_related("assignment__annotator")
+        .order_by("elapsed_seconds", "id")
+    )
+
+
+MAX_MIN_ANSWER_SECONDS = 3600
+
+
 @require_GET
 @researcher_required
 def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
@@ -444,6 +501,8 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
         "doc": doc,
         "include_over_time": include_over_time,
         "progress": study_progress(study=study),
+        "fast_answers": _fast_answers(study),
+        "fast_default": FAST_ANSWER_SECONDS,
         "validation": validation,
         "validation_shown": (validation.invalid + validation.pending)[:40],
         "model_rows": model_rows,

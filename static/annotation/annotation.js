@@ -1,5 +1,5 @@
 // Annotation screen: countdown from the server's remaining seconds, reason list that follows the choice,
-// rationale counter, the draft save status, and errors that clear once their field is answered.
+// rationale counter, the draft save status, errors that clear once their field is answered, and keyboard shortcuts.
 // The server enforces everything; this only helps.
 (function () {
   "use strict";
@@ -166,12 +166,102 @@
     form.addEventListener("input", function (e) { if (e.target.name === "rationale") clear("rationale"); });
   }
 
+  // Keyboard shortcuts, as annotators know them from Label Studio or Prodigy: a digit answers the marked
+  // question (its n-th option) and marks the next one, J / K move the mark, A / B / T / I pick the winner and
+  // Ctrl+Enter submits. They never fire while the focus is in a text field or a list (Esc leaves it), so
+  // typing the rationale types. Answering clicks the option, so drafts, errors and the reason list follow.
+  var CHOICE_KEYS = { a: "A", b: "B", t: "TIE", i: "INVALID" };
+
+  function isTyping(el) {
+    if (!el || !el.tagName) return false;
+    var tag = el.tagName;
+    if (tag === "TEXTAREA" || tag === "SELECT" || el.isContentEditable) return true;
+    return tag === "INPUT" && el.type !== "radio" && el.type !== "checkbox" && el.type !== "submit" && el.type !== "button";
+  }
+
+  function shortcuts(form) {
+    var submit = form.querySelector("[data-submit]");
+    if (!submit) return;  // a submitted item is read-only
+    var names = [];
+    Array.prototype.forEach.call(form.querySelectorAll("input[type=radio]"), function (r) {
+      if (names.indexOf(r.name) < 0) names.push(r.name);
+    });
+    var current = -1;
+    var used = false;  // the mark is shown once the shortcuts are in use, not to people who click
+    function options(i) { return form.querySelectorAll("input[type=radio][name=\"" + names[i] + "\"]"); }
+    function firstOpen() {
+      for (var i = 0; i < names.length; i++) {
+        if (!form.querySelector("input[name=\"" + names[i] + "\"]:checked")) return i;
+      }
+      return 0;
+    }
+    function mark(i, focus) {
+      var old = document.querySelector("[data-kbd-current]");
+      if (old) old.removeAttribute("data-kbd-current");
+      current = i;
+      var box = document.getElementById("field-" + names[i]);
+      if (box && used) box.setAttribute("data-kbd-current", "");
+      if (focus) {
+        var opts = options(i);
+        var target = form.querySelector("input[name=\"" + names[i] + "\"]:checked") || opts[0];
+        if (target) target.focus();
+      }
+    }
+    function answered(name, value) {
+      // After the winner, TIE and INVALID need a reason; after the last question comes the rationale.
+      var reason = form.querySelector("select[name=reason]");
+      if (name === "choice" && (value === "TIE" || value === "INVALID") && reason) { reason.focus(); return; }
+      var i = names.indexOf(name);
+      if (i + 1 < names.length) { mark(i + 1, true); return; }
+      var area = form.querySelector("textarea[name=rationale]");
+      if (area) area.focus();
+    }
+    function pick(input) {
+      if (!input.checked) input.click();
+      answered(input.name, input.value);
+    }
+    form.addEventListener("focusin", function (e) {
+      if (e.target.type === "radio") { var i = names.indexOf(e.target.name); if (i >= 0 && i !== current) mark(i, false); }
+    });
+    document.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+        e.preventDefault();
+        if (form.requestSubmit) form.requestSubmit(submit); else submit.click();
+        return;
+      }
+      if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return;
+      if (isTyping(e.target)) {
+        if (e.key !== "Escape") return;
+        e.target.blur();
+        if (e.target.name === "reason") mark(names.indexOf("choice") + 1, true);  // on to the confidence
+        return;
+      }
+      var key = (e.key || "").toLowerCase();
+      if (!names.length || !(/^[1-9]$/.test(key) || CHOICE_KEYS[key] || key === "j" || key === "k")) return;
+      if (!used) { used = true; mark(current < 0 ? firstOpen() : current, false); }
+      if (/^[1-9]$/.test(key)) {
+        var opt = options(current)[parseInt(key, 10) - 1];
+        if (!opt) return;
+        e.preventDefault();
+        pick(opt);
+      } else if (CHOICE_KEYS[key]) {
+        var choice = form.querySelector("input[name=choice][value=\"" + CHOICE_KEYS[key] + "\"]");
+        if (!choice) return;
+        e.preventDefault();
+        pick(choice);
+      } else if (key === "j" || key === "k") {
+        e.preventDefault();
+        mark(Math.max(0, Math.min(names.length - 1, current + (key === "j" ? 1 : -1))), true);
+      }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     var timer = document.getElementById("countdown");
     if (timer) countdown(timer);
     var form = document.getElementById("ann-form");
-    if (form) { orderedSubmit(form); reasons(form); counter(form); saveStatus(form); liveErrors(form); }
-    var summary = document.getElementById("error-summary");
+    if (form) { orderedSubmit(form); reasons(form); counter(form); saveStatus(form); liveErrors(form); shortcuts(form); }
+    var summary = document.getElementById("error-summary") || document.getElementById("fast-confirm");
     if (summary) summary.focus();
   });
 })();
