@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from arena.models import JudgeRun
 
-from .execution import run_event_add
+from .execution import run_event_add, run_fail
 from .kinds import run_kinds
 from .models import RunEvent, RunStep, TaskStatus
 
@@ -122,15 +122,11 @@ def _step_failed(kind: str, run_id: int, exc: Exception) -> str:
                 return RUNNING
             row.status = RunStep.Status.FAILED
             row.save(update_fields=["last_error", "attempts", "status"])
-            run_kinds[kind].run_model.objects.filter(pk=run_id, status=RUNNING).update(
-                status=JudgeRun.Status.FAILED, finished_at=timezone.now()
-            )
-            run_event_add(
+            run_fail(
                 kind=kind,
                 run_id=run_id,
                 code="step_failed",
-                level=RunEvent.Level.ERROR,
-                message=f"every task is done, but the step that follows ({row.title}) failed {row.attempts} times "
+                reason=f"every task is done, but the step that follows ({row.title}) failed {row.attempts} times "
                 f"(latest: {error}); fix the cause and resume the run: its answers are kept and the step is tried again",
             )
             return JudgeRun.Status.FAILED
