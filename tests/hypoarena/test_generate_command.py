@@ -124,6 +124,12 @@ def test_it_refuses_a_benchmark_that_is_not_hypoarena(benchmark: Benchmark, fake
         CommandError, match=r"l2t.* is a Lit2Test benchmark, not a HypoArena one; elicit its proposals with run_generation"
     ):
         run_command(str(lit2test.pk), "--base-url", fake_llm.base_url)
+    recon = Benchmark.objects.create(name="rec", version="1", protocol="reconstruction")
+    with pytest.raises(
+        CommandError,
+        match=r"rec.* is a Reconstruction benchmark, not a HypoArena one; elicit its hypotheses with reconstruction_propose",
+    ):
+        run_command(str(recon.pk), "--base-url", fake_llm.base_url)
     with pytest.raises(CommandError, match="no-such-bench"):
         run_command("no-such-bench", "--base-url", fake_llm.base_url)
     assert not GenerationRun.objects.exists()

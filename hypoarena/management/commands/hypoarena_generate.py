@@ -56,9 +56,13 @@ class Command(BaseCommand):
         except ObjectDoesNotExist as exc:
             raise CommandError(str(exc)) from None
         if benchmark.protocol != PROTOCOL:
+            own = {
+                "lit2test": "elicit its proposals with run_generation",
+                "reconstruction": "elicit its hypotheses with reconstruction_propose",
+            }
             raise CommandError(
                 f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a HypoArena one; "
-                "elicit its proposals with run_generation"
+                + own.get(benchmark.protocol, "HypoArena generation runs on HypoArena benchmarks only")
             )
         mapping: dict[str, str] = {}
         for item in filter(None, str(o["model_map"]).split(",")):
