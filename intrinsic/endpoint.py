@@ -440,7 +440,7 @@ class CompletionsScorer:
                 f"logprobs.token_logprobs[{missing}] is null, but token {echoed.tokens[missing]!r} is in the hypothesis"
             )
         values = [-float(echoed.values[i]) for i in positions]  # type: ignore[arg-type]
-        result = SpanScore(
+        return SpanScore(
             text="",
             latency_seconds=0.0,
             criterion=self.criterion,
@@ -454,7 +454,6 @@ class CompletionsScorer:
             skipped_chars=skipped,
             logits_proved=evidence is not None,
         )
-        return result
 
     def malformed_reason(self, problems: Sequence[str]) -> str:
         """Why a candidate has no score after every answer came without usable log-probabilities: what was wrong,

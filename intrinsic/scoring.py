@@ -281,14 +281,14 @@ def _probe_problem(run: IntrinsicScoringRun) -> str | None:
         scorer = _completions_scorer(run.parameters)
         try:
             outcome = await score_with_retries(scorer, PROBE, attempts=MAX_PARSE_ATTEMPTS)
-            if outcome.completion is None:
-                return outcome.requests, outcome.error or "no answer"
-            try:
-                return outcome.requests, scorer.mode_check(outcome.completion)
-            except PermanentError as exc:
-                return outcome.requests, str(exc)
         finally:
             await scorer.close()
+        if outcome.completion is None:
+            return outcome.requests, outcome.error or "no answer"
+        try:
+            return outcome.requests, scorer.mode_check(outcome.completion)  # checks the answer; sends nothing
+        except PermanentError as exc:
+            return outcome.requests, str(exc)
 
     requests, checked = run_blocking(probe)
     first = ScoringTask.objects.filter(run=run).order_by("id").values_list("id", flat=True).first()

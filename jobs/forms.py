@@ -209,14 +209,17 @@ class JudgeRunForm(EndpointFields):
         """The protocols whose benchmarks would take judge runs, with their import commands (for an empty page)."""
         return [p for p in launchable_protocols() if p.import_command]
 
+    def _protocol_names(self) -> set[str]:
+        return {*self.PROTOCOL_FIELDS, *(o.name for o in self.options)}
+
     def protocol_fields(self) -> list[forms.BoundField]:
         """The fields of the chosen benchmark's protocol, in order (the page's fieldset that a benchmark change swaps)."""
-        names = {*self.PROTOCOL_FIELDS, *(o.name for o in self.options)}
+        names = self._protocol_names()
         return [self[name] for name in self.fields if name in names]
 
     def endpoint_fields(self) -> list[forms.BoundField]:
         """The judge and its endpoint: the fields every protocol's run has."""
-        names = {*self.PROTOCOL_FIELDS, *(o.name for o in self.options), "benchmark"}
+        names = self._protocol_names() | {"benchmark"}
         return [f for f in self.visible_fields() if f.name not in names]
 
     def clean(self) -> dict:

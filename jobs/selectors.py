@@ -241,10 +241,15 @@ def engine_progress(*, kind: str, run: Any, tasks_qs: QuerySet, invalid: int = 0
     )
 
 
+def priced(parameters: dict[str, Any]) -> bool:
+    """Whether the run has prices, so that its tokens (and verdicts) have a cost."""
+    return parameters.get("price_per_1k_prompt") is not None or parameters.get("price_per_1k_completion") is not None
+
+
 def run_cost(parameters: dict[str, Any], prompt_tokens: int, completion_tokens: int) -> float | None:
     """What these tokens cost at the run's prices (US dollars per 1,000); None when the run is not priced."""
     p = parameters
-    if p.get("price_per_1k_prompt") is None and p.get("price_per_1k_completion") is None:
+    if not priced(p):
         return None
     return prompt_tokens / 1000 * float(p.get("price_per_1k_prompt") or 0) + completion_tokens / 1000 * float(
         p.get("price_per_1k_completion") or 0

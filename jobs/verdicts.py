@@ -22,6 +22,8 @@ from django.db.models import CharField, ExpressionWrapper, F, FloatField, Max, Q
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest
 
+from .selectors import priced
+
 #: How the list can be ordered: (value, label, ordering). The first is the default: the newest verdict on top, where
 #: the live list puts each new one.
 SORTS: tuple[tuple[str, str, tuple[Any, ...]], ...] = (
@@ -36,11 +38,6 @@ SORTS: tuple[tuple[str, str, tuple[Any, ...]], ...] = (
 #: fast run) and the page says how many came instead: fifty articles with their prompts is already a long swap.
 FEED_CAP = 50
 POLL = "every 2s"  # as often as the progress section: the counts and the list move together
-
-
-def priced(parameters: dict[str, Any]) -> bool:
-    """Whether the run has prices, so that its verdicts have a cost (``jobs.selectors.run_cost``)."""
-    return parameters.get("price_per_1k_prompt") is not None or parameters.get("price_per_1k_completion") is not None
 
 
 def verdicts_annotated(verdicts: QuerySet, *, parameters: dict[str, Any]) -> QuerySet:

@@ -337,12 +337,13 @@ def pairs_run_page(request: HttpRequest, run: JudgeRun, context: dict[str, Any])
     latency, tokens and cost; searched, filtered and ordered (``JudgmentFilterForm``), and live while the run works:
     new judgments come on top of the first page, newest first (``jobs.verdicts.verdict_feed``)."""
     filters = JudgmentFilterForm(request.GET, run=run)
-    shown = filters.apply(run_judgments(run=run, **filters.pair_filters()), search=JUDGMENT_SEARCH).select_related(
+    pair_filters = filters.pair_filters()
+    shown = filters.apply(run_judgments(run=run, **pair_filters), search=JUDGMENT_SEARCH).select_related(
         "pair__context__batch", "pair__participant_a", "pair__participant_b", "shown_a", "winner"
     )
     page_number = request.GET.get("page") or "1"
     # A stability filter is not a property of one judgment: the second order of a pair can move the first into it.
-    on_top = filters.chosen_sort == "" and page_number == "1" and not filters.pair_filters()["stability"]
+    on_top = filters.chosen_sort == "" and page_number == "1" and not pair_filters["stability"]
     feed = verdict_feed(
         request, run_verdicts=OrderedJudgment.objects.filter(run=run), shown=shown, live=context["live"], on_top=on_top
     )
