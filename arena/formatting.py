@@ -24,6 +24,29 @@ def number(value: float | int | None, digits: int = 2) -> str:
     return text.replace("-", MINUS)
 
 
+#: Words of a domain's name written in capitals when a slug is shown as a label.
+ACRONYMS = frozenset({"ai", "cs", "hci", "it", "ml", "nlp", "cv", "rl", "llm", "us", "uk", "eu"})
+
+
+def domain_label(name: str | None) -> str:
+    """A domain's name as a reader sees it: a slug (``it_operations``, ``social-science``) becomes ``IT operations``,
+    ``Social science``; a name that already reads as words (spaces or capitals, ``Earth Science``) is kept as it is;
+    ``all`` (the pooled scope) becomes ``All domains``. Pages keep the slug itself in ``data-`` attributes and URLs."""
+    if name is None or name == "":
+        return NONE
+    if name == "all":
+        return "All domains"
+    if " " in name or any(c.isupper() for c in name):
+        return name
+    words = [w for w in name.replace("-", "_").split("_") if w]
+    if not words:
+        return name
+    words = [w.upper() if w in ACRONYMS else w for w in words]
+    first = words[0]
+    words[0] = first if first.isupper() else first[:1].upper() + first[1:]
+    return " ".join(words)
+
+
 def count(value: int | None) -> str:
     """An integer with thousands separators: ``10000`` → ``10,000``."""
     return NONE if value is None else number(int(value), 0)

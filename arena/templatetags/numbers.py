@@ -45,6 +45,12 @@ def wlt(value: Mapping[str, Any] | Sequence[Any] | None) -> str:
 
 
 @register.filter
+def domain(value: str | None) -> str:
+    """``{{ d|domain }}``: ``it_operations`` → ``IT operations`` (:func:`arena.formatting.domain_label`)."""
+    return formatting.domain_label(value)
+
+
+@register.filter
 def ranking(value: Sequence[str] | None) -> str:
     return formatting.ranking(value or [])
 
