@@ -34,15 +34,26 @@ class Forest:
 
 
 def forest_plot(
-    doc: dict[str, Any], kind: str = "ordered", *, digits: int = 2, width: int = FULL_WIDTH, left: int = 190, row: int = 34
+    doc: dict[str, Any],
+    kind: str = "ordered",
+    *,
+    digits: int = 2,
+    width: int = FULL_WIDTH,
+    left: int = 190,
+    row: int = 34,
+    reference: float = 0.0,
+    number: Callable[[float, int], str] = formatting.number,
+    tick_digits: int | None = None,
 ) -> Forest | None:
-    """Strengths of one fit with their 95% CIs on a shared axis, best model on top."""
+    """Strengths of one fit with their 95% CIs on a shared axis, best model on top. The axis includes ``reference``
+    (the dashed line, ``zero_x``: 0 on the log-ability scale, 1500 on the Elo-style one); ``number(value, digits)``
+    writes every number; ``tick_digits`` fixes the tick labels' decimals (default: 2 below a step of 0.1, else 1)."""
     block = doc.get("bt", {}).get(kind) or {}
     models = [m for m in doc.get("models", []) if m in block]
     if not models:
         return None
     values = [v for m in models for v in (block[m]["strength"], *(block[m]["ci"] or [])) if v is not None]
-    lo, hi = min(values + [0.0]), max(values + [0.0])
+    lo, hi = min(values + [reference]), max(values + [reference])
     pad = (hi - lo) * 0.08 or 0.5
     lo, hi = lo - pad, hi + pad
     plot = width - left - 20
@@ -53,7 +64,7 @@ def forest_plot(
     step = _nice_step((hi - lo) / 6)
     first = int(lo / step) - 1
     ticks = [
-        (sx(k * step), formatting.number(k * step, 2 if step < 0.1 else 1))
+        (sx(k * step), number(k * step, tick_digits if tick_digits is not None else 2 if step < 0.1 else 1))
         for k in range(first, first + 40)
         if lo <= k * step <= hi
     ]
@@ -67,10 +78,10 @@ def forest_plot(
                 x=sx(s),
                 lo=sx(ci[0]) if ci[0] is not None else sx(s),
                 hi=sx(ci[1]) if ci[1] is not None else sx(s),
-                label=formatting.number(s, digits) + (f" {formatting.interval(ci, digits)}" if ci[0] is not None else ""),
+                label=number(s, digits) + (f" [{number(ci[0], digits)}, {number(ci[1], digits)}]" if ci[0] is not None else ""),
             )
         )
-    return Forest(width=width, height=50 + len(models) * row, left=left, zero_x=sx(0.0), ticks=ticks, rows=rows)
+    return Forest(width=width, height=50 + len(models) * row, left=left, zero_x=sx(reference), ticks=ticks, rows=rows)
 
 
 def _nice_step(raw: float) -> float:

@@ -197,7 +197,7 @@ def run_leaderboard(
     from .stats import leaderboard_document
 
     scope = "all" if pair_ids is None else hashlib.sha256(repr(sorted(pair_ids)).encode()).hexdigest()[:16]
-    key = f"leaderboard:v2:{run.pk}:{run_data_version(run=run)}:{scope}:{replicates}:{seed}:{pseudo_count}"
+    key = f"leaderboard:v3:{run.pk}:{run_data_version(run=run)}:{scope}:{replicates}:{seed}:{pseudo_count}"
     document = cache.get(key)
     if document is None:
         frame = run_cases_frame(run=run, pair_ids=pair_ids)

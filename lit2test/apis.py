@@ -25,10 +25,12 @@ from arena.selectors import (
 )
 
 from .judging import PROTOCOL
+from .readers import DEFAULT_SCALE, SCALES, leaderboard_for_readers
 
 
 class LeaderboardApi(APIView):
-    """The same document as ``manage.py leaderboard BENCHMARK --json``.
+    """The same document as ``manage.py leaderboard BENCHMARK --json`` (``?scale=`` as its ``--scale``), with when the
+    newest verdict in it was stored (``last_updated``).
 
     The work of a request is bounded: at most ``LIT2TEST_LEADERBOARD_MAX_REPLICATES`` bootstrap replicates,
     a finite pseudo-count in [0, 100]; a document is cached by its parameters and the verdicts it comes from.
@@ -45,6 +47,13 @@ class LeaderboardApi(APIView):
             max_value=MAX_PSEUDO_COUNT,
             default=LEADERBOARD_PSEUDO_COUNT,
             help_text="Added to every off-diagonal win count of the Bradley–Terry fits; finite, 0 to 100.",
+        )
+        scale = serializers.ChoiceField(
+            choices=list(SCALES),
+            required=False,
+            default=DEFAULT_SCALE,
+            help_text="The strengths' scale: log-ability (the BT strength) or elo (1500 + 400·θ/ln 10, as HypoArena's "
+            "ratings); the document's 'scale' says which.",
         )
 
         def get_fields(self) -> dict[str, serializers.Field]:
@@ -97,7 +106,7 @@ class LeaderboardApi(APIView):
             seed=params.validated_data["seed"],
             pseudo_count=params.validated_data["pseudo_count"],
         )
-        return Response(document)
+        return Response(leaderboard_for_readers(run=run, document=document, scale=params.validated_data["scale"]))
 
 
 class RunAgreementApi(APIView):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import tempfile
 import zipfile
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -18,9 +19,12 @@ from django.db.models import Exists, OuterRef, Q
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
+from django.utils.formats import date_format
+from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from arena.charts import forest_plot, heat_map
+from arena.charts import Forest, forest_plot, heat_map
 from arena.extensions import human_figures_for
 from arena.models import PAIRS, Benchmark, Context, JudgeRun, OrderedJudgment, Proposal
 from arena.permissions import researcher_required
@@ -44,6 +48,7 @@ from .generation import generation_run_create, generation_run_launch
 from .judging import PROTOCOL
 from .prompts import render_judge_task
 from .published import published_table, rounding_differences
+from .readers import SCALES, figures_spec, leaderboard_for_readers, scale_choice, strength_text
 from .release import ReleaseImportError, release_export, release_files, release_import
 from .selectors import STABILITY_CHOICES, judgments_stability, run_judgments, run_tasks_by_key
 from .versions import benchmark_new_version
@@ -152,7 +157,10 @@ def leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
         return render(request, "lit2test/leaderboard_empty.html", {"benchmark": benchmark, "ended": ended})
     fit = request.GET.get("fit") if request.GET.get("fit") in FITS else "ordered"
     digits = 3 if request.GET.get("digits") == "3" else 2
-    doc = run_leaderboard(run=run, human=human_figures_for(benchmark))
+    scale = scale_choice(request.GET.get("scale"))
+    figures = figures_spec(scale, digits)
+    computed = run_leaderboard(run=run, human=human_figures_for(benchmark))
+    doc = leaderboard_for_readers(run=run, document=computed, scale=scale)
     context = {
         "benchmark": benchmark,
         "runs": runs,
@@ -163,22 +171,29 @@ def leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
         "fit_label": FITS[fit][0],
         "fit_help": FITS[fit][1],
         "digits": digits,
-        "query": urlencode({"run": run.pk, "fit": fit, "digits": digits}),
+        "scale": scale,
+        "figures": figures,
+        "precise": figures_spec(scale, 5),
+        "scales": scale_links(request, scale),
+        **last_updated_context(doc),
+        "query": urlencode({"run": run.pk, "scale": scale, "fit": fit, "digits": digits}),
         "live": run.status in JudgeRun.ACTIVE_STATUSES,
         "human": doc.get("human_win_rate_detail"),
         **leaderboard_sections(doc, fit=fit),
-        "forest": forest_plot(doc, fit, digits=digits),
+        "forest": scaled_forest(doc, fit, scale=scale, figures=figures, digits=digits),
         "heat": heat_map(doc),
+        "comparisons_map": comparison_map(doc),
     }
-    published = published_table(doc, benchmark_name=benchmark.name, is_canonical=run.is_canonical)
+    # The printed Table 1 is on the log-ability scale: it is set against the unscaled document.
+    published = published_table(computed, benchmark_name=benchmark.name, is_canonical=run.is_canonical)
     if published:
         context["published"] = published
-        context["rounding"] = rounding_differences(doc, published)
+        context["rounding"] = rounding_differences(computed, published)
     if canonical is not None and canonical.pk != run.pk and canonical.is_canonical:
         # A second judge is read beside the canonical run on the same pairs, with their agreement.
         pairs = run_pair_ids(run=run)
         if pairs:
-            beside = run_leaderboard(run=canonical, pair_ids=pairs)
+            beside = leaderboard_for_readers(run=canonical, document=run_leaderboard(run=canonical, pair_ids=pairs), scale=scale)
             context["canonical"] = {"run": canonical, "doc": beside, "table": leaderboard_table(beside, fit=fit)}
             context["agreement"] = runs_agreement(first=canonical, second=run)
     template = "lit2test/leaderboard.html#board" if request.htmx else "lit2test/leaderboard.html"
@@ -195,6 +210,71 @@ def leaderboard_runs(*, benchmark: Benchmark) -> list[JudgeRun]:
     return list(runs.order_by("-is_canonical", "created_at", "id"))
 
 
+def last_updated_context(doc: dict) -> dict[str, Any]:
+    """The "last updated" line's values: when the newest verdict in the figures was stored, as a ``<time>`` element
+    whose ``datetime`` is the document's ``last_updated.judgment_stored_at`` exactly (shown in the site's time zone)."""
+    stored = (doc.get("last_updated") or {}).get("judgment_stored_at")
+    if not stored:
+        return {"updated_at": None, "updated_time": ""}
+    updated_at = datetime.fromisoformat(stored)
+    shown = date_format(timezone.localtime(updated_at), "DATETIME_FORMAT")
+    return {"updated_at": updated_at, "updated_time": format_html('<time datetime="{}">{}</time>', stored, shown)}
+
+
+def scale_links(request: HttpRequest, scale: str) -> list[dict[str, Any]]:
+    """The scale switch: a link per scale keeping the page's other parameters (``?scale=``), the current one marked."""
+    links = []
+    for key, label in SCALES.items():
+        params = request.GET.copy()
+        params["scale"] = key
+        links.append({"key": key, "label": label, "url": f"{request.path}?{params.urlencode()}", "current": key == scale})
+    return links
+
+
+def scaled_forest(doc: dict, fit: str, *, scale: str, figures: str, digits: int) -> Forest | None:
+    """The forest plot of one fit on the page's scale: the dashed line at the scale's centre (0, or 1500), numbers as
+    Table 1 writes them."""
+    from arena.stats.scales import ELO, ELO_CENTER
+
+    def number(value: float, places: int) -> str:
+        return strength_text(value, f"{scale}:{places}")
+
+    centre, places = (ELO_CENTER, int(figures.rpartition(":")[2])) if scale == ELO else (0.0, digits)
+    return forest_plot(doc, fit, digits=places, reference=centre, number=number, tick_digits=0 if scale == ELO else None)
+
+
+#: Shades of the comparisons map: a cell's count in tenths of the largest pair's (``cmp-0`` … ``cmp-9`` in app.css).
+COMPARISON_SHADES = 10
+
+
+def comparison_map(doc: dict) -> dict[str, Any] | None:
+    """The comparisons heat map: a row and a column per model (rank order), each cell the number of ordered judgments
+    of that pair in the figures and the row model's share of those that were not a TIE, shaded by the count
+    (``shade`` 0–9 of the largest pair's). Read from the document's ``comparisons`` (no query); None below two models."""
+    models = doc.get("models", [])
+    comparisons = doc.get("comparisons") or {}
+    if len(models) < 2 or not comparisons:
+        return None
+    pairs: dict[tuple[str, str], tuple[int, float | None]] = {}
+    for p in comparisons.get("pairs", []):
+        share = p["a_share"]
+        pairs[(p["a"], p["b"])] = (p["judgments"], share)
+        pairs[(p["b"], p["a"])] = (p["judgments"], None if share is None else 1.0 - share)
+    largest = max((n for n, _ in pairs.values()), default=0)
+    rows = []
+    for row_model in models:
+        cells = []
+        for col_model in models:
+            if col_model == row_model:
+                cells.append(None)
+                continue
+            n, share = pairs.get((row_model, col_model), (0, None))
+            shade = min(COMPARISON_SHADES - 1, n * COMPARISON_SHADES // largest) if largest else 0
+            cells.append({"model": col_model, "judgments": n, "share": share, "shade": shade})
+        rows.append({"model": row_model, "judgments": comparisons.get("models", {}).get(row_model), "cells": cells})
+    return {"models": models, "rows": rows, "largest": largest, "unit": comparisons.get("unit")}
+
+
 def _pair_lookup(rows: list[dict], *, a: str = "a_wins", b: str = "b_wins", c: str = "sensitive") -> dict[tuple[str, str], tuple]:
     """Both directions of each pair's counts: ``(x, y)`` gives x's wins, y's wins and the third count."""
     pairs: dict[tuple[str, str], tuple] = {}
@@ -205,10 +285,13 @@ def _pair_lookup(rows: list[dict], *, a: str = "a_wins", b: str = "b_wins", c: s
 
 
 def leaderboard_table(doc: dict, *, fit: str = "ordered") -> list[dict]:
-    """Rows of Table 1: strength and CI of one fit, stable W–L–T, the folded head-to-head against each model,
-    and the human win rate with its count and CI when a formal study has one."""
+    """Rows of Table 1: strength and CI of one fit, its bootstrap rank interval, the model's ordered judgments in the
+    figures, stable W–L–T, the folded head-to-head against each model, and the human win rate with its count and CI
+    when a formal study has one."""
     folded = _pair_lookup(doc.get("head_to_head", []))
     human = (doc.get("human_win_rate_detail") or {}).get("models", {})
+    ranks = ((doc.get("bootstrap") or {}).get("fits") or {}).get(fit, {}).get("rank_intervals", {})
+    judgments = (doc.get("comparisons") or {}).get("models", {})
     rows = []
     for model in doc.get("models", []):
         bt = doc["bt"].get(fit, {}).get(model, {})
@@ -217,6 +300,8 @@ def leaderboard_table(doc: dict, *, fit: str = "ordered") -> list[dict]:
                 "model": model,
                 "strength": bt.get("strength"),
                 "ci": bt.get("ci") or [None, None],
+                "rank_interval": ranks.get(model),
+                "judgments": judgments.get(model),
                 "wlt": doc["stable_wlt"][model],
                 "h2h": [None if other == model else folded.get((model, other)) for other in doc["models"]],
                 "human": human.get(model),

@@ -6,7 +6,11 @@ Keys (models best first by ordered BT strength everywhere):
 * ``head_to_head`` (folded: a_wins, b_wins, sensitive) and ``ordered_head_to_head`` (a_wins, b_wins, ties);
 * ``bt`` {ordered|folded|stable: {model: {strength, ci}}, pseudo_count, level, scale} — CIs from the case bootstrap;
 * ``bootstrap`` (case level): replicates, seed, unit, modal_ranking, modal_fraction, top1, rankings (distribution,
-  most frequent first), distinct_rankings, rank_probabilities, fits {kind: modal ranking/fraction, diverged counts};
+  most frequent first), distinct_rankings, rank_probabilities, rank_intervals {model: [lo, hi]} (the ordered fit's
+  central ``level`` interval of each model's rank over the replicates, :func:`arena.stats.rank_intervals.rank_intervals`),
+  fits {kind: modal ranking/fraction, rank_intervals, diverged counts};
+* ``comparisons``: unit ("ordered judgment"), models {model: judgments}, pairs [{a, b, judgments, a_wins, b_wins, ties,
+  a_share}] (:func:`arena.stats.rank_intervals.comparison_counts`, from the ordered head-to-head);
 * ``cluster_bootstrap`` (context level): replicates, contexts, ci (ordered fit), width_ratio (cluster / case CI
   width), modal_ranking, modal_fraction, top1, fits {kind: ci, modal_fraction};
 * ``condorcet`` (on stable folded wins): beat_counts, winner, transitive, acyclic, cycles, undecided;
@@ -43,6 +47,7 @@ from .folding import (
 )
 from .matrices import FIT_KINDS, win_matrix
 from .prior import prior_weight
+from .rank_intervals import comparison_counts, rank_intervals
 from .relations import complete_separation, condorcet
 from .ties import scheme_b
 
@@ -109,6 +114,7 @@ def _empty_document(enc: EncodedCases, replicates: int, seed: int, pseudo_count:
             "stable_wlt": stable_wlt(enc),
             "head_to_head": [],
             "ordered_head_to_head": [],
+            "comparisons": comparison_counts([], enc.models),
             "bt": {"ordered": {}, "folded": {}, "stable": {}, "pseudo_count": pseudo_count},
             "bootstrap": {
                 "replicates": replicates,
@@ -117,6 +123,7 @@ def _empty_document(enc: EncodedCases, replicates: int, seed: int, pseudo_count:
                 "modal_ranking": [],
                 "modal_fraction": None,
                 "top1": {},
+                "rank_intervals": {},
             },
             "cluster_bootstrap": {"replicates": replicates, "ci": {}, "modal_fraction": None},
             "condorcet": {"beat_counts": {}, "transitive": True, "cycles": []},
@@ -199,16 +206,27 @@ def _bt_section(pf: _PointFits, boot: BootstrapFits, level: float) -> dict[str, 
     return bt_section
 
 
-def _bootstrap_section(enc: EncodedCases, boot: BootstrapFits, replicates: int, seed: int) -> dict[str, Any]:
-    """``bootstrap``: the case bootstrap's ranking distribution and each fit's modal ranking and failures."""
+def _rank_interval_block(enc: EncodedCases, theta: np.ndarray, order: list[int], level: float) -> dict[str, list[int]]:
+    """Each model's rank interval over the replicates ``theta``, models best first."""
+    bounds = rank_intervals(theta, level)
+    return {enc.models[i]: [int(bounds[i, 0]), int(bounds[i, 1])] for i in order}
+
+
+def _bootstrap_section(
+    enc: EncodedCases, boot: BootstrapFits, replicates: int, seed: int, order: list[int], level: float
+) -> dict[str, Any]:
+    """``bootstrap``: the case bootstrap's ranking distribution and rank intervals, and each fit's modal ranking, rank
+    intervals and failures (all read from the replicates already fitted)."""
     names = enc.models
     ordered_rank = _ranking_block(enc, boot.theta["ordered"])
     bootstrap_section = {"replicates": replicates, "seed": seed, "unit": "case", **ordered_rank, "fits": {}}
+    bootstrap_section["rank_intervals"] = _rank_interval_block(enc, boot.theta["ordered"], order, level)
     for kind in FIT_KINDS:
         rs = ranking_summary(boot.theta[kind])
         bootstrap_section["fits"][kind] = {
             "modal_ranking": [names[i] for i in rs.modal],
             "modal_fraction": rs.modal_fraction,
+            "rank_intervals": _rank_interval_block(enc, boot.theta[kind], order, level),
             "diverged_replicates": int(boot.diverged[kind].sum()),
             "unconverged_replicates": int((~boot.converged[kind] & ~boot.diverged[kind]).sum()),
         }
@@ -352,7 +370,7 @@ def leaderboard_document(
         pair; verdicts are model names, ``"TIE"`` or missing); ``replicates >= 1``; ``pseudo_count >= 0``.
     Returns:
         One JSON-serialisable dict (plain Python types, deterministic for a given seed) with keys
-        ``models, cases, stable_wlt, head_to_head, ordered_head_to_head, bt, bootstrap, cluster_bootstrap,
+        ``models, cases, stable_wlt, head_to_head, ordered_head_to_head, comparisons, bt, bootstrap, cluster_bootstrap,
         condorcet, tie_sensitivity, separation, side_bias, batches, diagnostic`` (described in the module
         docstring). Models are ordered best first by the ordered BT strength; incomplete
         cases are counted and excluded from every statistic.
@@ -368,6 +386,7 @@ def leaderboard_document(
     cond = condorcet(pf.w["stable"], pf.names, order=models)
     separation = complete_separation(pf.w["stable"], pf.names, order=models)
     wlt = stable_wlt(enc)
+    ordered_h2h = ordered_head_to_head(enc, models)
     doc = {
         "models": models,
         "cases": {
@@ -378,9 +397,10 @@ def leaderboard_document(
         },
         "stable_wlt": {m: wlt[m] for m in models},
         "head_to_head": folded_head_to_head(enc, models),
-        "ordered_head_to_head": ordered_head_to_head(enc, models),
+        "ordered_head_to_head": ordered_h2h,
+        "comparisons": comparison_counts(ordered_h2h, models),
         "bt": _bt_section(pf, boot, level),
-        "bootstrap": _bootstrap_section(enc, boot, replicates, seed),
+        "bootstrap": _bootstrap_section(enc, boot, replicates, seed, pf.order, level),
         "cluster_bootstrap": _cluster_section(pf, cboot, case_ci, replicates, seed, level),
         "condorcet": cond,
         "tie_sensitivity": _tie_section(pf, boot),

@@ -17,6 +17,15 @@ from arena.selectors import (
     run_default,
     run_leaderboard,
 )
+from lit2test.readers import (
+    DEFAULT_SCALE,
+    SCALES,
+    figures_spec,
+    leaderboard_for_readers,
+    rank_interval_text,
+    strength_ci_text,
+    strength_text,
+)
 
 
 class Command(BaseCommand):
@@ -29,6 +38,13 @@ class Command(BaseCommand):
         parser.add_argument("--replicates", type=int, default=LEADERBOARD_REPLICATES)
         parser.add_argument("--seed", type=int, default=LEADERBOARD_SEED)
         parser.add_argument("--pseudo-count", type=float, default=LEADERBOARD_PSEUDO_COUNT)
+        parser.add_argument(
+            "--scale",
+            choices=list(SCALES),
+            default=DEFAULT_SCALE,
+            help="the strengths' scale: log-ability (the BT strength, as the paper prints it) or elo "
+            "(1500 + 400·θ/ln 10, as HypoArena's ratings); the JSON's 'scale' says which",
+        )
         parser.add_argument("--json", action="store_true", help="print exactly one JSON object")
 
     def handle(self, *args: object, **options: object) -> None:
@@ -57,6 +73,7 @@ class Command(BaseCommand):
             seed=int(options["seed"]),  # type: ignore[call-overload]
             pseudo_count=float(options["pseudo_count"]),  # type: ignore[arg-type]
         )
+        document = leaderboard_for_readers(run=run, document=document, scale=str(options["scale"]))
         if options["json"]:
             self.stdout.write(json.dumps(document, ensure_ascii=False))
             return
@@ -92,6 +109,7 @@ def render_text(doc: dict) -> str:
     for section in (
         _diagnostic_warnings,
         _table_one,
+        _rank_ranges,
         _three_fits,
         _head_to_head,
         _rank_recovery,
@@ -106,10 +124,21 @@ def render_text(doc: dict) -> str:
     return "\n".join(lines)
 
 
+def _figures(doc: dict) -> str:
+    """How strengths are written: the document's scale, two decimals of log-ability (whole rating points)."""
+    return figures_spec((doc.get("scale") or {}).get("name", DEFAULT_SCALE), 2)
+
+
+def _strength(doc: dict, value: float | None, ci: list | None = None) -> str:
+    text = strength_text(value, _figures(doc))
+    return text if ci is None else f"{text} {strength_ci_text(ci, _figures(doc))}"
+
+
 def _header(doc: dict) -> list[str]:
-    """The benchmark, the run, the cases counted and the fit's settings."""
+    """The benchmark, the run, the cases counted, the fit's settings, the scale and when the newest verdict was stored."""
     run, cases = doc["run"], doc["cases"]
     boot, bt = doc["bootstrap"], doc["bt"]
+    updated = doc.get("last_updated") or {}
     return [
         f"{doc['benchmark']['name']} v{doc['benchmark']['version']} — judge {run['judge_model']} ({run['label']}"
         + (", replay of stored judgments" if run["replay"] else "")
@@ -119,6 +148,8 @@ def _header(doc: dict) -> list[str]:
         + ")",
         f"Bradley–Terry pseudo-count {bt['pseudo_count']}; case bootstrap {f.count(boot['replicates'])} replicates (seed {boot['seed']})"
         + (f", {f.percent(bt['level'], 0)} percentile intervals" if bt.get("level") else ""),
+        f"Scale: {(doc.get('scale') or {}).get('description', bt.get('scale', ''))}",
+        f"Last updated: newest verdict stored {updated.get('judgment_stored_at') or 'never'} (run #{run['id']})",
     ]
 
 
@@ -147,7 +178,7 @@ def _table_one_row(doc: dict, rank: int, model: str, human: dict) -> list[str]:
     row = [
         str(rank),
         model,
-        f"{f.number(fit.get('strength'))} {f.interval(fit.get('ci'))}",
+        _strength(doc, fit.get("strength"), fit.get("ci") or [None, None]),
         f.wlt(wlt["w"], wlt["l"], wlt["t"]),
         f.count(wlt["t"]),
     ]
@@ -161,7 +192,14 @@ def _table_one(doc: dict) -> list[str]:
     """Table 1 as the paper prints it (ordered fit), with the human win rates when a formal study gives them."""
     human = doc.get("human_win_rate_detail") or {}
     lines = ["", "Table 1 (ordered fit, as the paper's Table 1 prints it)"]
-    headers = ["rank", "model", "BT [95% CI]", "stable W–L–T", "order-sensitive"]
+    on_elo = (doc.get("scale") or {}).get("name") == "elo"
+    headers = [
+        "rank",
+        "model",
+        "rating [95% CI]" if on_elo else "BT [95% CI]",
+        "stable W–L–T",
+        "order-sensitive",
+    ]
     if human:
         headers.append("human WR [95% CI] (n)")
     rows = [_table_one_row(doc, rank, model, human) for rank, model in enumerate(doc["models"], start=1)]
@@ -175,12 +213,34 @@ def _table_one(doc: dict) -> list[str]:
     return lines
 
 
+def _rank_ranges(doc: dict) -> list[str]:
+    """Beside Table 1, as the page prints them in it: each model's rank range and its comparisons."""
+    ranges, counts = doc["bootstrap"].get("rank_intervals", {}), doc.get("comparisons", {})
+    level = f.percent(doc["bt"].get("level", 0.95), 0)
+    lines = [
+        "",
+        f"Rank ranges ({level} of the case-bootstrap replicates) and comparisons ({counts.get('unit', 'ordered judgment')}s)",
+    ]
+    rows = [
+        [str(rank), m, rank_interval_text(ranges.get(m)), f.count(counts.get("models", {}).get(m))]
+        for rank, m in enumerate(doc["models"], start=1)
+    ]
+    lines += table(["rank", "model", "rank range", "judgments"], rows, align="rlrr")
+    return lines
+
+
 def _three_fits(doc: dict) -> list[str]:
     """The ordered, folded and stable-only fits side by side, whether they order alike and how stably."""
     bt, models = doc["bt"], doc["models"]
     lines = ["", "Three fits (strength [95% CI])"]
     rows = [
-        [m, *(f"{f.number((bt[k].get(m) or {}).get('strength'))} {f.interval((bt[k].get(m) or {}).get('ci'))}" for k, _ in FITS)]
+        [
+            m,
+            *(
+                _strength(doc, (bt[k].get(m) or {}).get("strength"), (bt[k].get(m) or {}).get("ci") or [None, None])
+                for k, _ in FITS
+            ),
+        ]
         for m in models
     ]
     lines += table(["model", *(label for _, label in FITS)], rows)
@@ -235,8 +295,8 @@ def _cluster_bootstrap(doc: dict) -> list[str]:
     rows = [
         [
             m,
-            f.interval((ordered.get(m) or {}).get("ci")),
-            f.interval(cluster["ci"].get(m)),
+            strength_ci_text((ordered.get(m) or {}).get("ci"), _figures(doc)),
+            strength_ci_text(cluster["ci"].get(m), _figures(doc)),
             f"×{f.number(cluster['width_ratio'][m])}" if cluster.get("width_ratio", {}).get(m) else f.NONE,
         ]
         for m in doc["models"]
@@ -285,7 +345,9 @@ def _tie_sensitivity(doc: dict) -> list[str]:
             else "the ordering holds"
         ),
     ]
-    rows = [[m, f.number(a.get("strengths", {}).get(m)), f.number(b.get("strengths", {}).get(m))] for m in doc["models"]]
+    rows = [
+        [m, _strength(doc, a.get("strengths", {}).get(m)), _strength(doc, b.get("strengths", {}).get(m))] for m in doc["models"]
+    ]
     lines += ["  " + x for x in table(["model", "scheme A strength", "scheme B strength"], rows)]
     if b.get("head_to_head"):
         lines += ["  " + x for x in _scheme_b_pairs(b)]
@@ -323,7 +385,7 @@ def _batches(doc: dict) -> list[str]:
         for x in doc["batches"]
     ]
     lines += table(["batch", "cases", "stable", "ordering", "same as overall"], rows, align="lrrll")
-    rows = [[x["batch"] or "(none)", *(f.number(x["strengths"].get(m)) for m in doc["models"])] for x in doc["batches"]]
+    rows = [[x["batch"] or "(none)", *(_strength(doc, x["strengths"].get(m)) for m in doc["models"])] for x in doc["batches"]]
     lines += ["", "Strengths per batch (ordered fit)", *table(["batch", *doc["models"]], rows)]
     return lines
 
