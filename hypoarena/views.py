@@ -133,7 +133,10 @@ def leaderboard_sections(doc: dict[str, Any]) -> dict[str, Any]:
             row=26,
         )
 
-    plots = [{"name": b["name"], "slug": f"domain-{i}", "plot": plot(b, str(b["name"]))} for i, b in enumerate(blocks)]
+    plots = [
+        {"name": b["name"], "slug": f"domain-{i}", "plot": plot(b, formatting.domain_label(str(b["name"])))}
+        for i, b in enumerate(blocks)
+    ]
     plots.append({"name": "pooled", "slug": "pooled", "plot": plot(pooled, "pooled fit")})
     diverged = [b["name"] for b in blocks if b["point_diverged"] or b["diverged_replicates"]]
     if pooled["point_diverged"] or pooled["diverged_replicates"]:

@@ -441,8 +441,10 @@ def test_the_demo_leaderboard_page_prints_the_report_document(researcher, demo) 
         consistency = foot["Consistency (both orders agree)"]
         assert [c for c in consistency if c] == [f"{100 * b['consistency']:.1f}% of {b['two_order_matches']}" for b in blocks]
         modal = body_rows(html, "modal-table", "data-fit")
+        # Domains by their labels (the demo's slugs), the pooled row as it was.
+        labels = {"biomedical": "Biomedical", "it_operations": "IT operations", "safety_investigation": "Safety investigation"}
         assert modal == {
-            str(name): [str(name), " > ".join(b["modal_ranking"]), f"{100 * b['modal_fraction']:.1f}%"]
+            str(name): [labels.get(name, name), " > ".join(b["modal_ranking"]), f"{100 * b['modal_fraction']:.1f}%"]
             for name, b in zip([*domains, "pooled"], blocks, strict=True)
         }
         # One plot per domain and one of the pooled fit, a point per model.
@@ -542,6 +544,6 @@ def test_a_model_without_matches_in_a_domain_has_a_dash_there(researcher, tmp_pa
     benchmark = hypoarena_import(name="gaps", files=import_files([h.folder(tmp_path)])).benchmark
     html = client_for(researcher).get(leaderboard_url(benchmark), {"replicates": 2}).content.decode()
     head = [cells for _a, cells in tables(html)["hypoarena-table"]][0]
-    assert head[2:4] == ["ops", "safety (K = 1)"]
+    assert head[2:4] == ["Ops", "Safety (K = 1)"]  # the domains' labels
     rows = body_rows(html, "hypoarena-table", "data-model")
     assert rows["Alpha"][3] == "—" and rows["Beta"][3] != "—" and rows["Ref"][3] != "—"
