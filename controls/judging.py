@@ -174,6 +174,13 @@ def _report(run: JudgeRun) -> tuple[str, str]:
     return f"{reverse('controls:report', args=[run.benchmark_id])}?run={run.pk}", "Controls page"
 
 
+def _sides(run: JudgeRun) -> Any:  # noqa: ANN401
+    """The run's verdicts for the judge-reliability panel (numpy loads when it is computed, not with the app)."""
+    from .reliability import judged_sides
+
+    return judged_sides(run)
+
+
 KIND = JudgeSubjects(
     name=CONTROLS_PREFIX,
     label="diagnostic controls",
@@ -192,4 +199,5 @@ KIND = JudgeSubjects(
     selection_key="pairs",
     skipped_note=f"control variants skipped: {SAME_NOTE} (the run log names them)",
     report=_report,
+    sides=_sides,
 )

@@ -274,6 +274,13 @@ def _rubric_recorded(source: JudgeRun) -> dict[tuple[int, str], dict[str, Any]]:
     }
 
 
+def _sides(run: JudgeRun) -> Any:  # noqa: ANN401
+    """The run's verdicts for the judge-reliability panel (numpy loads when it is computed, not with the app)."""
+    from .reliability import judged_sides
+
+    return judged_sides(run)
+
+
 ARENA = JudgeSubjects(
     name=ARENA_KIND,
     label="HypoArena matches",
@@ -288,6 +295,7 @@ ARENA = JudgeSubjects(
     default_prompts=DEFAULT_ARENA,
     parse=_arena_parse,
     skipped_note=f"matches skipped: {SAME_NOTE} (the run log names them)",
+    sides=_sides,
 )
 RUBRIC = JudgeSubjects(
     name=RUBRIC_KIND,

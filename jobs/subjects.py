@@ -84,6 +84,10 @@ class JudgeSubjects:
     report: Callable[[Any], tuple[str, str]] | None = None
     # (request, run, the engine's page values) -> the run's page; None: the engine's generic run page with ``describe``
     page: Callable[[Any, Any, dict[str, Any]], Any] | None = None
+    # run -> its verdicts as two-sided comparisons (``jobs.reliability.Sides``: the compared subject, the two sides,
+    # which was shown first, the verdict, the texts' lengths), for the judge-reliability panel; None: the kind does
+    # not compare two sides (a rubric, a yes/no question), and its runs have no such panel
+    sides: Callable[[Any], Any] | None = None
 
 
 def subjects_register(kind: JudgeSubjects) -> JudgeSubjects:

@@ -12,4 +12,5 @@ urlpatterns = [
     path("dashboard/runs/<slug:kind>/<int:run_id>/", views.engine_run_detail, name="engine-run"),
     path("dashboard/runs/<slug:kind>/<int:run_id>/<str:action>/", views.engine_run_control, name="engine-run-control"),
     path("api/runs/<int:run_id>/progress/", apis.RunProgressApi.as_view(), name="api-run-progress"),
+    path("api/runs/<int:run_id>/reliability/", apis.RunReliabilityApi.as_view(), name="api-run-reliability"),
 ]

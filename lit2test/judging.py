@@ -163,6 +163,12 @@ def _recorded(source: JudgeRun) -> dict[tuple[int, str], dict[str, Any]]:
     return answers
 
 
+def _sides(run: JudgeRun) -> Any:  # noqa: ANN401
+    from .reliability import judged_sides  # numpy loads when the panel is computed, not with the app
+
+    return judged_sides(run)
+
+
 def pairs_kind(page: Callable[..., Any] | None = None) -> JudgeSubjects:
     """The ``pairs`` task kind; ``page`` is the run page that lists its verdicts (``lit2test.views.pairs_run_page``)."""
     return JudgeSubjects(
@@ -182,4 +188,5 @@ def pairs_kind(page: Callable[..., Any] | None = None) -> JudgeSubjects:
         selection_key="pairs",
         skipped_note="pairs skipped: their proposals have no text, or read the same once model names are redacted",
         page=page,
+        sides=_sides,
     )

@@ -354,6 +354,15 @@ MATCH = JudgeSubjects(
     describe=_match_describe,
     ordered=False,
 )
+
+
+def _sides(run: JudgeRun) -> Any:  # noqa: ANN401
+    """The run's verdicts for the judge-reliability panel (numpy loads when it is computed, not with the app)."""
+    from .reliability import judged_sides
+
+    return judged_sides(run)
+
+
 SWISS = JudgeSubjects(
     name=SWISS_KIND,
     label="Reconstruction Swiss matches",
@@ -370,4 +379,5 @@ SWISS = JudgeSubjects(
     describe=_swiss_describe,
     after=_swiss_after,
     after_title="move the Swiss selection on (pair and launch its next round, or choose its champions)",
+    sides=_sides,
 )

@@ -94,7 +94,7 @@ def test_the_api_documentation_page_documents_each_operation_without_external_as
     )
     assert "Not signed in, or not a researcher." in operation and ">403<" in operation
     assert (
-        "The same document as <code>manage.py leaderboard BENCHMARK --json</code>." in operation
+        "The same document as <code>manage.py leaderboard BENCHMARK --json</code> (<code>?scale=</code>" in operation
     )  # the docstring's ``literals``
     assert 'href="/api/schema/?format=json"' in html and 'href="/api/"' in html
     # No script, style or font from anywhere but this site (the Content-Security-Policy allows nothing else).
