@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Assignment, Item, Label, NaiveProposal, Study
+from .models import Assignment, Flag, Item, Label, NaiveProposal, Study
 
 
 @admin.register(Study)
@@ -19,7 +19,7 @@ class ItemAdmin(admin.ModelAdmin):
 
 @admin.register(Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
-    list_display = ("id", "study", "annotator", "position", "a_is_first", "opened_at", "draft_saved_at")
+    list_display = ("id", "study", "annotator", "position", "a_is_first", "opened_at", "draft_saved_at", "skipped_at")
     list_filter = ("study", "annotator")
     raw_id_fields = ("item",)
 
@@ -34,3 +34,10 @@ class LabelAdmin(admin.ModelAdmin):
 @admin.register(NaiveProposal)
 class NaiveProposalAdmin(admin.ModelAdmin):
     list_display = ("id", "context", "generator_version", "created_at")
+
+
+@admin.register(Flag)
+class FlagAdmin(admin.ModelAdmin):
+    list_display = ("id", "assignment", "created_at", "comment")
+    list_filter = ("assignment__study",)
+    raw_id_fields = ("assignment",)

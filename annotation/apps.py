@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class AnnotationConfig(AppConfig):
@@ -23,6 +24,6 @@ class AnnotationConfig(AppConfig):
                 label="Human calibration",
                 holds_benchmarks=False,
                 urls="annotation.urls",
-                actions=(Link("Human calibration studies", "annotation:studies"),),
+                actions=(Link(_("Human calibration studies"), "annotation:studies"),),
             )
         )

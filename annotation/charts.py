@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from arena.formatting import MINUS
+
 
 @dataclass(frozen=True)
 class ScatterPoint:
@@ -52,7 +54,7 @@ def scatter_plot(
 
     step = 0.5 if hi - lo <= 4 else 1.0
     k0 = int(lo / step) - 1
-    x_ticks = [(sx(k * step), f"{k * step:g}") for k in range(k0, k0 + 40) if lo <= k * step <= hi]
+    x_ticks = [(sx(k * step), f"{k * step:g}".replace("-", MINUS)) for k in range(k0, k0 + 40) if lo <= k * step <= hi]
     y_ticks = [(sy(v / 4), f"{v / 4:g}") for v in range(5)]
     points: list[ScatterPoint] = []
     for m in sorted(models, key=lambda m: strengths[m]):

@@ -159,6 +159,10 @@ class Assignment(models.Model):
     opened_at = models.DateTimeField(null=True, blank=True, help_text="Server time of the first opening; starts the cap.")
     draft = models.JSONField(default=dict, blank=True)
     draft_saved_at = models.DateTimeField(null=True, blank=True)
+    # A skip is not an answer: no Label is written, so every figure reads the item as missing for this annotator.
+    # It is kept after a later answer (the researcher sees that the item was skipped first, and why).
+    skipped_at = models.DateTimeField(null=True, blank=True, help_text="Server time the annotator skipped the item.")
+    skip_reason = models.CharField(max_length=500, blank=True, default="")
 
     class Meta:
         constraints = [
@@ -204,3 +208,27 @@ class Label(models.Model):
 
     def __str__(self) -> str:
         return f"label of {self.assignment}"
+
+
+FLAG_COMMENT_MAX = 1000
+
+
+class Flag(models.Model):
+    """An annotator's report of a problem with an item ("the proposal text is cut off"), with a required comment.
+
+    A flag is a note to the researcher, not an answer: the annotator answers the item as well (or skips it), and the
+    figures never read flags. One comment is stored once per item and annotator (``comment_digest``): a form sent
+    twice, or again from a stale page, adds no second copy.
+    """
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="flags")
+    comment = models.TextField()
+    comment_digest = models.CharField(max_length=64, help_text="SHA-256 of the comment: the same comment is stored once.")
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [models.UniqueConstraint(fields=["assignment", "comment_digest"], name="flag_assignment_comment_unique")]
+
+    def __str__(self) -> str:
+        return f"flag on {self.assignment}"

@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
-from django.db.models import Case, Count, Max, QuerySet, Value, When
+from django.db.models import Count, Max, QuerySet
 from django.utils import timezone
 
 from arena.models import Benchmark, Context, JudgeRun, Paper
 from arena.selectors import run_cases_frame, run_data_version, run_default
 
+from .flow import pending_in_order
 from .models import Assignment, Item, Label, Study
 from .rubric import DIMENSION_KEYS, SIX_FIELDS, score_field, validate_submission
 
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 # --------------------------------------------------------------------------- annotator side
 
 STATUS_TODO, STATUS_STARTED, STATUS_DRAFT = "todo", "started", "draft"
-STATUS_SUBMITTED, STATUS_OVER_TIME = "submitted", "over_time"
+STATUS_SUBMITTED, STATUS_OVER_TIME, STATUS_SKIPPED = "submitted", "over_time", "skipped"
 STATUS_PENDING = (STATUS_TODO, STATUS_STARTED, STATUS_DRAFT)
 
 
@@ -42,13 +43,15 @@ def draft_has_input(draft: Mapping[str, object] | None) -> bool:
 
 def assignment_status(assignment: Assignment) -> str:
     """``todo`` (clock not started), ``started`` (clock running, nothing entered yet), ``draft`` (something
-    entered, not submitted), ``submitted`` or ``over_time``.
+    entered, not submitted), ``skipped`` (set aside, not answered since: annotation.flow), ``submitted`` or ``over_time``.
 
     The clock starts only when the annotator presses Start on the item's start page (or saves answers), so
     an item opened by nobody, or merely reached after submitting the one before, is still ``todo``.
     """
     if _has_label(assignment):
         return STATUS_OVER_TIME if assignment.label.over_time else STATUS_SUBMITTED
+    if assignment.skipped_at is not None:
+        return STATUS_SKIPPED
     if draft_has_input(assignment.draft):
         return STATUS_DRAFT
     if assignment.opened_at is not None:
@@ -83,8 +86,17 @@ class StudyOverview:
         return sum(s in (STATUS_SUBMITTED, STATUS_OVER_TIME) for s in self.statuses)
 
     @property
+    def skipped(self) -> int:
+        return self.statuses.count(STATUS_SKIPPED)
+
+    @property
     def next_assignment(self) -> Assignment | None:
+        """The first item in the annotator's order neither submitted nor skipped: the one to start (annotation.flow)."""
         return next((a for a, s in self.rows if s in STATUS_PENDING), None)
+
+    def is_open(self, assignment: Assignment, status: str) -> bool:
+        """Whether the list links the item: the next one, or one started, skipped or submitted (annotation.flow)."""
+        return status != STATUS_TODO or assignment == self.next_assignment
 
 
 def annotator_overview(*, user: AbstractBaseUser) -> list[StudyOverview]:
@@ -98,15 +110,14 @@ def annotator_overview(*, user: AbstractBaseUser) -> list[StudyOverview]:
 
 
 def assignment_next(*, assignment: Assignment) -> Assignment | None:
-    """The annotator's next unsubmitted item of the same study, after this one in their order, else before it.
+    """The annotator's next item of the same study in their assigned order: the first neither submitted nor skipped
+    (annotation.flow), other than this one. None when only skipped items (or none) are left.
 
-    One query for one row (token and position only): the pending items after this one sort first.
+    One query for one row (token and position only).
     """
     return (
-        Assignment.objects.filter(study_id=assignment.study_id, annotator_id=assignment.annotator_id, label__isnull=True)
+        pending_in_order(study_id=assignment.study_id, annotator_id=assignment.annotator_id)
         .exclude(pk=assignment.pk)
-        .annotate(earlier=Case(When(position__lt=assignment.position, then=Value(1)), default=Value(0)))
-        .order_by("earlier", "position")
         .only("id", "token", "position")
         .first()
     )
@@ -217,10 +228,12 @@ def study_list() -> QuerySet[Study]:
 
 
 def study_progress(*, study: Study) -> list[dict[str, Any]]:
-    """Per annotator: assigned, submitted, over time, INVALID choices, in progress, started, not started, last activity.
+    """Per annotator: assigned, submitted, over time, INVALID choices, skipped, in progress, started, not started, last
+    activity.
 
-    The unsubmitted items follow the annotator's own statuses (:func:`assignment_status`): *in progress* is a
-    draft with something entered, *started* a running clock with nothing entered yet, *not started* the rest.
+    The unsubmitted items follow the annotator's own statuses (:func:`assignment_status`): *skipped* is set aside
+    and not answered since, *in progress* a draft with something entered, *started* a running clock with nothing
+    entered yet, *not started* the rest. ``skips`` counts every skip, those answered later included.
     """
     rows = (
         Assignment.objects.filter(study=study)
@@ -233,11 +246,12 @@ def study_progress(*, study: Study) -> list[dict[str, Any]]:
             "label__over_time",
             "label__choice",
             "label__submitted_at",
+            "skipped_at",
         )
         .order_by("annotator__username")
     )
     by_annotator: dict[str, dict[str, Any]] = {}
-    for username, opened_at, draft, saved_at, label_id, over_time, choice, submitted_at in rows:
+    for username, opened_at, draft, saved_at, label_id, over_time, choice, submitted_at, skipped_at in rows:
         r = by_annotator.setdefault(
             username,
             {
@@ -246,6 +260,8 @@ def study_progress(*, study: Study) -> list[dict[str, Any]]:
                 "submitted": 0,
                 "over_time": 0,
                 "invalid": 0,
+                "skipped": 0,
+                "skips": 0,
                 "in_progress": 0,
                 "started": 0,
                 "not_started": 0,
@@ -253,17 +269,20 @@ def study_progress(*, study: Study) -> list[dict[str, Any]]:
             },
         )
         r["total"] += 1
+        r["skips"] += skipped_at is not None
         if label_id is not None:
             r["submitted"] += 1
             r["over_time"] += bool(over_time)
             r["invalid"] += choice == "INVALID"
+        elif skipped_at is not None:
+            r["skipped"] += 1
         elif draft_has_input(draft):
             r["in_progress"] += 1
         elif opened_at is not None:
             r["started"] += 1
         else:
             r["not_started"] += 1
-        for t in (submitted_at, saved_at):
+        for t in (submitted_at, saved_at, skipped_at):
             if t and (r["last_activity"] is None or t > r["last_activity"]):
                 r["last_activity"] = t
     return list(by_annotator.values())
@@ -274,7 +293,7 @@ class ValidationEntry:
     annotator: str
     position: int
     item: int
-    status: str  # "ok" | "pending" | "invalid"
+    status: str  # "ok" | "pending" | "skipped" | "invalid"
     problems: dict[str, str]
     started: bool = True
 
@@ -292,6 +311,10 @@ class StudyValidation:
         return [e for e in self.entries if e.status == "pending"]
 
     @property
+    def skipped(self) -> list[ValidationEntry]:
+        return [e for e in self.entries if e.status == "skipped"]
+
+    @property
     def invalid(self) -> list[ValidationEntry]:
         return [e for e in self.entries if e.status == "invalid"]
 
@@ -304,7 +327,8 @@ def study_validation(*, study: Study) -> StudyValidation:
     """The completeness validator over a whole study.
 
     A submitted label is re-validated from what is stored (``invalid`` if it fails: it should never);
-    an unsubmitted assignment is ``pending`` with what its draft still misses.
+    an unsubmitted assignment is ``pending`` with what its draft still misses, or ``skipped`` (set aside by the
+    annotator: missing, not a verdict) with the same.
     """
     entries = []
     assignments = (
@@ -316,7 +340,7 @@ def study_validation(*, study: Study) -> StudyValidation:
             status = "invalid" if problems else "ok"
         else:
             problems = validate_submission(a.draft or {})
-            status = "pending"
+            status = "skipped" if a.skipped_at is not None else "pending"
         started = _has_label(a) or a.opened_at is not None or bool(a.draft)
         entries.append(ValidationEntry(a.annotator.get_username(), a.position, a.item_id, status, problems, started))
     return StudyValidation(entries)

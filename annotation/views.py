@@ -26,8 +26,22 @@ from arena.csvsafe import csv_safe
 from arena.permissions import researcher_required
 
 from .charts import scatter_plot
+from .flow import (
+    SKIP_FLAG_CSV_COLUMNS,
+    SKIP_REASON_MAX,
+    FlagRefused,
+    OutOfOrder,
+    SkipRefused,
+    assignment_check_order,
+    assignment_flag,
+    assignment_skip,
+    next_position_subquery,
+    study_flags,
+    study_skip_flag_rows,
+    study_skips,
+)
 from .forms import StudyCreateForm
-from .models import FAST_ANSWER_SECONDS, Assignment, Label, Study
+from .models import FAST_ANSWER_SECONDS, FLAG_COMMENT_MAX, Assignment, Flag, Label, Study
 from .rubric import (
     CHOICES,
     CONFIDENCE,
@@ -48,6 +62,7 @@ from .selectors import (
     LABEL_CSV_COLUMNS,
     STATUS_DRAFT,
     STATUS_OVER_TIME,
+    STATUS_SKIPPED,
     STATUS_STARTED,
     STATUS_SUBMITTED,
     STATUS_TODO,
@@ -87,6 +102,7 @@ STATUS_LABELS = {
     STATUS_DRAFT: gettext_lazy("Draft"),
     STATUS_SUBMITTED: gettext_lazy("Submitted"),
     STATUS_OVER_TIME: gettext_lazy("Over time"),
+    STATUS_SKIPPED: gettext_lazy("Skipped"),
 }
 ROUND_LABELS = {Study.Round.PRACTICE: gettext_lazy("Practice round"), Study.Round.FORMAL: gettext_lazy("Formal round")}
 
@@ -95,7 +111,9 @@ def _get_assignment_for_user(request: HttpRequest, token: str) -> Assignment:
     """The request user's own assignment with this token; anything else (another annotator's, unknown) is 404.
 
     It carries ``n_done``, how many of the annotator's items in its study are submitted (the screen's progress
-    bar), counted by a subquery of the same query: the annotator's hot paths keep their query counts.
+    bar), ``next_position``, the position of the annotator's next item (the order check, annotation.flow), and
+    ``n_flags`` and ``last_flag``, the annotator's own flags on it, each by a subquery of the same query: the
+    annotator's hot paths keep their query counts.
     """
     done = (
         Label.objects.filter(assignment__study_id=OuterRef("study_id"), assignment__annotator_id=OuterRef("annotator_id"))
@@ -104,11 +122,17 @@ def _get_assignment_for_user(request: HttpRequest, token: str) -> Assignment:
         .annotate(n=Count("pk"))
         .values("n")
     )
+    flags = Flag.objects.filter(assignment_id=OuterRef("pk")).order_by()
     try:
         return (
             assignments_for_user(user=request.user)
             .select_related("study")
-            .annotate(n_done=Coalesce(Subquery(done), 0))
+            .annotate(
+                n_done=Coalesce(Subquery(done), 0),
+                next_position=next_position_subquery(),
+                n_flags=Coalesce(Subquery(flags.values("assignment_id").annotate(n=Count("pk")).values("n")), 0),
+                last_flag=Subquery(flags.order_by("-created_at", "-id").values("comment")[:1]),
+            )
             .get(token=token)
         )
     except Assignment.DoesNotExist:
@@ -120,8 +144,26 @@ def _get_assignment_for_user(request: HttpRequest, token: str) -> Assignment:
 
 def _entry_url(assignment: Assignment, status: str) -> str:
     """Where a link to an item goes: an item whose clock has not started opens on its start page."""
-    name = "annotation:item-start" if status == STATUS_TODO else "annotation:item"
-    return reverse(name, args=[assignment.token])
+    unstarted = status == STATUS_TODO or (status == STATUS_SKIPPED and assignment.opened_at is None)
+    return reverse("annotation:item-start" if unstarted else "annotation:item", args=[assignment.token])
+
+
+def _refuse_out_of_order(request: HttpRequest, assignment: Assignment, exc: OutOfOrder) -> HttpResponse:
+    """A later item than the next one, reached by a crafted or old URL: 403, naming the item to do first."""
+    following = exc.following
+    return render(
+        request,
+        "annotation/item_start.html",
+        {
+            "assignment": assignment,
+            "study": assignment.study,
+            "round_label": ROUND_LABELS.get(assignment.study.round, ""),
+            "total": assignment_total(assignment=assignment),
+            "following": following,
+            "following_url": reverse("annotation:item-start", args=[following.token]),
+        },
+        status=403,
+    )
 
 
 @require_GET
@@ -130,28 +172,39 @@ def annotate_home(request: HttpRequest) -> HttpResponse:
     overviews = annotator_overview(user=request.user)
     for ov in overviews:
         ov.round_label = ROUND_LABELS.get(ov.study.round, ov.study.round)
-        ov.labelled_rows = [(a, status, STATUS_LABELS[status], _entry_url(a, status)) for a, status in ov.rows]
+        # Only the next item (and those started, skipped or submitted) has a link: the order is the annotator's own.
+        ov.labelled_rows = [
+            (a, status, STATUS_LABELS[status], _entry_url(a, status) if ov.is_open(a, status) else None) for a, status in ov.rows
+        ]
         ov.next_url = next((url for a, _s, _l, url in ov.labelled_rows if a == ov.next_assignment), None)
     return render(request, "annotation/annotate_home.html", {"overviews": overviews})
+
+
+GUIDE_CONTEXT = MappingProxyType(
+    {
+        "dimensions": DIMENSIONS,
+        "screening": SCREENING,
+        "choices": CHOICES,
+        "tie_reasons": TIE_REASONS,
+        "invalid_reasons": INVALID_REASONS,
+        "confidence": CONFIDENCE,
+        "rationale_min": RATIONALE_MIN,
+        "rationale_max": RATIONALE_MAX,
+    }
+)
 
 
 @require_GET
 @login_required
 def guide(request: HttpRequest) -> HttpResponse:
-    return render(
-        request,
-        "annotation/guide.html",
-        {
-            "dimensions": DIMENSIONS,
-            "screening": SCREENING,
-            "choices": CHOICES,
-            "tie_reasons": TIE_REASONS,
-            "invalid_reasons": INVALID_REASONS,
-            "confidence": CONFIDENCE,
-            "rationale_min": RATIONALE_MIN,
-            "rationale_max": RATIONALE_MAX,
-        },
-    )
+    return render(request, "annotation/guide.html", dict(GUIDE_CONTEXT))
+
+
+@functools.lru_cache(maxsize=16)
+def _guide_body(language: str) -> str:
+    """The guideline's text (annotation/guide.html#guide_body) in ``language`` (the active one), for the work
+    screen's in-place panel: it depends on nothing else, so it is rendered once per language in each process."""
+    return render_to_string("annotation/guide.html#guide_body", {**GUIDE_CONTEXT, "in_place": True})
 
 
 def _form_context(values: Mapping[str, str], errors: Mapping[str, str]) -> dict[str, Any]:
@@ -236,6 +289,9 @@ def _render_item(
         "fast_minimum": fast_minimum,  # > 0: the submission came too soon after Start; ask to confirm it
         "error_list": [(name, field_label(name), errors[name]) for name in FIELD_NAMES if name in errors],
         "fragments": _question_fragments(values, errors, submitted=submitted is not None),
+        "guide_body": _guide_body(get_language()),
+        "skip_reason_max": SKIP_REASON_MAX,
+        "flag_comment_max": FLAG_COMMENT_MAX,
     }
     return render(request, "annotation/item.html", context, status=status)
 
@@ -251,6 +307,10 @@ def item_start(request: HttpRequest, token: str) -> HttpResponse:
     assignment = _get_assignment_for_user(request, token)
     if assignment.opened_at is not None or _submitted(assignment):
         return redirect("annotation:item", token=token)
+    try:
+        assignment_check_order(assignment=assignment)
+    except OutOfOrder as exc:
+        return _refuse_out_of_order(request, assignment, exc)
     if request.method == "POST":
         assignment_open(assignment=assignment)
         return redirect("annotation:item", token=token)
@@ -341,6 +401,10 @@ def item_draft(request: HttpRequest, token: str) -> HttpResponse:
     if request.method == "GET":
         return redirect("annotation:item", token=token)
     try:
+        assignment_check_order(assignment=assignment)  # a save starts the clock: only of an item open to the annotator
+    except OutOfOrder as exc:
+        return _refuse_out_of_order(request, assignment, exc)
+    try:
         assignment_save_draft(assignment=assignment, values=request.POST, base_version=request.POST.get("draft_version"))
         already = False
     except AlreadySubmitted:
@@ -380,6 +444,10 @@ def item_submit(request: HttpRequest, token: str) -> HttpResponse:
     if request.method == "GET":
         return redirect("annotation:item", token=token)
     try:
+        assignment_check_order(assignment=assignment)
+    except OutOfOrder as exc:
+        return _refuse_out_of_order(request, assignment, exc)
+    try:
         label = assignment_submit(
             assignment=assignment,
             values=request.POST,
@@ -402,11 +470,92 @@ def item_submit(request: HttpRequest, token: str) -> HttpResponse:
         messages.warning(request, _("Submitted after the time cap: your answer is kept and marked over time."))
     else:
         messages.success(request, _("Submitted. Thank you!"))
+    return _to_next_item(assignment)
+
+
+def _to_next_item(assignment: Assignment) -> HttpResponse:
+    """On to the annotator's next item in their order (its start page: its clock starts only at Start), or to the list
+    when only skipped items (or none) are left."""
     following = assignment_next(assignment=assignment)
     if following is None:
         return redirect("annotation:home")
-    # The next item's clock starts only when the annotator presses Start there.
     return redirect("annotation:item-start", token=following.token)
+
+
+def _keep_draft(assignment: Assignment, request: HttpRequest) -> None:
+    """Store the answers sent along with a skip or a flag (the work form's own fields), as a draft save would: nothing
+    typed is lost. What a draft save would refuse (a stale page, a NUL, a submitted item) is left as stored."""
+    if "draft_version" not in request.POST:
+        return
+    try:
+        assignment_save_draft(assignment=assignment, values=request.POST, base_version=request.POST.get("draft_version"))
+    except (StaleDraft, UnstorableValues, AlreadySubmitted):
+        pass
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+@login_required
+def item_skip(request: HttpRequest, token: str) -> HttpResponse:
+    """Set the item aside (optional reason) and go on to the next item; a skip is no answer (annotation.flow).
+
+    The answers sent with it are kept as the draft, for when the annotator returns. Sent twice, it is recorded
+    once. A GET goes back to the item.
+    """
+    assignment = _get_assignment_for_user(request, token)
+    if request.method == "GET":
+        return redirect("annotation:item", token=token)
+    try:
+        assignment_check_order(assignment=assignment)
+    except OutOfOrder as exc:
+        return _refuse_out_of_order(request, assignment, exc)
+    _keep_draft(assignment, request)
+    try:
+        skipped = assignment_skip(assignment=assignment, reason=request.POST.get("skip_reason", ""))
+    except AlreadySubmitted:
+        messages.info(request, _("This item was already submitted; it cannot be skipped."))
+        return redirect("annotation:item", token=token)
+    except SkipRefused as exc:
+        messages.error(request, str(exc))
+        return redirect("annotation:item", token=token)
+    if skipped:
+        messages.info(
+            request,
+            _("Item %(n)d skipped. It stays on your list as skipped: return to it whenever you are ready.")
+            % {"n": assignment.position},
+        )
+    else:
+        messages.info(request, _("Item %(n)d was skipped already.") % {"n": assignment.position})
+    return _to_next_item(assignment)
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+@login_required
+def item_flag(request: HttpRequest, token: str) -> HttpResponse:
+    """Flag a problem with the item for the researcher, with a required comment; back to the item, answers kept.
+
+    A flag is a note, not an answer: the annotator answers the item too (or skips it). Sent twice with the same
+    comment, it is recorded once. A GET goes back to the item.
+    """
+    assignment = _get_assignment_for_user(request, token)
+    if request.method == "GET":
+        return redirect("annotation:item", token=token)
+    try:
+        assignment_check_order(assignment=assignment)
+    except OutOfOrder as exc:
+        return _refuse_out_of_order(request, assignment, exc)
+    _keep_draft(assignment, request)
+    try:
+        _flag, created = assignment_flag(assignment=assignment, comment=request.POST.get("flag_comment", ""))
+    except FlagRefused as exc:
+        messages.error(request, str(exc))
+        return redirect(reverse("annotation:item", args=[token]) + "#flag")
+    if created:
+        messages.success(request, _("Flag sent to the study coordinator. You can still answer the item, or skip it."))
+    else:
+        messages.info(request, _("You had already flagged this item with this comment; it is recorded once."))
+    return redirect("annotation:item", token=token)
 
 
 # --------------------------------------------------------------------------- researcher pages
@@ -501,10 +650,12 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
         "doc": doc,
         "include_over_time": include_over_time,
         "progress": study_progress(study=study),
+        "skips": study_skips(study_id=study.pk),
+        "flags": study_flags(study_id=study.pk),
         "fast_answers": _fast_answers(study),
         "fast_default": FAST_ANSWER_SECONDS,
         "validation": validation,
-        "validation_shown": (validation.invalid + validation.pending)[:40],
+        "validation_shown": (validation.invalid + validation.pending + validation.skipped)[:40],
         "model_rows": model_rows,
         "loo_rows": loo_rows,
         "loo_models": models,
@@ -530,4 +681,19 @@ def study_labels_csv(request: HttpRequest, study_id: int) -> HttpResponse:
     writer.writeheader()
     # Reasons are annotators' free text: a cell a spreadsheet would run as a formula is neutralised.
     writer.writerows({key: csv_safe(value) for key, value in row.items()} for row in rows)
+    return response
+
+
+@require_GET
+@researcher_required
+def study_skips_flags_csv(request: HttpRequest, study_id: int) -> HttpResponse:
+    """The study's skips and flags, one row each (annotation.flow.study_skip_flag_rows), beside labels.csv."""
+    study = get_object_or_404(Study, pk=study_id)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="study-{study.pk}-skips-flags.csv"'
+    response.write("\ufeff")  # a BOM so spreadsheet programs read Chinese comments as UTF-8
+    writer = csv.DictWriter(response, fieldnames=SKIP_FLAG_CSV_COLUMNS)
+    writer.writeheader()
+    # Reasons and comments are annotators' free text: a cell a spreadsheet would run as a formula is neutralised.
+    writer.writerows({key: csv_safe(value) for key, value in row.items()} for row in study_skip_flag_rows(study_id=study.pk))
     return response

@@ -171,6 +171,38 @@
   // Ctrl+Enter submits. They never fire while the focus is in a text field or a list (Esc leaves it), so
   // typing the rationale types. Answering clicks the option, so drafts, errors and the reason list follow.
   var CHOICE_KEYS = { a: "A", b: "B", t: "TIE", i: "INVALID" };
+  // S and F open the skip and flag panels with the focus in their text (nothing is sent by one key); G the guideline.
+  var PANEL_KEYS = { s: "skip", f: "flag", g: "guide" };
+
+  function openPanel(id) {
+    if (id === "guide") return openGuide();
+    var panel = document.getElementById(id);
+    if (!panel) return false;
+    panel.open = true;
+    var text = panel.querySelector("textarea");
+    if (text) text.focus();
+    return true;
+  }
+
+  function openGuide() {
+    var dialog = document.getElementById("guide-dialog");
+    if (!dialog || !dialog.showModal) return false;
+    if (!dialog.open) dialog.showModal();
+    var close = dialog.querySelector("[data-guide-close]");
+    if (close) close.focus();
+    return true;
+  }
+
+  // The guideline in place: its links open the dialog instead of a new tab, so the work screen and the draft stay.
+  function guide() {
+    var dialog = document.getElementById("guide-dialog");
+    if (!dialog || !dialog.showModal) return;  // without <dialog>, the links open the guideline in a new tab
+    Array.prototype.forEach.call(document.querySelectorAll("[data-guide-open]"), function (link) {
+      link.addEventListener("click", function (e) { e.preventDefault(); openGuide(); });
+    });
+    var close = dialog.querySelector("[data-guide-close]");
+    if (close) close.addEventListener("click", function () { dialog.close(); });
+  }
 
   function isTyping(el) {
     if (!el || !el.tagName) return false;
@@ -224,9 +256,13 @@
       if (e.target.type === "radio") { var i = names.indexOf(e.target.name); if (i >= 0 && i !== current) mark(i, false); }
     });
     document.addEventListener("keydown", function (e) {
+      if (document.querySelector("dialog[open]")) return;  // the guideline is open: keys are for it
       if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
         e.preventDefault();
-        if (form.requestSubmit) form.requestSubmit(submit); else submit.click();
+        // In the skip or flag panel, Ctrl+Enter sends that panel, not the answers.
+        var panel = e.target.closest && e.target.closest("[data-own-submit]");
+        var button = panel ? panel.querySelector("button[type=submit]") : submit;
+        if (form.requestSubmit) form.requestSubmit(button); else button.click();
         return;
       }
       if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return;
@@ -237,6 +273,7 @@
         return;
       }
       var key = (e.key || "").toLowerCase();
+      if (PANEL_KEYS[key] && openPanel(PANEL_KEYS[key])) { e.preventDefault(); return; }
       if (!names.length || !(/^[1-9]$/.test(key) || CHOICE_KEYS[key] || key === "j" || key === "k")) return;
       if (!used) { used = true; mark(current < 0 ? firstOpen() : current, false); }
       if (/^[1-9]$/.test(key)) {
@@ -261,6 +298,7 @@
     if (timer) countdown(timer);
     var form = document.getElementById("ann-form");
     if (form) { orderedSubmit(form); reasons(form); counter(form); saveStatus(form); liveErrors(form); shortcuts(form); }
+    guide();
     var summary = document.getElementById("error-summary") || document.getElementById("fast-confirm");
     if (summary) summary.focus();
   });

@@ -141,6 +141,11 @@ def test_nothing_an_annotator_can_reach_identifies_a_model(study, annotator, ann
     assignment_submit(assignment=assignments[1], values=complete_values("TIE", reason="tradeoffs"))
     assignment_open(assignment=assignments[2], now=timezone.now() - timedelta(minutes=30))
     assignment_submit(assignment=assignments[2], values=complete_values("B"))
+    # A flag and a skip, so that their notes on the screen and the list are crawled too.
+    from annotation.flow import assignment_flag, assignment_skip
+
+    assignment_flag(assignment=assignments[0], comment="The proposal text of B is cut off.")
+    assignment_skip(assignment=assignments[3], reason="reread later")
 
     forbidden = forbidden_tokens(imported)
     assert "gpt_5.2" in forbidden and "claude sonnet 4.6" in forbidden and "gemini-3.1-pro-preview" in forbidden
@@ -164,6 +169,8 @@ def test_nothing_an_annotator_can_reach_identifies_a_model(study, annotator, ann
         assert len(item_pages) == 13  # every one of the annotator's items was reached
         assert any(m == "post" and p.endswith("/draft") for (m, p) in seen)
         assert any(m == "post" and p.endswith("/submit") for (m, p) in seen)
+        assert any(m == "post" and p.endswith("/skip") for (m, p) in seen)  # skips and flags (annotation.flow)
+        assert any(m == "post" and p.endswith("/flag") for (m, p) in seen)
         for (method, path), response in seen.items():
             where = f"{method.upper()} {path} ({language})"
             haystacks = [unquote(path).lower(), response.body.decode("utf-8", "replace").lower()]

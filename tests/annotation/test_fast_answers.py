@@ -95,9 +95,9 @@ def test_over_the_minimum_the_answer_goes_through_unflagged(study, annotator, an
 
 def test_with_no_minimum_a_fast_answer_is_accepted_but_flagged(study, annotator, ann_client, rita_client) -> None:  # noqa: ANN001
     mine = list(Assignment.objects.filter(study=study, annotator=annotator).order_by("position")[:2])
-    started(ann_client, mine[0])  # submitted at once: under the 30 s default threshold
-    started(ann_client, mine[1], seconds_ago=120)
-    for a in mine:
+    # The first submitted at once (under the 30 s default threshold), the second two minutes after Start.
+    for a, seconds_ago in zip(mine, (0, 120), strict=True):
+        started(ann_client, a, seconds_ago=seconds_ago)
         assert "?fast=1" not in submit(ann_client, a)["Location"]  # no minimum: nobody is asked
     assert Label.objects.filter(assignment__in=mine).count() == 2
     page = flagged_rows(rita_client, study)

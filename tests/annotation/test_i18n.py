@@ -22,8 +22,8 @@ TEMPLATES = sorted((ROOT / "templates" / "annotation").glob("*.html")) + [
     ROOT / "templates" / "arena" / "welcome.html",
     ROOT / "templates" / "registration" / "login.html",
 ]
-MODULES = [ROOT / "annotation" / name for name in ("rubric.py", "views.py", "models.py")]
-RESEARCHER_ONLY = {"study_list.html", "study_detail.html"}  # English-only researcher pages (no marked strings)
+MODULES = [ROOT / "annotation" / name for name in ("rubric.py", "views.py", "models.py", "flow.py")]
+RESEARCHER_ONLY = {"study_detail.html"}  # English-only researcher pages (no marked strings); study_list.html is translated
 
 
 def catalog() -> polib.POFile:

@@ -118,9 +118,10 @@ def items_for(annotator, release_dir: Path) -> Items:  # noqa: ANN001
     benchmark = release_import(directory=release_dir).benchmark
     study_create(benchmark=benchmark, n_contexts=1, annotators=[annotator], n_naive_controls=1, seed=3, cap_minutes=10)
     first, second, third = Assignment.objects.filter(annotator=annotator).order_by("position")[:3]
-    assignment_open(assignment=first)
+    # The unstarted one is the first: only the next item in the annotator's order has a start page (annotation.flow).
+    assignment_open(assignment=second)
     assignment_open(assignment=third, now=timezone.now() - timedelta(minutes=11))
-    return Items(unstarted=second, started=first, over_time=third)
+    return Items(unstarted=first, started=second, over_time=third)
 
 
 def researcher_pages(annotator, release_dir: Path) -> dict[str, str]:  # noqa: ANN001

@@ -36,22 +36,28 @@ class Command(BaseCommand):
             per_annotator[e.annotator].append(e)
         for annotator, entries in per_annotator.items():
             pending = [e for e in entries if e.status == "pending"]
+            skipped = [e for e in entries if e.status == "skipped"]  # set aside by the annotator: missing, no verdict
             started = sum(e.started for e in pending)
             failing = [e for e in entries if e.status == "invalid"]
             if not options["quiet"]:
                 self.stdout.write(
                     f"{annotator}: {sum(e.status == 'ok' for e in entries)} of {len(entries)} complete, {len(pending)} pending "
-                    f"({started} started, {len(pending) - started} not started), {len(failing)} failing"
+                    f"({started} started, {len(pending) - started} not started), "
+                    + (f"{len(skipped)} skipped, " if skipped else "")
+                    + f"{len(failing)} failing"
                 )
             for e in failing:
                 self.stdout.write(self._line(e, annotator if options["quiet"] else None))
             if options["pending"] and not options["quiet"]:
-                for e in pending:
+                for e in pending + skipped:
                     self.stdout.write(self._line(e, None))
+        skips = f"{len(report.skipped)} skipped, " if report.skipped else ""
         self.stdout.write(
-            f"study {study.pk}: {report.ok} complete, {len(report.pending)} pending, {len(report.invalid)} stored labels failing validation"
+            f"study {study.pk}: {report.ok} complete, {len(report.pending)} pending, {skips}"
+            f"{len(report.invalid)} stored labels failing validation"
         )
-        if report.invalid or (options["require_complete"] and report.pending):
+        # A skipped item is not complete either: an export waits for it to be answered.
+        if report.invalid or (options["require_complete"] and (report.pending or report.skipped)):
             raise SystemExit(1)
 
     @staticmethod
