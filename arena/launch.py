@@ -3,7 +3,38 @@ may refuse with a :class:`jobs.services.RunError` (shown on the form, nothing ma
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit, urlunsplit
+
 from django import forms
+from django.utils.text import format_lazy
+from django.utils.translation import gettext_lazy as _
+
+#: An endpoint URL that reads as the example every form shows.
+ENDPOINT_EXAMPLE = "http://127.0.0.1:8001/v1"
+
+
+def endpoint_url_problem(url: str) -> str | None:
+    """What is wrong with an endpoint's base URL, in words (None when it is usable): it must be an absolute http(s) URL
+    with a host (a bare name such as ``http://vllm:8000/v1`` is fine) and no user name or password in it (a key belongs
+    in an environment variable; the URL itself is never echoed when it holds one)."""
+    url = url.strip()
+    if not url:
+        return f"the endpoint URL is empty; give the OpenAI-compatible server's base URL, e.g. {ENDPOINT_EXAMPLE}"
+    parts = urlsplit(url)
+    if "@" in parts.netloc:
+        return (
+            "the endpoint URL holds a user name or password; give it without them and put the key in an environment "
+            "variable whose name goes in the API key variable (--api-key-env)"
+        )
+    if any(c.isspace() for c in url):
+        return f"the endpoint URL {url!r} contains a space; give it without spaces, e.g. {ENDPOINT_EXAMPLE}"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return f"the endpoint URL {url!r} is not an http:// or https:// address with a host; e.g. {ENDPOINT_EXAMPLE}"
+    try:
+        parts.port  # noqa: B018 - raises on a port that is not a number from 0 to 65535
+    except ValueError:
+        return f"the endpoint URL {url!r} has a port that is not a number from 1 to 65535; e.g. {ENDPOINT_EXAMPLE}"
+    return None
 
 
 def name_values(raw: str, what: str) -> dict[str, str]:
@@ -42,15 +73,44 @@ class NamesField(forms.CharField):
         return [part.strip() for part in str(raw).split(",") if part.strip()]
 
 
+def without_credentials(url: str) -> str:
+    """``url`` without a user name or password (a refused form shows the rest of it back, never a key)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+
+
+class EndpointInput(forms.TextInput):
+    """The endpoint URL's box: a value given back to a refused form loses any user name or password it held."""
+
+    def format_value(self, value: object) -> str | None:
+        text = super().format_value(value)
+        return without_credentials(text) if text else text
+
+
+def endpoint_url_validator(value: str) -> None:
+    """A form field's check of an endpoint URL (:func:`endpoint_url_problem`)."""
+    problem = endpoint_url_problem(value)
+    if problem:
+        raise forms.ValidationError(problem[0].upper() + problem[1:] + ".")
+
+
 class EndpointFields(forms.Form):
     """The endpoint settings every launch form asks for (the key itself is never asked: only its variable's name)."""
 
-    base_url = forms.CharField(label="Endpoint URL", max_length=500, help_text="OpenAI-compatible, e.g. http://127.0.0.1:8001/v1")
+    base_url = forms.CharField(
+        label=_("Endpoint URL"),
+        max_length=500,
+        help_text=format_lazy(_("OpenAI-compatible, e.g. {example}"), example=ENDPOINT_EXAMPLE),
+        validators=[endpoint_url_validator],
+        widget=EndpointInput,
+    )
     api_key_env = forms.CharField(
-        label="API key variable",
+        label=_("API key variable"),
         required=False,
         max_length=100,
-        help_text="Name of the environment variable that holds the key (the key itself is never stored).",
+        help_text=_("Name of the environment variable that holds the key (the key itself is never stored)."),
     )
-    concurrency = forms.IntegerField(initial=8, min_value=1, max_value=256)
-    timeout = forms.FloatField(initial=120.0, min_value=1.0, help_text="Seconds per call.")
+    concurrency = forms.IntegerField(label=_("Concurrency"), initial=8, min_value=1, max_value=256)
+    timeout = forms.FloatField(label=_("Timeout"), initial=120.0, min_value=1.0, help_text=_("Seconds per call."))

@@ -19,6 +19,7 @@ from django.utils import timezone
 from arena.blindness import benchmark_matcher, proposal_blind_content
 from arena.errors import AppError
 from arena.jsonl import LISTED, json_type, names_listed
+from arena.launch import endpoint_url_problem
 from arena.models import Benchmark, Context, Proposal
 from arena.prompting import render_context
 from arena.schemas import SIX_FIELD
@@ -253,6 +254,9 @@ def _model_settings_problem(kinds: Sequence[str], settings: llm.LlmSettings | No
     if missing:
         return llm_kinds_error(kinds, missing)
     assert settings is not None
+    problem = endpoint_url_problem(settings.base_url or "")
+    if problem:
+        return "--base-url: " + problem
     if settings.concurrency < 1:
         return f"--concurrency must be 1 or more, got {settings.concurrency}"
     try:

@@ -21,7 +21,7 @@ from django.db import transaction
 
 from arena.models import Benchmark, Participant
 from jobs.elicitation import ElicitKind, elicit_launch, elicit_parameters
-from jobs.lifecycle import RunError, api_key_required, asked_by_runs, nothing_to_ask
+from jobs.lifecycle import RunError, api_key_required, asked_by_runs, endpoint_url_required, nothing_to_ask
 from jobs.parsing import ParseError, json_object
 from jobs.prompts import PROMPTS, PromptTemplate
 
@@ -97,8 +97,7 @@ def generation_run_create(
         raise RunError(f"no HypoArena generation prompt template {prompt_version!r}; the current one is {GENERATION_V1}")
     if not 1 <= k <= 20:
         raise RunError(f"K must be between 1 and 20 pairs, got {k}")
-    if not base_url:
-        raise RunError("a generation run needs a base URL")
+    base_url = endpoint_url_required(base_url, what="the generation run's base URL (--base-url)")
     api_key_required(api_key_env)
     references = _references(benchmark)
     people = list(benchmark.participants.order_by("name"))

@@ -51,7 +51,7 @@ from jobs.driving import (
 from jobs.engine import BeforeCall, run_blocking
 from jobs.execution import run_event_add
 from jobs.kinds import RunKindSpec
-from jobs.lifecycle import AlreadyLaunched, RunError
+from jobs.lifecycle import AlreadyLaunched, RunError, endpoint_url_required
 from jobs.models import TaskStatus
 from jobs.providers import PermanentError
 from jobs.selection import Selection
@@ -142,8 +142,9 @@ def scoring_run_create(
         raise RunError("a scoring run needs the model's name as the endpoint serves it (--model)")
     if criterion not in CRITERIA:
         raise RunError(f"unknown criterion {criterion!r}: choose one of {', '.join(CRITERIA)}")
-    if not base_url:
-        raise RunError("a scoring run needs the completions endpoint's base URL (--base-url), e.g. http://127.0.0.1:8000/v1")
+    base_url = endpoint_url_required(base_url, what="the completions endpoint's base URL (--base-url)")
+    if tokenize_url:
+        tokenize_url = endpoint_url_required(tokenize_url, what="the tokenize URL (--tokenize-url)")
     parameters: dict[str, Any] = {
         "base_url": base_url,
         "api_key_env": api_key_env or "",

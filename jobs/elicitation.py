@@ -27,6 +27,7 @@ from django.db import IntegrityError, models, transaction
 from arena.registry import Registry
 
 from . import execution, lifecycle
+from .call_cache import Answered, CallCache
 from .driving import (
     MAX_PARSE_ATTEMPTS,
     chat_provider,
@@ -91,22 +92,30 @@ def elicit_launch(*, kind: ElicitKind, run: Any, event: str = "launched") -> Non
     lifecycle.run_launch(run=run, event=event)
 
 
-def elicit_resume(*, kind: ElicitKind, run: Any) -> int:  # noqa: ANN401
+def elicit_resume(*, kind: ElicitKind, run: Any, call_cache: bool = True) -> int:  # noqa: ANN401
     """Failed tasks and abandoned claims of a paused, failed or cancelled run become pending again, and it is
-    launched; returns how many tasks were reopened. Stored answers are never asked for again."""
-    return lifecycle.run_resume(run=run)
+    launched; returns how many tasks were reopened. Stored answers are never asked for again, nor (unless
+    ``call_cache`` is False) what the call cache has."""
+    return lifecycle.run_resume(run=run, call_cache=call_cache)
 
 
-def _store(kind: ElicitKind, token: str, task_id: int, result: dict[str, Any]) -> None:
+def _store(kind: ElicitKind, token: str, task_id: int, result: dict[str, Any], cache: CallCache) -> None:
     model = kind.task_model
     with transaction.atomic():
         owned, finished = tasks_owned(model, token, [task_id])
+        accepted = "failed" not in result and not result["problems"]
+        cached = result.get("cached")
+        if accepted and cached is None and result.get("attempts"):  # kept even when discarded below: it was paid for
+            last = result["attempts"][-1]
+            cache.record(answered=[Answered(task_id, last["raw"], result.get("in"), result.get("out"), None)])
         if task_id not in owned:
             if task_id not in finished and result.get("attempts"):
                 execution.answer_discard(
                     task_model=model, task_id=task_id, prompt_tokens=result.get("in", 0), completion_tokens=result.get("out", 0)
                 )
             return
+        if accepted and cached is not None:
+            cache.record(hits=[(task_id, cached)])
         task = model.objects.select_related(*kind.related).get(pk=task_id)
         task.attempts = result["attempts"]
         task.prompt_tokens, task.completion_tokens = result.get("in", 0), result.get("out", 0)
@@ -152,6 +161,12 @@ def elicit_execute(*, run_kind: str, run_id: int) -> str:
         return driver_start_failed(run_kind, run.pk, exc)
     providers: dict[str, Provider] = {}
     limiter = endpoint_limiter(run)
+    cache = CallCache(kind=run_kind, run=run, template_version=getattr(run, "prompt_version", ""))
+
+    def provider_for(name: str) -> Provider:
+        if name not in providers:
+            providers[name] = chat_provider(run, model_names.get(name, name))
+        return providers[name]
 
     Spec = tuple[int, str, Any, list[dict[str, str]], Any]  # task id, participant, task, messages, what check needs
 
@@ -165,13 +180,21 @@ def elicit_execute(*, run_kind: str, run_id: int) -> str:
             .prefetch_related(*kind.prefetch)
             .order_by("id")
         )
-        return [
+        specs = [
             (t.pk, t.participant.name, t, kind.messages(run, t), kind.prepare(run, t) if kind.prepare else None) for t in tasks
         ]
+        cache.claimed((task_id, provider_for(name), messages, "") for task_id, name, _, messages, _ in specs)
+        return specs
 
     async def work(spec: Spec, before_call: BeforeCall) -> dict[str, Any]:
-        _, name, task, messages, prepared = spec
-        provider = providers.setdefault(name, chat_provider(run, model_names.get(name, name)))
+        task_id, name, task, messages, prepared = spec
+        provider = provider_for(name)
+        cached = cache.take(task_id)
+        if cached is not None:
+            value, problems = kind.check(run, task, cached.text, prepared)
+            if not problems:  # an answer the kind no longer accepts is a miss: the endpoint is asked
+                attempt = {"attempt": 1, "raw": cached.text, "problems": [], "cached_from": cached.source()}
+                return {"value": value, "problems": [], "attempts": [attempt], "calls": 0, "in": 0, "out": 0, "cached": cached}
         attempts: list[dict[str, Any]] = []
         calls = tokens_in = tokens_out = 0
         value: Any = None
@@ -196,7 +219,8 @@ def elicit_execute(*, run_kind: str, run_id: int) -> str:
 
     def store(batch: list[tuple[Spec, dict[str, Any]]]) -> None:
         for spec, result in batch:
-            _store(kind, token, spec[0], result)
+            _store(kind, token, spec[0], result, cache)
+        cache.forget(spec[0] for spec, _ in batch)
 
     drive(
         run=run,

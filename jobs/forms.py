@@ -13,6 +13,8 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 from django.urls import reverse
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from arena.launch import EndpointFields
 from arena.models import Benchmark, JudgeRun
@@ -63,39 +65,72 @@ class JudgeRunForm(EndpointFields):
     benchmark = forms.ModelChoiceField(
         queryset=Benchmark.objects.none(),
         empty_label=None,
-        help_text="The fields below follow its protocol: its run types, prompts and selections.",
+        label=_("Benchmark"),
+        help_text=_("The fields below follow its protocol: its run types, prompts and selections."),
     )
     # The chosen benchmark's protocol's fields (PROTOCOL_FIELDS); __init__ fits them to the protocol.
-    run_type = forms.ChoiceField()
-    prompt_version = forms.ChoiceField(required=False)
+    run_type = forms.ChoiceField(label=_("Run type"))
+    prompt_version = forms.ChoiceField(label=_("Prompt version"), required=False)
     select = forms.CharField(
-        label="Selection",
+        label=_("Selection"),
         initial="all",
-        help_text="which subjects the run judges: all, or what the benchmark's protocol names",
+        help_text=_("which subjects the run judges: all, or what the benchmark's protocol names"),
     )
     orders = forms.MultipleChoiceField(
         choices=ORDER_CHOICES,
         initial=["original", "reverse"],
         widget=forms.CheckboxSelectMultiple,
-        help_text="The presentation orders each subject is judged in (two texts as A and B, then swapped).",
+        label=_("Orders"),
+        help_text=_("The presentation orders each subject is judged in (two texts as A and B, then swapped)."),
     )
-    canonical = forms.BooleanField(required=False, help_text="This run is the version's canonical judge.")
+    canonical = forms.BooleanField(
+        label=_("Canonical"), required=False, help_text=_("This run is the version's canonical judge.")
+    )
     replay_of = forms.ModelChoiceField(
         queryset=JudgeRun.objects.none(),
         required=False,
-        empty_label="none: call the endpoint",
-        help_text="Replay a stored run instead of calling an endpoint.",
+        label=_("Replay of"),
+        empty_label=_("none: call the endpoint"),
+        help_text=_("Replay a stored run instead of calling an endpoint."),
     )
     # The judge and its endpoint: every protocol's, labelled as on every launch form (EndpointFields).
-    judge_model = forms.CharField(max_length=200, help_text="The model name as the endpoint knows it. Never a participant.")
-    rate_per_second = forms.FloatField(required=False, min_value=0.1, help_text="Optional requests per second to the endpoint.")
-    temperature = forms.FloatField(initial=0.0, min_value=0.0, max_value=2.0)
-    max_tokens = forms.IntegerField(initial=1024, min_value=16)
+    judge_model = forms.CharField(
+        label=_("Judge model"), max_length=200, help_text=_("The model name as the endpoint knows it. Never a participant.")
+    )
+    rate_per_second = forms.FloatField(
+        label=_("Rate per second"),
+        required=False,
+        min_value=0.1,
+        help_text=_("Optional requests per second to the endpoint."),
+    )
+    temperature = forms.FloatField(label=_("Temperature"), initial=0.0, min_value=0.0, max_value=2.0)
+    max_tokens = forms.IntegerField(label=_("Max tokens"), initial=1024, min_value=16)
+    call_cache = forms.BooleanField(
+        label=_("Use the call cache"),
+        required=False,
+        help_text=_(
+            "A task whose request (model, prompt, order, sample, parameters, template) was answered and accepted before "
+            "takes that answer: no call, no cost."
+        ),
+    )
+    sample = forms.IntegerField(
+        label=_("Sample"),
+        initial=0,
+        min_value=0,
+        required=False,
+        help_text=_("At temperature > 0, another sample number draws new answers instead of reusing this one's."),
+    )
     price_per_1k_prompt = forms.FloatField(
-        required=False, min_value=0.0, help_text="Optional: US dollars per 1,000 prompt tokens, to show what the run costs."
+        label=_("Price per 1k prompt"),
+        required=False,
+        min_value=0.0,
+        help_text=_("Optional: US dollars per 1,000 prompt tokens, to show what the run costs."),
     )
     price_per_1k_completion = forms.FloatField(
-        required=False, min_value=0.0, help_text="Optional: US dollars per 1,000 completion tokens."
+        label=_("Price per 1k completion"),
+        required=False,
+        min_value=0.0,
+        help_text=_("Optional: US dollars per 1,000 completion tokens."),
     )
     # A key drawn when the form is shown: posted twice (at once, or from a stale page) it makes one run, not two.
     launch_key = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
@@ -115,6 +150,8 @@ class JudgeRunForm(EndpointFields):
         "rate_per_second",
         "temperature",
         "max_tokens",
+        "call_cache",
+        "sample",
         "timeout",
         "price_per_1k_prompt",
         "price_per_1k_completion",
@@ -163,25 +200,45 @@ class JudgeRunForm(EndpointFields):
         names = [t.name for t in spec.run_types]
         run_type = self.fields["run_type"]
         run_type.choices = [(t.name, t.label) for t in spec.run_types]
-        run_type.error_messages["invalid_choice"] = (
-            f"{benchmark} is {spec.phrase} benchmark: its runs are {' or '.join(names)}, not %(value)s. "
-            "Choose one of those run types."
+        refusal = (
+            gettext(
+                "%(benchmark)s is an %(protocol)s benchmark: its runs are %(run_types)s, not %%(value)s. Choose one of those run types."
+            )
+            if spec.phrase.startswith("an ")
+            else gettext(
+                "%(benchmark)s is a %(protocol)s benchmark: its runs are %(run_types)s, not %%(value)s. Choose one of those run types."
+            )
         )
-        self.fields["prompt_version"].choices = [("", "default for the run type")] + [
+        run_type.error_messages["invalid_choice"] = refusal % {
+            "benchmark": benchmark,
+            "protocol": spec.label,
+            "run_types": " or ".join(names),
+        }
+        self.fields["prompt_version"].choices = [("", gettext("default for the run type"))] + [
             (v, f"{v} ({t.kind})") for v, t in PROMPTS.items() if t.kind in names
         ]
-        self.fields["select"].help_text = f"Which subjects the run judges: {protocol_selection_help(spec)}"
+        self.fields["select"].help_text = gettext("Which subjects the run judges: %(grammar)s") % {
+            "grammar": protocol_selection_help(spec)
+        }
         kinds = _kinds_of(spec)
         ordered = [name for name in names if any(k.ordered for k in kinds[name])]
         if not ordered:
             del self.fields["orders"]
         elif len(ordered) < len(names):
-            self.fields["orders"].help_text += f" Only {' and '.join(ordered)} runs have them; the others ask once."
+            self.fields["orders"].help_text = " ".join(
+                [
+                    str(self.fields["orders"].help_text),
+                    gettext("Only %(run_types)s runs have them; the others ask once.") % {"run_types": " and ".join(ordered)},
+                ]
+            )
         canonical = [name for name in names if any(k.canonical for k in kinds[name])]
         if not canonical:
             del self.fields["canonical"]
         elif len(canonical) < len(names):
-            self.fields["canonical"].help_text += f" ({' or '.join(canonical)} runs only)"
+            self.fields["canonical"].help_text = "{} ({})".format(
+                self.fields["canonical"].help_text,
+                gettext("%(run_types)s runs only") % {"run_types": " or ".join(canonical)},
+            )
         # A replay answers as the stored run did, so only a run of a kind this form can launch here is offered.
         judged = {k.name for ks in kinds.values() for k in ks}
         runs = JudgeRun.objects.filter(benchmark=benchmark, subjects__in=judged).order_by("-created_at", "-id")
@@ -245,9 +302,9 @@ class JudgeRunForm(EndpointFields):
                 elif option.required:
                     self.add_error(option.name, option.required)
         if replay and bench and replay.benchmark_id != bench.pk:
-            self.add_error("replay_of", "The replayed run must belong to the same benchmark.")
-        if not replay and not data.get("base_url"):
-            self.add_error("base_url", "An endpoint URL is required unless you replay a stored run.")
+            self.add_error("replay_of", gettext("The replayed run must belong to the same benchmark."))
+        if not replay and not data.get("base_url") and "base_url" not in self.errors:
+            self.add_error("base_url", gettext("An endpoint URL is required unless you replay a stored run."))
         return data
 
 
@@ -268,6 +325,6 @@ class ElicitRunFields(forms.Form):
     """The numbers every elicitation run takes (a Lit2Test generation, a HypoArena or Reconstruction proposer run),
     for its launch form and, through :func:`argument_type`, its command: both accept exactly the same values."""
 
-    temperature = forms.FloatField(initial=1.0, min_value=0.0, max_value=2.0)
-    max_tokens = forms.IntegerField(initial=1600, min_value=16)
-    concurrency = forms.IntegerField(initial=8, min_value=1, max_value=256)
+    temperature = forms.FloatField(label=_("Temperature"), initial=1.0, min_value=0.0, max_value=2.0)
+    max_tokens = forms.IntegerField(label=_("Max tokens"), initial=1600, min_value=16)
+    concurrency = forms.IntegerField(label=_("Concurrency"), initial=8, min_value=1, max_value=256)

@@ -19,6 +19,7 @@ from arena.errors import AppError
 from arena.models import JudgeRun
 
 from . import execution
+from .call_cache import CACHE_PARAMETER
 from .kinds import RunKindSpec, run_kind_of, run_kinds
 from .models import TaskStatus
 
@@ -37,6 +38,18 @@ class AlreadyLaunched(RunError):
     def __init__(self, run: Any, message: str | None = None) -> None:  # noqa: ANN401
         self.run = run
         super().__init__(message or f"run {run.pk} was launched from this form already; nothing new was made")
+
+
+def endpoint_url_required(url: str | None, *, what: str = "the endpoint URL") -> str:
+    """The endpoint's base URL, stripped; raises :class:`RunError` saying what is wrong with it (empty, not http(s), no
+    host, a user name or password in it, a bad port) before any run is made, so that a typo never makes a run that fails
+    at its first call. ``what`` names the option in the message (``--base-url``, ``--tokenize-url``)."""
+    from arena.launch import endpoint_url_problem
+
+    problem = endpoint_url_problem(url or "")
+    if problem:
+        raise RunError(problem.replace("the endpoint URL", what, 1))
+    return (url or "").strip()
 
 
 def api_key_required(variable: str | None) -> None:
@@ -123,10 +136,11 @@ def run_cancel(*, run: Any) -> None:  # noqa: ANN401
     run.refresh_from_db()
 
 
-def run_resume(*, run: Any, drivers: int = 1) -> int:  # noqa: ANN401
+def run_resume(*, run: Any, drivers: int = 1, call_cache: bool = True) -> int:  # noqa: ANN401
     """Resume a run: claims of dead drivers and failed tasks (and, for a kind that resumes cancelled runs, skipped
     tasks) become pending, and the run is launched again; only missing work is done, a stored answer is never asked
-    for again.
+    for again. A resumed run reads the call cache (``jobs.call_cache``) unless ``call_cache`` is False: what this or
+    another run was already answered for the same request is not asked again.
 
     A judge run (``resumes_cancelled=False``) resumes from any state but cancelled or completed, a running one too
     (its dead drivers' claims are taken back at once), and the count returned is the tasks left to do. Other kinds
@@ -145,7 +159,10 @@ def run_resume(*, run: Any, drivers: int = 1) -> int:  # noqa: ANN401
             count = reopened
         else:
             count = task_model.objects.filter(run_id=run.pk, status__in=[TaskStatus.PENDING, TaskStatus.CLAIMED]).count()
-        spec.run_model.objects.filter(pk=run.pk).update(status=Status.PAUSED)
+        changes: dict[str, Any] = {"status": Status.PAUSED}
+        if isinstance(getattr(run, "parameters", None), dict):
+            changes["parameters"] = {**run.parameters, CACHE_PARAMETER: call_cache}
+        spec.run_model.objects.filter(pk=run.pk).update(**changes)
         run.refresh_from_db()
         run_launch(run=run, drivers=drivers, event="resumed")
     return count

@@ -154,3 +154,113 @@ class RunStep(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["kind", "run_id"], name="run_step_one_per_run")]
+
+
+class CallCacheEntry(models.Model):
+    """An answer a run kind accepted, keyed by everything that made the request (``jobs.call_cache``): a later task that
+    would send the same request takes it instead of calling. Only accepted answers are kept: invalid, refused and failed
+    ones never are. ``key`` is unique, so two workers storing the same answer at once keep one entry (the first)."""
+
+    key = models.CharField(max_length=64, unique=True, help_text="sha256 (hex) of the request's identity")
+    model = models.CharField(max_length=200, help_text="the endpoint's model the answer came from")
+    template_version = models.CharField(max_length=50, blank=True)
+    sample = models.PositiveIntegerField(default=0, help_text="which sample of the request this answer is")
+    text = models.TextField(help_text="the accepted answer, as the endpoint gave it")
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    latency_seconds = models.FloatField(null=True, blank=True)
+    source_kind = models.CharField(max_length=40, help_text="the run kind of the task that asked first (jobs.kinds)")
+    source_run_id = models.BigIntegerField()
+    source_task_id = models.BigIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "call cache entries"
+
+    def __str__(self) -> str:
+        return f"{self.key[:12]} ({self.model}, run {self.source_run_id})"
+
+
+class CallCacheHit(models.Model):
+    """A task answered from the cache instead of by a call: which run and task took it, and where the answer came from
+    (kept here, not only as a link to the entry, so that the record outlives a pruned entry)."""
+
+    kind = models.CharField(max_length=40, help_text="the run kind of the task that took the answer (jobs.kinds)")
+    run_id = models.BigIntegerField()
+    task_id = models.BigIntegerField()
+    key = models.CharField(max_length=64)
+    source_kind = models.CharField(max_length=40)
+    source_run_id = models.BigIntegerField()
+    source_task_id = models.BigIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "run_id", "task_id"], name="call_cache_hit_one_per_task")]
+
+
+class SentinelSet(models.Model):
+    """A benchmark's drift sentinels (``jobs.sentinels``): a few of its judged subjects with the verdicts a reference
+    judge configuration gave them, frozen, that later judge configurations are re-checked against. One set per
+    benchmark; pinning again replaces it (and its checks: they were against other frozen verdicts). It also holds
+    the benchmark's drift settings: the tolerance, whether a drifted configuration is refused, and the schedule."""
+
+    benchmark = models.OneToOneField("arena.Benchmark", on_delete=models.CASCADE, related_name="sentinel_set")
+    subjects = models.CharField(max_length=30, help_text="the judging task kind of its subjects (jobs.subjects)")
+    reference_run = models.ForeignKey(JudgeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    reference = models.JSONField(default=dict, help_text="the reference judge configuration (jobs.drift.configuration_of)")
+    # How the reference run chose its subjects: a check plans with them and keeps only the sentinels.
+    plan = models.JSONField(default=dict, help_text="run type, selection, seed, orders and options of the reference run")
+    seed = models.IntegerField(default=0, help_text="the seed the sentinel subjects were drawn with")
+    tolerance = models.FloatField(default=0.9, help_text="a check agreeing on less than this share has drifted")
+    refuse_drifted = models.BooleanField(
+        default=False, help_text="refuse new runs from a configuration whose last check drifted, until it is accepted"
+    )
+    check_every = models.DurationField(null=True, blank=True, help_text="how often beat re-checks; empty: never")
+    scheduled = models.JSONField(default=dict, blank=True, help_text="the judge configuration scheduled checks use")
+    pinned_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    pinned_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"sentinels of benchmark {self.benchmark_id}"
+
+
+class SentinelItem(models.Model):
+    """One frozen verdict: a sentinel subject in one presentation order, as the reference configuration judged it."""
+
+    sentinel_set = models.ForeignKey(SentinelSet, on_delete=models.CASCADE, related_name="items")
+    subject_id = models.BigIntegerField()
+    order = models.CharField(max_length=20)
+    verdict = models.TextField(help_text="the decision of the answer, as canonical JSON (jobs.drift.verdict_of)")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["sentinel_set", "subject_id", "order"], name="sentinel_item_one_per_order")
+        ]
+
+
+class SentinelCheck(models.Model):
+    """A re-judging of the sentinels by one judge configuration: a judge run over just the sentinel subjects, and
+    (once the run ends: the engine's durable step) its agreement with the frozen verdicts and with the configuration's
+    previous check. A drifted check is accepted by a researcher (who, when) before a benchmark that refuses drifted
+    configurations takes runs from it again."""
+
+    sentinel_set = models.ForeignKey(SentinelSet, on_delete=models.CASCADE, related_name="checks")
+    run = models.OneToOneField(JudgeRun, on_delete=models.CASCADE, related_name="+")
+    config_key = models.CharField(max_length=16, db_index=True, help_text="the judge configuration's short hash")
+    configuration = models.JSONField(default=dict)
+    scheduled = models.BooleanField(default=False, help_text="launched by the beat schedule")
+    run_status = models.CharField(max_length=20, blank=True, help_text="how its run ended, once it has")
+    compared = models.PositiveIntegerField(default=0, help_text="frozen verdicts compared")
+    agreed = models.PositiveIntegerField(default=0, help_text="of them, equal to the frozen verdict")
+    missing = models.PositiveIntegerField(default=0, help_text="of them, without a valid verdict in this check")
+    agreement = models.FloatField(null=True, blank=True, help_text="agreed / compared")
+    previous = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    previous_agreement = models.FloatField(null=True, blank=True, help_text="share equal to the previous check's")
+    drifted = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    done_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    accepted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]

@@ -120,14 +120,20 @@ class OpenAICompatibleProvider:
         ]
         self._next = itertools.cycle(self.clients)
 
-    async def complete(self, *, messages: list[dict[str, str]], task: tuple[int, str] | None = None) -> Completion:
-        import httpx
-
+    def request_body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        """What a call sends: the model, the messages and every sampling parameter. The call cache (``jobs.call_cache``)
+        keys answers on it, so a parameter added here is part of the key at once."""
         body: dict[str, Any] = {"model": self.model, "messages": messages}
         if self.temperature is not None:
             body["temperature"] = self.temperature
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
+        return body
+
+    async def complete(self, *, messages: list[dict[str, str]], task: tuple[int, str] | None = None) -> Completion:
+        import httpx
+
+        body = self.request_body(messages)
         started = time.perf_counter()
         try:
             response = await next(self._next).post(self.url, content=json.dumps(body).encode(), headers=self.headers)

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from arena.models import JudgeRun
 
+from .call_cache import cache_hits
 from .execution import drivers_alive, run_events, stale_seconds
 from .models import RunEvent, RunKind, TaskStatus
 from .steps import step_pending
@@ -47,6 +48,7 @@ class Progress:
     in_flight: int = 0
     failed_calls: int = 0  # calls that ended in an HTTP error or timeout (retried, or the task failed)
     imported: bool = False  # verdicts imported from a release file: no model was called by this app
+    cached: int = 0  # tasks answered from the call cache (jobs.call_cache): no call, no tokens, no cost
     step: str = ""  # the follow-up step a running run with every task done waits for (jobs.steps), as its page says it
 
     @property
@@ -191,6 +193,7 @@ def run_health(kind: str, run: Any, tasks: dict[str, Any]) -> dict[str, Any]:
         "discarded_completion_tokens": tasks["discarded_completion"] or 0,
         "drivers_alive": alive,
         "status_reason": reason,
+        "cached": cache_hits(kind=kind, run=run),
     }
 
 

@@ -22,7 +22,8 @@ from django.utils import timezone
 from arena.models import Benchmark, JudgeRun
 from arena.protocols import selection_options, selection_routes, task_kind_for
 
-from . import execution, lifecycle
+from . import drift, execution, lifecycle
+from .call_cache import Answered, CallCache
 from .driving import (
     MAX_PARSE_ATTEMPTS,
     chat_provider,
@@ -38,7 +39,7 @@ from .driving import (
 from .engine import BeforeCall, call_with_backoff
 from .gates import AliasCheck, squash
 from .kinds import RunKindSpec, Step, run_kind_register
-from .lifecycle import AlreadyLaunched, RunError, api_key_required
+from .lifecycle import AlreadyLaunched, RunError, api_key_required, endpoint_url_required
 from .models import RunKind, TaskStatus
 from .parsing import ParseError, parse_judge_answer
 from .prompts import PROMPTS
@@ -91,6 +92,12 @@ class JudgeRunRequest:
     price_per_1k_completion: float | None = None
     label: str | None = None
     launch_key: str = ""  # the launch form's key: the same form posted twice makes one run (JudgeRun.launch_key)
+    # answer a task from the call cache when the same request was answered and accepted before (``jobs.call_cache``)
+    call_cache: bool = False
+    sample: int = 0  # which sample of each request the run draws: another number never reuses this one's answers
+    # the sentinel set this run re-checks (``jobs.sentinels``): its tasks are the sentinels only, and it is never refused
+    # as a drifted configuration (a check is how one is found, or found to be back)
+    sentinels: int | None = None
     # what a task kind reads beyond these (stored as parameters["options"])
     options: dict[str, Any] = dataclasses.field(default_factory=dict)
 
@@ -174,8 +181,7 @@ def _template(request: JudgeRunRequest, kind: JudgeSubjects) -> Any:  # noqa: AN
 
 def _endpoint_check(request: JudgeRunRequest) -> None:
     if request.provider == JudgeRun.Provider.OPENAI_COMPATIBLE:
-        if not request.base_url:
-            raise RunError("an OpenAI-compatible run needs a base URL")
+        endpoint_url_required(request.base_url, what="the judge's base URL (--base-url)")
         api_key_required(request.api_key_env)
     elif request.replay_of is None:
         raise RunError("a recorded run needs the run it replays")
@@ -198,6 +204,9 @@ def _parameters(request: JudgeRunRequest, kind: JudgeSubjects, orders: tuple[str
         "price_per_1k_completion": request.price_per_1k_completion,
         "replay_of": request.replay_of.pk if request.replay_of else None,
         "skipped": skipped,
+        "call_cache": request.call_cache,
+        "sample": request.sample,
+        drift.SENTINEL_PARAMETER: request.sentinels,
         "options": request.options,
     }
 
@@ -206,7 +215,8 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
     """Create a run and its tasks; return it with the number of subjects its kind skipped (a pair without text, say).
 
     Refuses a judge that is a participant, a canonical run of another judge than the version's or of a kind that is
-    never canonical, a replay of another kind, and whatever the kind's plan refuses (its orientation gate among them).
+    never canonical, a replay of another kind, whatever the kind's plan refuses (its orientation gate among them), and
+    a judge configuration that drifted on the benchmark's sentinels when the benchmark refuses those (``jobs.drift``).
     """
     if request.launch_key and (made := JudgeRun.objects.filter(launch_key=request.launch_key).first()) is not None:
         raise AlreadyLaunched(made)
@@ -219,7 +229,12 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
     if not orders:
         raise RunError("choose at least one order")
     _refuse_replay(request, kind)
+    if request.sentinels is None:  # a check is how a drifted configuration is found, or found to be back
+        drift.refuse_drifted(request.benchmark, drift.request_configuration(request, template.version))
     make_tasks, skipped = kind.plan(request.benchmark, dataclasses.replace(request, orders=orders), template)
+    if request.sentinels is not None:  # a sentinel check judges the sentinel subjects only
+        make_tasks = drift.sentinel_tasks(make_tasks, subject_field=kind.subject_field, set_id=request.sentinels)
+        skipped = 0
     try:
         run = _judge_run_insert(request, kind, template, orders, skipped, make_tasks, launched_by)
     except IntegrityError:
@@ -284,9 +299,10 @@ def judge_run_cancel(*, run: JudgeRun) -> None:
     lifecycle.run_cancel(run=run)
 
 
-def judge_run_resume(*, run: JudgeRun, drivers: int = 1) -> int:
-    """Resume a paused, failed or interrupted run: only missing work is done. Returns the tasks to do."""
-    return lifecycle.run_resume(run=run, drivers=drivers)
+def judge_run_resume(*, run: JudgeRun, drivers: int = 1, call_cache: bool = True) -> int:
+    """Resume a paused, failed or interrupted run: only missing work is done, and (unless ``call_cache`` is False) what
+    the call cache has is not asked again. Returns the tasks to do."""
+    return lifecycle.run_resume(run=run, drivers=drivers, call_cache=call_cache)
 
 
 # --------------------------------------------------------------------------- execution
@@ -308,6 +324,8 @@ class JudgeResult:
     completion_tokens: int = 0
     transcripts: list[dict[str, Any]] | None = None
     answered: bool = False  # an answer came back (and was paid for), whether or not it parsed
+    # taken from the call cache (``jobs.call_cache.Cached``) instead of a call: no call, no tokens, no cost
+    cached: Any = None
 
 
 def judgment_fields(result: JudgeResult) -> dict[str, Any]:
@@ -376,6 +394,7 @@ class _JudgeDriver:
         self.lease = run_lease(run)
         self.aliases = AliasCheck(run.benchmark_id)
         self.kind = subjects_of(run)
+        self.cache = CallCache(kind=RunKind.JUDGE, run=run, template_version=run.prompt_version)
 
     def claim(self, n: int, held: frozenset[int]) -> list[JudgeSpec]:
         ids = execution.tasks_claim(
@@ -390,7 +409,11 @@ class _JudgeDriver:
         if not ids:
             return []
         self.aliases.refresh()
-        return self.kind.specs(self.run, ids, self.template, self.aliases, self.names)
+        specs = self.kind.specs(self.run, ids, self.template, self.aliases, self.names)
+        self.cache.claimed(
+            (s.task_id, self.provider, s.rendered.messages(), s.order) for s in specs if s.rendered and not s.problem
+        )
+        return specs
 
     def parse(self, text: str, spec: JudgeSpec) -> Any:  # noqa: ANN401
         if self.kind.parse is not None:
@@ -401,6 +424,12 @@ class _JudgeDriver:
         if spec.problem:
             return JudgeResult(status="failed", errors=[spec.problem])
         assert spec.rendered is not None
+        cached = self.cache.take(spec.task_id)
+        if cached is not None:
+            try:  # the kind reads it as a fresh answer; one it no longer accepts is a miss
+                return JudgeResult(status="accepted", answer=self.parse(cached.text, spec), raw=cached.text, cached=cached)
+            except ParseError:
+                pass
         result = JudgeResult(status="invalid", errors=[], transcripts=[])
         for attempt in range(1, MAX_PARSE_ATTEMPTS + 1):
             outcome = await call_with_backoff(
@@ -432,8 +461,10 @@ class _JudgeDriver:
             owned, finished = tasks_owned(task_model, self.token, [spec.task_id for spec, _ in batch])
             judgments: list[Any] = []
             updates: dict[int, tuple[str, str]] = {}
+            answered, hits = _cache_records(batch)  # an answer discarded below was accepted and paid for: it is kept too
             for spec, result in batch:
                 if spec.task_id not in owned:
+                    hits.pop(spec.task_id, None)
                     if spec.task_id not in finished and result.answered:
                         execution.answer_discard(
                             task_model=task_model,
@@ -446,10 +477,15 @@ class _JudgeDriver:
                     updates[spec.task_id] = (TaskStatus.FAILED, "; ".join(result.errors or []))
                     continue
                 made = self.kind.judgment(self.run.pk, spec, result)
-                judgments.extend(made if isinstance(made, list) else [made])
+                made = made if isinstance(made, list) else [made]
+                if result.cached is not None:  # the verdict says where its answer came from (the run page shows it)
+                    made[0].metadata = {**(made[0].metadata or {}), "cached_from": result.cached.source()}
+                judgments.extend(made)
                 error = "" if result.status == "accepted" else "; ".join(result.errors or [])
                 updates[spec.task_id] = (TaskStatus.DONE, error)
             rows_store(self.kind.judgment_model, judgments)
+            self.cache.record(answered=answered, hits=hits.items())
+            self.cache.forget(spec.task_id for spec, _ in batch)
             groups: dict[tuple[str, str], list[int]] = {}
             for task_id, key in updates.items():
                 groups.setdefault(key, []).append(task_id)
@@ -457,17 +493,38 @@ class _JudgeDriver:
                 task_model.objects.filter(id__in=ids).update(status=status, last_error=error, updated_at=timezone.now())
 
 
+def _cache_records(batch: list[tuple[JudgeSpec, JudgeResult]]) -> tuple[list[Answered], dict[int, Any]]:
+    """Of a stored batch, the accepted answers that came from calls (to keep in the call cache) and the tasks answered
+    from it (hits, by task id)."""
+    answered = [
+        Answered(spec.task_id, result.raw, result.prompt_tokens, result.completion_tokens, result.latency)
+        for spec, result in batch
+        if result.status == "accepted" and result.cached is None and result.answered
+    ]
+    hits = {spec.task_id: result.cached for spec, result in batch if result.status == "accepted" and result.cached is not None}
+    return answered, hits
+
+
 def _judge_task_model(run_id: int) -> type[Any]:
     return subjects_of(JudgeRun.objects.only("id", "subjects").get(pk=run_id)).task_model
 
 
 def _judge_step(run: JudgeRun) -> Step | None:
-    """A judge run's follow-up is its task kind's ``after`` (a Swiss round moves its selection on), carried out as
-    the engine's durable step (``jobs.steps``)."""
+    """A judge run's follow-up is its task kind's ``after`` (a Swiss round moves its selection on) and, for a sentinel
+    check, scoring it against the frozen verdicts (``jobs.drift``), carried out as the engine's durable step
+    (``jobs.steps``)."""
     kind = subjects_named(run.subjects)
-    if kind is None or kind.after is None:
+    steps = [(kind.after_title, kind.after)] if kind is not None and kind.after is not None else []
+    if drift.check_of(run) is not None:  # a sentinel check is scored once its verdicts are in
+        steps.append((drift.STEP_TITLE, drift.check_record))
+    if not steps:
         return None
-    return Step(title=kind.after_title, carry_out=kind.after)
+
+    def carry_out(ended: JudgeRun) -> None:
+        for _, step in steps:
+            step(ended)
+
+    return Step(title="; then ".join(title for title, _ in steps), carry_out=carry_out)
 
 
 def judge_run_finish(run_id: int) -> str:

@@ -44,3 +44,12 @@ def run_execute_task(kind: str, run_id: int) -> str:
     if spec is None:
         return f"unknown run kind {kind!r}"
     return spec.execute(run_id)
+
+
+@shared_task(name="jobs.sentinels_check_due", ignore_result=True, autoretry_for=(OperationalError, InterfaceError), max_retries=3)
+def sentinels_check_due_task() -> list[int]:
+    """Celery beat's periodic nudge (``lit2test_web.celery``): launch every scheduled sentinel check that is due.
+    Idempotent: each schedule slot's check has a unique launch key, so a repeated or doubled beat launches nothing."""
+    from .sentinels import sentinels_check_due
+
+    return sentinels_check_due()

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import apis, views
+from . import apis, sentinel_views, views
 
 app_name = "jobs"
 urlpatterns = [
@@ -11,6 +11,12 @@ urlpatterns = [
     # Runs of the other kinds (generation, scoring ...: jobs.kinds), whose ids are per kind.
     path("dashboard/runs/<slug:kind>/<int:run_id>/", views.engine_run_detail, name="engine-run"),
     path("dashboard/runs/<slug:kind>/<int:run_id>/<str:action>/", views.engine_run_control, name="engine-run-control"),
+    path("dashboard/benchmarks/<int:benchmark_id>/sentinels/", sentinel_views.sentinels_page, name="sentinels"),
+    path(
+        "dashboard/benchmarks/<int:benchmark_id>/sentinels/accept/",
+        sentinel_views.sentinels_accept_view,
+        name="sentinels-accept",
+    ),
     path("api/runs/<int:run_id>/progress/", apis.RunProgressApi.as_view(), name="api-run-progress"),
     path("api/runs/<int:run_id>/reliability/", apis.RunReliabilityApi.as_view(), name="api-run-reliability"),
 ]

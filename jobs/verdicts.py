@@ -19,6 +19,7 @@ from typing import Any
 from django import forms
 from django.core.exceptions import FieldDoesNotExist
 from django.db.models import CharField, ExpressionWrapper, F, FloatField, Max, Q, QuerySet, TextField, Value
+from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest
 
@@ -41,8 +42,9 @@ POLL = "every 2s"  # as often as the progress section: the counts and the list m
 
 
 def verdicts_annotated(verdicts: QuerySet, *, parameters: dict[str, Any]) -> QuerySet:
-    """Each verdict with ``tokens`` (in + out) and ``cost`` (US dollars at the run's prices, None when the run is not
-    priced or the verdict was imported without its tokens), computed by the database so that both sort and filter."""
+    """Each verdict with ``tokens`` (in + out), ``cost`` (US dollars at the run's prices, None when the run is not
+    priced or the verdict was imported without its tokens), computed by the database so that both sort and filter, and
+    ``cached_from``: the run its answer was taken from by the call cache (``jobs.call_cache``; None: a call)."""
     tokens_in = Coalesce(F("prompt_tokens"), Value(0))
     tokens_out = Coalesce(F("completion_tokens"), Value(0))
     if priced(parameters):
@@ -53,7 +55,7 @@ def verdicts_annotated(verdicts: QuerySet, *, parameters: dict[str, Any]) -> Que
         )
     else:
         cost = Value(None, output_field=FloatField())
-    return verdicts.annotate(tokens=tokens_in + tokens_out, cost=cost)
+    return verdicts.annotate(tokens=tokens_in + tokens_out, cost=cost, cached_from=KT("metadata__cached_from__run"))
 
 
 class VerdictListForm(forms.Form):

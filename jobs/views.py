@@ -17,6 +17,8 @@ from django.db import models
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from arena.models import Benchmark, JudgeRun
@@ -88,6 +90,8 @@ def _request_of(data: dict[str, Any]) -> JudgeRunRequest:
         price_per_1k_completion=data["price_per_1k_completion"],
         options=data["options"],
         launch_key=data.get("launch_key") or "",
+        call_cache=bool(data.get("call_cache")),
+        sample=data.get("sample") or 0,
     )
 
 
@@ -120,7 +124,9 @@ def run_new(request: HttpRequest) -> HttpResponse:
             run, skipped = judge_run_create(request=_request_of(d), launched_by=request.user)
             judge_run_launch(run=run)
         except AlreadyLaunched as exc:
-            messages.info(request, f"Run {exc.run.pk} was launched from this form already; nothing new was made.")
+            messages.info(
+                request, gettext("Run %(id)s was launched from this form already; nothing new was made.") % {"id": exc.run.pk}
+            )
             return redirect("jobs:run", run_id=exc.run.pk)
         except RunError as exc:
             form.add_error(None, str(exc))
@@ -130,8 +136,13 @@ def run_new(request: HttpRequest) -> HttpResponse:
         else:
             kind = subjects_of(run)
             note = f" {skipped} {kind.skipped_note}." if skipped else ""
-            unit = "ordered tasks" if kind.ordered else "tasks"
-            messages.success(request, f"Run {run.pk} launched: {kind.task_model.objects.filter(run=run).count()} {unit}.{note}")
+            n = kind.task_model.objects.filter(run=run).count()
+            launched = (
+                gettext("Run %(id)s launched: %(n)s ordered tasks.")
+                if kind.ordered
+                else gettext("Run %(id)s launched: %(n)s tasks.")
+            )
+            messages.success(request, (launched % {"id": run.pk, "n": n}) + note)
             return redirect("jobs:run", run_id=run.pk)
     return render(request, "jobs/run_new.html", {"form": form, "offer_version": offer_version})
 
@@ -164,20 +175,26 @@ def _noun(spec: RunKindSpec, run: Any) -> str:  # noqa: ANN401
 #: GET, shows the confirmation page; with JavaScript, app.js asks in a dialog (data-confirm) and sends ``confirm=yes``.
 CANCEL_TEXTS = {
     False: (
-        "A cancelled run cannot be resumed. Tasks not yet started are skipped; calls already sent still finish and are billed.",
-        "Cancelling cannot be undone: a cancelled run cannot be resumed. Tasks not yet started are skipped; calls already "
-        "sent still finish, are stored and are billed. To stop for a while instead, pause the run.",
+        _(
+            "A cancelled run cannot be resumed. Tasks not yet started are skipped; calls already sent still finish and are billed."
+        ),
+        _(
+            "Cancelling cannot be undone: a cancelled run cannot be resumed. Tasks not yet started are skipped; calls already "
+            "sent still finish, are stored and are billed. To stop for a while instead, pause the run."
+        ),
     ),
     True: (
-        "Tasks not yet started are skipped (Resume reopens them); calls already sent still finish and are billed.",
-        "Tasks not yet started are skipped, and Resume reopens them; calls already sent still finish, are stored and are "
-        "billed. To stop for a while instead, pause the run.",
+        _("Tasks not yet started are skipped (Resume reopens them); calls already sent still finish and are billed."),
+        _(
+            "Tasks not yet started are skipped, and Resume reopens them; calls already sent still finish, are stored and are "
+            "billed. To stop for a while instead, pause the run."
+        ),
     ),
 }
 
 
 def _cancel_question(spec: RunKindSpec, run: Any) -> str:  # noqa: ANN401
-    return f"Cancel {spec.noun} #{run.pk}?"
+    return gettext("Cancel %(run)s #%(id)s?") % {"run": spec.noun, "id": run.pk}
 
 
 def _controls(spec: RunKindSpec, run: Any, progress: Any) -> dict[str, str]:  # noqa: ANN401
@@ -192,7 +209,7 @@ def _controls(spec: RunKindSpec, run: Any, progress: Any) -> dict[str, str]:  # 
         resumable = status in (JudgeRun.Status.PAUSED, JudgeRun.Status.FAILED) or bool(stuck)
     if resumable:
         out["resume"] = _control_url(spec, run, "resume")
-        out["resume_label"] = "Resume now" if status == JudgeRun.Status.RUNNING else "Resume"
+        out["resume_label"] = gettext("Resume now") if status == JudgeRun.Status.RUNNING else gettext("Resume")
     if status in JudgeRun.ACTIVE_STATUSES:
         out["cancel"] = _control_url(spec, run, "cancel")
         out["cancel_question"] = f"{_cancel_question(spec, run)} {CANCEL_TEXTS[spec.resumes_cancelled][0]}"
@@ -200,11 +217,15 @@ def _controls(spec: RunKindSpec, run: Any, progress: Any) -> dict[str, str]:  # 
 
 
 DONE_HINTS = {
-    True: "Done tasks have a stored verdict, accepted or invalid (unparseable after three answers); failed tasks got no "
-    "answer from the endpoint, and Resume retries them; skipped tasks were cancelled before any call.",
-    False: "Done tasks have a stored answer (invalid ones were unusable after three answers and stored nothing); failed "
-    "tasks got no answer from the endpoint, and Resume retries them; skipped tasks were cancelled before any call, and "
-    "Resume reopens them.",
+    True: _(
+        "Done tasks have a stored verdict, accepted or invalid (unparseable after three answers); failed tasks got no "
+        "answer from the endpoint, and Resume retries them; skipped tasks were cancelled before any call."
+    ),
+    False: _(
+        "Done tasks have a stored answer (invalid ones were unusable after three answers and stored nothing); failed "
+        "tasks got no answer from the endpoint, and Resume retries them; skipped tasks were cancelled before any call, and "
+        "Resume reopens them."
+    ),
 }
 
 
@@ -405,8 +426,8 @@ def _control(request: HttpRequest, spec: RunKindSpec, run: Any, action: str) -> 
                 "run": run,
                 "title": _cancel_question(spec, run),
                 "text": CANCEL_TEXTS[spec.resumes_cancelled][1],
-                "yes": "Yes, cancel the run",
-                "no": "Keep the run",
+                "yes": gettext("Yes, cancel the run"),
+                "no": gettext("Keep the run"),
                 "action_url": _control_url(spec, run, action),
                 "back_url": page,
             },

@@ -20,7 +20,7 @@ from arena.orientation import orientation_flipped
 from arena.schemas import SIX_FIELD
 from jobs import lifecycle
 from jobs.elicitation import ElicitKind, Problems, elicit_parameters
-from jobs.lifecycle import RunError, api_key_required
+from jobs.lifecycle import RunError, api_key_required, endpoint_url_required
 from jobs.parsing import ParseError
 from jobs.prompts import PROMPTS
 
@@ -55,8 +55,7 @@ def generation_run_create(
     template = PROMPTS.get(prompt_version)
     if template is None or template.kind != "generation":
         raise RunError(f"no generation prompt template {prompt_version!r}")
-    if not base_url:
-        raise RunError("a generation run needs a base URL")
+    base_url = endpoint_url_required(base_url, what="the generation run's base URL (--base-url)")
     api_key_required(api_key_env)
     people = list(benchmark.participants.all())
     if participants:

@@ -18,3 +18,10 @@ def _add_watchdog() -> None:
 
 
 _add_watchdog()
+
+# Celery beat (``celery -A lit2test_web beat``, beside the workers; README "Scheduled sentinel checks"): every few
+# minutes it asks for the scheduled drift-sentinel checks that are due. The task itself decides which are (each
+# benchmark's own interval) and launches each slot's check once, so a beat that fires twice does no harm.
+app.conf.beat_schedule = {
+    "sentinels-check-due": {"task": "jobs.sentinels_check_due", "schedule": 300.0},
+}

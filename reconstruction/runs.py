@@ -20,7 +20,7 @@ from django.db.models import QuerySet
 
 from arena.models import Benchmark, Participant
 from jobs.elicitation import ElicitKind, Problems, elicit_launch, elicit_parameters, elicit_problem
-from jobs.lifecycle import RunError, api_key_required, asked_by_runs, nothing_to_ask
+from jobs.lifecycle import RunError, api_key_required, asked_by_runs, endpoint_url_required, nothing_to_ask
 from jobs.parsing import ParseError, json_object
 from jobs.prompts import PROMPTS
 
@@ -198,8 +198,7 @@ def _proposer_names(
     :class:`RunError` with the first thing to fix."""
     if benchmark.protocol != PROTOCOL:
         raise RunError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a Reconstruction one")
-    if not base_url:
-        raise RunError("a proposer run needs a base URL")
+    endpoint_url_required(base_url, what="the proposer run's base URL (--base-url)")
     names = [p.strip() for p in proposers if p.strip()]
     if not names:
         raise RunError("name at least one proposer (--proposers NAME,NAME)")

@@ -37,6 +37,7 @@ from django.utils import timezone
 
 from arena.models import Benchmark, JudgeRun, Participant
 from arena.stats.swiss import swiss_pairings, swiss_standings
+from jobs.lifecycle import endpoint_url_required
 from jobs.prompts import PROMPTS
 from jobs.providers import PermanentError, api_key_from_env
 from jobs.services import AlreadyLaunched, JudgeRunRequest, RunError, judge_run_create, judge_run_launch
@@ -171,8 +172,8 @@ def _judges_check(
         raise RunError("name the judges as MODEL=FAMILY,...: every judge needs its model family for recusal")
     if len({j["model"] for j in judges}) != len(judges):
         raise RunError("a judge is named twice")
-    if provider != JudgeRun.Provider.RECORDED and not base_url:
-        raise RunError("a Swiss selection needs the judges' base URL")
+    if provider != JudgeRun.Provider.RECORDED:
+        endpoint_url_required(base_url, what="the judges' base URL (--base-url)")
     if provider != JudgeRun.Provider.RECORDED:
         try:
             api_key_from_env(api_key_env)

@@ -103,6 +103,20 @@ class Command(BaseCommand):
                 metavar="USD",
                 help=field[name].help_text,
             )
+        parser.add_argument(
+            "--cache",
+            action=argparse.BooleanOptionalAction,
+            default=False,
+            help="answer a task from the call cache when the same request (model, prompt, order, sample, parameters, "
+            "template) was answered and accepted before: no call, no cost (default: --no-cache, every task is asked)",
+        )
+        parser.add_argument(
+            "--sample",
+            type=argument_type(field["sample"]),
+            default=0,
+            help="which sample of each request the run draws (default 0): at temperature > 0 another number never "
+            "reuses this one's cached answers",
+        )
         parser.add_argument("--canonical", action="store_true", help="this run is the version's canonical judge")
         parser.add_argument("--drivers", type=int, default=1, help="driver tasks to spread over workers")
         parser.add_argument("--label", default=None)
@@ -147,6 +161,8 @@ class Command(BaseCommand):
             seed=int(o["seed"]),  # type: ignore[arg-type, call-overload]
             price_per_1k_prompt=o["price_per_1k_prompt"],
             price_per_1k_completion=o["price_per_1k_completion"],  # type: ignore[arg-type]
+            call_cache=bool(o["cache"]),
+            sample=int(o["sample"] or 0),  # type: ignore[call-overload]
             options={
                 name: str(o[name]).strip() for name in (x.name for x in all_run_options()) if str(o.get(name) or "").strip()
             },
