@@ -44,6 +44,22 @@ Bradley–Terry–Davidson
 Reliability
     krippendorff_alpha(data, level, value_domain=None), reliability_matrix(frame, unit=, coder=, value=)
 
+Honest intervals and style control (issue 26)
+    pair_judgments(a, b, y, cluster=...), judgments_from_cases(enc) -> PairJudgments  judgments as flat arrays
+    cluster_robust_se(judgments, theta=None, pseudo_count=0.0) -> SandwichSE        cluster-robust (CR1) SEs
+    prior_influence(judgments, pseudo_count=0.5) -> models the prior moves by more than their SE
+    rank_confidence_sets(theta, boot, level=0.95) -> RankSets   simultaneous rank ranges (bootstrap max-t)
+    drop_k_robustness(judgments, pseudo_count=0.5) -> DropK     fewest contexts whose removal changes the leader
+    ci_coverage(judgments, theta=None, ...) -> Coverage         coverage of the 95% CIs by a parametric bootstrap
+    fit_style_bt(judgments, diffs, features=...) -> StyleFit, style_bootstrap(...), style_control(...) -> dict
+    style_features(texts, paper_ids=None), style_differences(features_a, features_b, names)
+
+Adaptive judging (issue 27)
+    adaptive_state(judgments, pending, pseudo_count=0.5) -> AdaptiveState, units(...), all_pair_units(items, K)
+    next_batch(state, batch_size, rng, target=, rule="overlap"|"arena"|"uniform") -> Batch   the next units
+    target_met(state, Target(kind="top_k"|"separated"|"budget", ...)) -> TargetStatus         stop or not, uncertainty
+    projection(state_or_strengths, target, design=, batch_size=) -> Projection   calls/cost/CI width, full vs adaptive
+
 Everything at once
     leaderboard_document(cases, *, replicates=10000, seed=0, pseudo_count=0.5) -> dict (JSON-serialisable)
 
@@ -58,6 +74,18 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .adaptive import (
+        AdaptiveState,
+        Batch,
+        Target,
+        TargetStatus,
+        adaptive_state,
+        all_pair_units,
+        next_batch,
+        target_met,
+        units,
+    )
+    from .adaptive_projection import Projection, projection
     from .agreement import ORDERED_AGREEMENT, agreement_by_order, judge_agreement, ratio_bootstrap_ci
     from .alpha import krippendorff_alpha, reliability_matrix
     from .bootstrap import BootstrapFits, RankingSummary, bootstrap_fits, percentile_ci, ranking_summary
@@ -72,6 +100,8 @@ if TYPE_CHECKING:
         share_to_outcome,
         shares_from_verdicts,
     )
+    from .coverage import Coverage, ci_coverage
+    from .drop_k import DropK, drop_k_robustness
     from .folding import (
         TIE,
         EncodedCases,
@@ -87,13 +117,29 @@ if TYPE_CHECKING:
     )
     from .leaderboard import leaderboard_document
     from .matrices import FIT_KINDS, win_matrix
+    from .pairwise import PairJudgments, judgments_from_cases, pair_judgments
     from .prior import prior_weight
+    from .rank_sets import RankSets, rank_confidence_sets
     from .relations import complete_separation, condorcet
+    from .sandwich import SandwichSE, cluster_robust_se, prior_influence
+    from .style import StyleBootstrap, StyleFit, fit_style_bt, style_bootstrap, style_control
+    from .style_text import style_differences, style_features
     from .ties import scheme_a, scheme_b
     from .winrate import win_rates
 
 #: Each public name and the module that holds it.
 _HOME: dict[str, str] = {
+    "AdaptiveState": "adaptive",
+    "Batch": "adaptive",
+    "Target": "adaptive",
+    "TargetStatus": "adaptive",
+    "adaptive_state": "adaptive",
+    "all_pair_units": "adaptive",
+    "next_batch": "adaptive",
+    "target_met": "adaptive",
+    "units": "adaptive",
+    "Projection": "adaptive_projection",
+    "projection": "adaptive_projection",
     "ORDERED_AGREEMENT": "agreement",
     "agreement_by_order": "agreement",
     "judge_agreement": "agreement",
@@ -140,6 +186,25 @@ _HOME: dict[str, str] = {
     "scheme_a": "ties",
     "scheme_b": "ties",
     "win_rates": "winrate",
+    "Coverage": "coverage",
+    "ci_coverage": "coverage",
+    "DropK": "drop_k",
+    "drop_k_robustness": "drop_k",
+    "PairJudgments": "pairwise",
+    "judgments_from_cases": "pairwise",
+    "pair_judgments": "pairwise",
+    "RankSets": "rank_sets",
+    "rank_confidence_sets": "rank_sets",
+    "SandwichSE": "sandwich",
+    "cluster_robust_se": "sandwich",
+    "prior_influence": "sandwich",
+    "StyleBootstrap": "style",
+    "StyleFit": "style",
+    "fit_style_bt": "style",
+    "style_bootstrap": "style",
+    "style_control": "style",
+    "style_differences": "style_text",
+    "style_features": "style_text",
 }
 
 
@@ -158,6 +223,17 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AdaptiveState",
+    "Batch",
+    "Projection",
+    "Target",
+    "TargetStatus",
+    "adaptive_state",
+    "all_pair_units",
+    "next_batch",
+    "projection",
+    "target_met",
+    "units",
     "FIT_KINDS",
     "FIVE_LEVEL_SHARES",
     "ORDERED_AGREEMENT",
@@ -204,4 +280,23 @@ __all__ = [
     "win_matrix",
     "win_matrix_from_judgments",
     "win_rates",
+    "Coverage",
+    "DropK",
+    "PairJudgments",
+    "RankSets",
+    "SandwichSE",
+    "StyleBootstrap",
+    "StyleFit",
+    "ci_coverage",
+    "cluster_robust_se",
+    "drop_k_robustness",
+    "fit_style_bt",
+    "judgments_from_cases",
+    "pair_judgments",
+    "prior_influence",
+    "rank_confidence_sets",
+    "style_bootstrap",
+    "style_control",
+    "style_differences",
+    "style_features",
 ]
