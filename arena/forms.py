@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -25,8 +26,9 @@ class ParticipantAliasesForm(forms.Form):
     """A participant's aliases, one per line: ``alias`` or ``alias | mode`` (word, proper, brand, exact)."""
 
     aliases = forms.CharField(
+        label=_("Aliases"),
         required=False,
         max_length=20000,
         widget=forms.Textarea(attrs={"rows": 14, "cols": 60, "spellcheck": "false"}),
-        help_text="One alias per line; add '| proper', '| brand' or '| exact' to choose how it is matched (default: word).",
+        help_text=_("One alias per line; add '| proper', '| brand' or '| exact' to choose how it is matched (default: word)."),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from .models import ControlVariant
 from .services import variant_problems
@@ -16,8 +17,8 @@ ACTIONS: dict[str, str] = {"approve": ControlVariant.Status.APPROVED, "reject": 
 class ControlFilterForm(forms.Form):
     """GET filters of the list; an empty value means any. An unknown value is reported and not applied."""
 
-    kind = forms.ChoiceField(choices=[("", "any kind"), *ControlVariant.Kind.choices], required=False)
-    status = forms.ChoiceField(choices=[("", "any status"), *ControlVariant.Status.choices], required=False)
+    kind = forms.ChoiceField(label=_("Kind"), choices=[("", _("any kind")), *ControlVariant.Kind.choices], required=False)
+    status = forms.ChoiceField(label=_("Status"), choices=[("", _("any status")), *ControlVariant.Status.choices], required=False)
 
     def values(self) -> dict[str, str]:
         """The valid, non-empty filters (call after ``is_valid()``)."""

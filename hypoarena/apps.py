@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class HypoArenaConfig(AppConfig):
@@ -43,17 +44,19 @@ class HypoArenaConfig(AppConfig):
                 selection_help="all · domain:NAME · sample:N (matches, or submissions for a rubric run)",
                 benchmark_page="hypoarena:benchmark",
                 links=(
-                    Link("Leaderboard", "hypoarena:leaderboard", "hypoarena-leaderboard-link"),
-                    Link("Inter-judge agreement", "hypoarena:agreement", "hypoarena-agreement-link"),
+                    Link(_("Leaderboard"), "hypoarena:leaderboard", "hypoarena-leaderboard-link"),
+                    Link(_("Inter-judge agreement"), "hypoarena:agreement", "hypoarena-agreement-link"),
                 ),
                 figures=(
-                    Figure.counting("Domains", Domain),
-                    Figure.counting("Cases", Case),
-                    Figure.counting("Models", Participant, help="the models whose hypothesis sets compete"),
-                    Figure.counting("Submissions", Submission, "case__benchmark", help="hypothesis sets, one per case and model"),
-                    Figure.counting("Matches", Match, "case__benchmark"),
-                    Figure.counting("Judge runs", JudgeRun),
-                    Figure.counting("Generation runs", GenerationRun),
+                    Figure.counting(_("Domains"), Domain),
+                    Figure.counting(_("Cases"), Case),
+                    Figure.counting(_("Models"), Participant, help=_("the models whose hypothesis sets compete")),
+                    Figure.counting(
+                        _("Submissions"), Submission, "case__benchmark", help=_("hypothesis sets, one per case and model")
+                    ),
+                    Figure.counting(_("Matches"), Match, "case__benchmark"),
+                    Figure.counting(_("Judge runs"), JudgeRun),
+                    Figure.counting(_("Generation runs"), GenerationRun),
                 ),
                 urls="hypoarena.urls",
                 import_command="import_hypoarena",

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class IntrinsicConfig(AppConfig):
@@ -38,11 +39,11 @@ class IntrinsicConfig(AppConfig):
                 selection_help="all · discipline:NAME · sample:N (papers to rank)",
                 benchmark_page="intrinsic:benchmark",
                 figures=(
-                    Figure.counting("Papers", Paper),
-                    Figure.counting("Candidates", Candidate, "paper__benchmark"),
-                    Figure.counting("Scorers", Scorer, help="a model with a criterion, or a listwise judge"),
-                    Figure.counting("Scoring runs", IntrinsicScoringRun),
-                    Figure.counting("Judge runs", JudgeRun, help="listwise judge runs"),
+                    Figure.counting(_("Papers"), Paper),
+                    Figure.counting(_("Candidates"), Candidate, "paper__benchmark"),
+                    Figure.counting(_("Scorers"), Scorer, help=_("a model with a criterion, or a listwise judge")),
+                    Figure.counting(_("Scoring runs"), IntrinsicScoringRun),
+                    Figure.counting(_("Judge runs"), JudgeRun, help=_("listwise judge runs")),
                 ),
                 urls="intrinsic.urls",
                 import_command="import_intrinsic",

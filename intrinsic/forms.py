@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from arena.launch import EndpointFields
 
 
 class ScoringRunForm(EndpointFields):
-    model = forms.CharField(max_length=200, help_text="The model as the completions endpoint serves it.")
+    model = forms.CharField(label=_("Model"), max_length=200, help_text=_("The model as the completions endpoint serves it."))
     criterion = forms.ChoiceField(
-        choices=[("nll", "NLL (mean −log softmax over the span)"), ("energy", "energy (mean −raw logit)")]
+        label=_("Criterion"),
+        choices=[("nll", _("NLL (mean −log softmax over the span)")), ("energy", _("energy (mean −raw logit)"))],
     )
     logprobs_mode = forms.ChoiceField(
-        choices=[("raw_logprobs", "raw_logprobs (NLL)"), ("raw_logits", "raw_logits (energy)")],
-        help_text="What the server's --logprobs-mode gives (vLLM); a criterion it cannot give is refused.",
+        label=_("Logprobs mode"),
+        choices=[("raw_logprobs", _("raw_logprobs (NLL)")), ("raw_logits", _("raw_logits (energy)"))],
+        help_text=_("What the server's --logprobs-mode gives (vLLM); a criterion it cannot give is refused."),
     )
-    papers = forms.CharField(initial="all", help_text="all, discipline:NAME or sample:N")
-    rate_per_second = forms.FloatField(required=False, min_value=0.1, help_text="Optional requests per second to the endpoint.")
+    papers = forms.CharField(label=_("Papers"), initial="all", help_text=_("all, discipline:NAME or sample:N"))
+    rate_per_second = forms.FloatField(
+        label=_("Rate per second"), required=False, min_value=0.1, help_text=_("Optional requests per second to the endpoint.")
+    )
 
     field_order = [
         "model",

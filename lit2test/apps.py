@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class Lit2TestConfig(AppConfig):
@@ -40,20 +41,23 @@ class Lit2TestConfig(AppConfig):
                 selection_help="all · batch:NAME · sample:N",
                 selection_option="--pairs",
                 benchmark_view=views.benchmark_page,
-                links=(Link("Leaderboard", "lit2test:leaderboard"), Link("Export (.zip)", "lit2test:benchmark-export")),
+                links=(Link(_("Leaderboard"), "lit2test:leaderboard"), Link(_("Export (.zip)"), "lit2test:benchmark-export")),
                 figures=(
-                    Figure.counting("Contexts", Context),
+                    Figure.counting(_("Contexts"), Context),
                     Figure.counting(
-                        "With text", Context, has_text=True, help="contexts whose literature text was imported: the ones judged"
+                        _("With text"),
+                        Context,
+                        has_text=True,
+                        help=_("contexts whose literature text was imported: the ones judged"),
                     ),
-                    Figure.counting("Participants", Participant),
-                    Figure.counting("Pairs", CanonicalPair, help="canonical pairs"),
-                    Figure.counting("Judge runs", JudgeRun),
-                    Figure.counting("Generation runs", GenerationRun),
-                    Figure("Canonical judge", canonical_judges, numeric=False),
+                    Figure.counting(_("Participants"), Participant),
+                    Figure.counting(_("Pairs"), CanonicalPair, help=_("canonical pairs")),
+                    Figure.counting(_("Judge runs"), JudgeRun),
+                    Figure.counting(_("Generation runs"), GenerationRun),
+                    Figure(_("Canonical judge"), canonical_judges, numeric=False),
                 ),
                 urls="lit2test.urls",
-                actions=(Link("Launch a generation run", "lit2test:generation-new"),),
+                actions=(Link(_("Launch a generation run"), "lit2test:generation-new"),),
                 panel=views.upload_panel,
                 panel_template="lit2test/dashboard_panel.html",
                 new_version_url="lit2test:benchmark-new-version",

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class ReconstructionConfig(AppConfig):
@@ -44,15 +45,15 @@ class ReconstructionConfig(AppConfig):
                 selection_help="all · domain:NAME · system:NAME · sample:N (hypotheses to match-judge)",
                 benchmark_page="reconstruction:benchmark",
                 figures=(
-                    Figure.counting("Seed papers", SeedPaper),
+                    Figure.counting(_("Seed papers"), SeedPaper),
                     Figure.counting(
-                        "Frozen", BibliographyFreeze, "seed__benchmark", help="seed papers with a frozen bibliography"
+                        _("Frozen"), BibliographyFreeze, "seed__benchmark", help=_("seed papers with a frozen bibliography")
                     ),
-                    Figure.counting("Systems", Participant, help="proposer models and Swiss selections"),
-                    Figure.counting("Hypotheses", Hypothesis, "seed__benchmark"),
-                    Figure.counting("Judge runs", JudgeRun),
-                    Figure.counting("Proposer runs", ProposerRun),
-                    Figure.counting("Swiss selections", SwissSelection),
+                    Figure.counting(_("Systems"), Participant, help=_("proposer models and Swiss selections")),
+                    Figure.counting(_("Hypotheses"), Hypothesis, "seed__benchmark"),
+                    Figure.counting(_("Judge runs"), JudgeRun),
+                    Figure.counting(_("Proposer runs"), ProposerRun),
+                    Figure.counting(_("Swiss selections"), SwissSelection),
                 ),
                 urls="reconstruction.urls",
                 import_command="import_reconstruction",
