@@ -493,6 +493,20 @@ def _keep_draft(assignment: Assignment, request: HttpRequest) -> None:
         pass
 
 
+def _aside_post(request: HttpRequest, token: str) -> tuple[Assignment, HttpResponse | None]:
+    """What a skip and a flag share: the annotator's own assignment, a GET sent back to the item, an item out of its
+    order refused (nothing written), and the answers sent along kept as the draft. The answer to give now, or None."""
+    assignment = _get_assignment_for_user(request, token)
+    if request.method == "GET":
+        return assignment, redirect("annotation:item", token=token)
+    try:
+        assignment_check_order(assignment=assignment)
+    except OutOfOrder as exc:
+        return assignment, _refuse_out_of_order(request, assignment, exc)
+    _keep_draft(assignment, request)
+    return assignment, None
+
+
 @never_cache
 @require_http_methods(["GET", "POST"])
 @login_required
@@ -502,14 +516,9 @@ def item_skip(request: HttpRequest, token: str) -> HttpResponse:
     The answers sent with it are kept as the draft, for when the annotator returns. Sent twice, it is recorded
     once. A GET goes back to the item.
     """
-    assignment = _get_assignment_for_user(request, token)
-    if request.method == "GET":
-        return redirect("annotation:item", token=token)
-    try:
-        assignment_check_order(assignment=assignment)
-    except OutOfOrder as exc:
-        return _refuse_out_of_order(request, assignment, exc)
-    _keep_draft(assignment, request)
+    assignment, answer = _aside_post(request, token)
+    if answer is not None:
+        return answer
     try:
         skipped = assignment_skip(assignment=assignment, reason=request.POST.get("skip_reason", ""))
     except AlreadySubmitted:
@@ -538,14 +547,9 @@ def item_flag(request: HttpRequest, token: str) -> HttpResponse:
     A flag is a note, not an answer: the annotator answers the item too (or skips it). Sent twice with the same
     comment, it is recorded once. A GET goes back to the item.
     """
-    assignment = _get_assignment_for_user(request, token)
-    if request.method == "GET":
-        return redirect("annotation:item", token=token)
-    try:
-        assignment_check_order(assignment=assignment)
-    except OutOfOrder as exc:
-        return _refuse_out_of_order(request, assignment, exc)
-    _keep_draft(assignment, request)
+    assignment, answer = _aside_post(request, token)
+    if answer is not None:
+        return answer
     try:
         _flag, created = assignment_flag(assignment=assignment, comment=request.POST.get("flag_comment", ""))
     except FlagRefused as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +72,10 @@ def paper_provenance_audit(*, benchmark: Benchmark) -> list[RepeatedPaper]:
 LEADERBOARD_REPLICATES = 10_000
 LEADERBOARD_SEED = 0
 LEADERBOARD_PSEUDO_COUNT = 0.5
+#: Replicates of the style-controlled fit's context bootstrap (each is a Newton fit over every judgment, not a
+#: matrix fit: bench/bench_style_leaderboard.py times them); :data:`arena.stats.style_leaderboard.STYLE_REPLICATES`,
+#: kept here too so that a request need not load the statistics to validate its parameters.
+STYLE_REPLICATES = 1_000
 CASE_COLUMNS = ["case", "context", "batch", "model_1", "model_2", "original", "reverse", "shown_a_original"]
 
 
@@ -183,6 +187,9 @@ def run_leaderboard(
     pseudo_count: float = LEADERBOARD_PSEUDO_COUNT,
     pair_ids: list[int] | None = None,
     human: dict[str, Any] | None = None,
+    style: Sequence[str] = (),
+    style_replicates: int = STYLE_REPLICATES,
+    side_features: Callable[[JudgeRun], Mapping[tuple[str, str], Mapping[str, float]]] | None = None,
 ) -> dict[str, Any]:
     """The leaderboard document of a run (optionally restricted to some pairs), cached by the data
     it is computed from.
@@ -191,20 +198,44 @@ def run_leaderboard(
     win-rate report (``annotation.selectors.human_win_rate_report``: ``{"models": {model: {"rate", "n", "items",
     "ci"}}, "study", "method", "level", ...}``), joined as ``human_win_rate`` ({model: rate}) and
     ``human_win_rate_detail``; the leaderboard does not read annotation data itself.
+
+    ``style`` (features of :data:`arena.stats.style_leaderboard.STYLE_FEATURES`) adds ``style_control``, the
+    style-controlled ranking (:func:`arena.stats.style_leaderboard.leaderboard_style`, ``style_replicates``
+    context-bootstrap replicates), cached apart from the document under the same data version, so the plain
+    document is never refitted for it; ``side_features(run)`` is the protocol's count of each judged text
+    (``{(context, model): {feature: count}}``), called only when the section is computed. Without ``style``,
+    ``style_control`` is None.
     """
     from django.core.cache import cache
 
     from .stats import leaderboard_document
 
     scope = "all" if pair_ids is None else hashlib.sha256(repr(sorted(pair_ids)).encode()).hexdigest()[:16]
-    key = f"leaderboard:v3:{run.pk}:{run_data_version(run=run)}:{scope}:{replicates}:{seed}:{pseudo_count}"
+    version = run_data_version(run=run)
+    key = f"leaderboard:v4:{run.pk}:{version}:{scope}:{replicates}:{seed}:{pseudo_count}"
     document = cache.get(key)
+    frame = None
     if document is None:
         frame = run_cases_frame(run=run, pair_ids=pair_ids)
         document = leaderboard_document(frame, replicates=replicates, seed=seed, pseudo_count=pseudo_count)
         cache.set(key, document, timeout=7 * 24 * 3600)
+    styled = None
+    if style:
+        if side_features is None:
+            raise ValueError("run_leaderboard: style control needs side_features, the protocol's count of the judged texts")
+        from .stats.style_leaderboard import leaderboard_style
+
+        style_key = f"leaderboard-style:v1:{run.pk}:{version}:{scope}:{','.join(style)}:{style_replicates}:{seed}:{pseudo_count}"
+        styled = cache.get(style_key)
+        if styled is None:
+            frame = run_cases_frame(run=run, pair_ids=pair_ids) if frame is None else frame
+            styled = leaderboard_style(
+                frame, side_features(run), style, replicates=style_replicates, seed=seed, pseudo_count=pseudo_count
+            )
+            cache.set(style_key, styled, timeout=7 * 24 * 3600)
     # Human labels change independently of the verdicts, so they are joined after the cache.
     return document | {
+        "style_control": styled,
         "human_win_rate": {m: v["rate"] for m, v in human["models"].items()} if human else None,
         "human_win_rate_detail": human or None,
         "run": {

@@ -19,18 +19,20 @@ from arena.selectors import (
     LEADERBOARD_PSEUDO_COUNT,
     LEADERBOARD_REPLICATES,
     LEADERBOARD_SEED,
+    STYLE_REPLICATES,
     run_default,
     run_leaderboard,
     runs_agreement,
 )
 
 from .judging import PROTOCOL
-from .readers import DEFAULT_SCALE, SCALES, leaderboard_for_readers
+from .readers import DEFAULT_SCALE, SCALES, leaderboard_for_readers, style_choice
+from .style_inputs import run_side_features
 
 
 class LeaderboardApi(APIView):
-    """The same document as ``manage.py leaderboard BENCHMARK --json`` (``?scale=`` as its ``--scale``), with when the
-    newest verdict in it was stored (``last_updated``).
+    """The same document as ``manage.py leaderboard BENCHMARK --json`` (``?scale=`` as its ``--scale``,
+    ``?style_control=`` as its ``--style-control``), with when the newest verdict in it was stored (``last_updated``).
 
     The work of a request is bounded: at most ``LIT2TEST_LEADERBOARD_MAX_REPLICATES`` bootstrap replicates,
     a finite pseudo-count in [0, 100]; a document is cached by its parameters and the verdicts it comes from.
@@ -55,6 +57,20 @@ class LeaderboardApi(APIView):
             help_text="The strengths' scale: log-ability (the BT strength) or elo (1500 + 400·θ/ln 10, as HypoArena's "
             "ratings); the document's 'scale' says which.",
         )
+        style_control = serializers.CharField(
+            required=False,
+            default="",
+            allow_blank=True,
+            help_text="Comma-separated style features (length, citations, structure, words, headers, lists, bold): adds "
+            "'style_control', the style-controlled ranking beside the plain one with a rank Δ, as the command's "
+            "--style-control.",
+        )
+
+        def validate_style_control(self, value: str) -> tuple[str, ...]:
+            try:
+                return style_choice(value)
+            except ValueError as exc:
+                raise serializers.ValidationError(str(exc)) from None
 
         def get_fields(self) -> dict[str, serializers.Field]:
             # The cap (each replicate costs the web process CPU time) is a setting, read per request, so that the
@@ -70,7 +86,14 @@ class LeaderboardApi(APIView):
                         "max_value": "Ensure this value is less than or equal to {max_value} "
                         "(the server's cap on bootstrap replicates per request)."
                     },
-                )
+                ),
+                "style_replicates": serializers.IntegerField(
+                    required=False,
+                    min_value=1,
+                    max_value=settings.LIT2TEST_LEADERBOARD_MAX_REPLICATES,
+                    default=STYLE_REPLICATES,
+                    help_text="Context-bootstrap replicates of the style-controlled fit (server-side cap).",
+                ),
             }
 
     @extend_schema(
@@ -105,6 +128,9 @@ class LeaderboardApi(APIView):
             replicates=params.validated_data["replicates"],
             seed=params.validated_data["seed"],
             pseudo_count=params.validated_data["pseudo_count"],
+            style=params.validated_data["style_control"],
+            style_replicates=params.validated_data["style_replicates"],
+            side_features=run_side_features,
         )
         return Response(leaderboard_for_readers(run=run, document=document, scale=params.validated_data["scale"]))
 

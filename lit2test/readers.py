@@ -33,6 +33,22 @@ def scale_choice(value: object) -> str:
     return value if isinstance(value, str) and value in SCALES else DEFAULT_SCALE
 
 
+def style_choice(value: object, *, strict: bool = True) -> tuple[str, ...]:
+    """The style features a ``--style-control`` option or a ``style_control`` parameter names (``"length,citations"``),
+    () for none. ``strict`` raises a ValueError naming an unknown feature (the command, the API); otherwise the
+    choice is dropped (a page never fails on it)."""
+    from arena.stats.style_leaderboard import parse_style
+
+    if not isinstance(value, str) or not value.strip():
+        return ()
+    try:
+        return parse_style(value)
+    except ValueError:
+        if strict:
+            raise
+        return ()
+
+
 def figures_spec(scale: str, digits: int) -> str:
     """``"<scale>:<decimals>"`` for :func:`strength_text`: on the 1500 scale two fewer decimals than chosen for the
     log-ability (one rating point is 0.006 of log-ability: 2 decimals there read like whole rating points)."""
@@ -80,8 +96,63 @@ def run_last_updated(*, run: JudgeRun) -> dict[str, Any]:
     return {"judgment_stored_at": stored_at or None, "runs": [run.pk]}
 
 
+def se_text(value: float | None, figures: str) -> str:
+    """A standard error (a width, no centre) as the page and the command write it: ``±0.08``, ``±13`` rating points."""
+    return formatting.NONE if value is None else f"±{strength_text(value, figures)}"
+
+
+def rank_set_text(bounds: Sequence[int] | None) -> str:
+    """A simultaneous rank set as ``{1, 2}`` or ``{1}`` (ranks 1 to 2), written apart from a rank range's ``1–2`` so
+    the two cannot be mistaken for each other; ``{1…3}`` for three or more ranks."""
+    if not bounds:
+        return formatting.NONE
+    lo, hi = int(bounds[0]), int(bounds[1])
+    if lo == hi:
+        return f"{{{lo}}}"
+    return f"{{{lo}, {hi}}}" if hi == lo + 1 else f"{{{lo}…{hi}}}"
+
+
+def rank_delta_text(value: int | None) -> str:
+    """A rank Δ (plain rank − style-controlled rank) with its sign: ``+2`` rises once style is controlled, ``−1``
+    falls, ``0`` stays."""
+    if value is None:
+        return formatting.NONE
+    return f"+{value}" if value > 0 else formatting.number(value, 0)
+
+
+def _rating(value: float | None) -> float | None:
+    from arena.stats.btd import elo_ratings
+
+    return None if value is None else float(elo_ratings(value))
+
+
+def _honest_and_style_on_elo(doc: dict[str, Any]) -> None:
+    """The issue-26 sections on the 1500 scale, in place (``doc`` is :func:`document_on_scale`'s deep copy):
+    strengths and interval ends mapped, standard errors and the prior's shifts (widths) multiplied by the points per
+    log-ability; ranks, coverages, ratios and the style coefficients (log-odds per unit) unchanged."""
+    from arena.stats.scales import ELO_PER_LOG_ABILITY
+
+    honest = doc.get("honest_intervals") or {}
+    sandwich = honest.get("sandwich") or {}
+    for model, value in (sandwich.get("se") or {}).items():
+        sandwich["se"][model] = value * ELO_PER_LOG_ABILITY
+    for model, ci in (sandwich.get("ci") or {}).items():
+        sandwich["ci"][model] = [_rating(v) for v in ci]
+    prior = honest.get("prior") or {}
+    for key in ("shift", "se"):
+        for model, value in (prior.get(key) or {}).items():
+            prior[key][model] = None if value is None else value * ELO_PER_LOG_ABILITY
+    for row in (doc.get("style_control") or {}).get("models") or []:
+        row["strength"], row["plain_strength"] = _rating(row["strength"]), _rating(row["plain_strength"])
+        row["ci"] = [_rating(v) for v in row["ci"]]
+
+
 def leaderboard_for_readers(*, run: JudgeRun, document: dict[str, Any], scale: str = DEFAULT_SCALE) -> dict[str, Any]:
     """``document`` (the run's leaderboard) on ``scale``, with ``last_updated`` (:func:`run_last_updated`)."""
-    from arena.stats.scales import document_on_scale
+    from arena.stats.scales import ELO, document_on_scale
 
-    return document_on_scale(document, scale_choice(scale)) | {"last_updated": run_last_updated(run=run)}
+    chosen = scale_choice(scale)
+    out = document_on_scale(document, chosen)
+    if chosen == ELO:
+        _honest_and_style_on_elo(out)
+    return out | {"last_updated": run_last_updated(run=run)}

@@ -48,9 +48,10 @@ from .generation import generation_run_create, generation_run_launch
 from .judging import PROTOCOL
 from .prompts import render_judge_task
 from .published import published_table, rounding_differences
-from .readers import SCALES, figures_spec, leaderboard_for_readers, scale_choice, strength_text
+from .readers import SCALES, figures_spec, leaderboard_for_readers, scale_choice, strength_text, style_choice
 from .release import ReleaseImportError, release_export, release_files, release_import
 from .selectors import STABILITY_CHOICES, judgments_stability, run_judgments, run_tasks_by_key
+from .style_inputs import run_side_features
 from .versions import benchmark_new_version
 
 
@@ -159,7 +160,8 @@ def leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     digits = 3 if request.GET.get("digits") == "3" else 2
     scale = scale_choice(request.GET.get("scale"))
     figures = figures_spec(scale, digits)
-    computed = run_leaderboard(run=run, human=human_figures_for(benchmark))
+    style = style_choice(request.GET.get("style"), strict=False)
+    computed = run_leaderboard(run=run, human=human_figures_for(benchmark), style=style, side_features=run_side_features)
     doc = leaderboard_for_readers(run=run, document=computed, scale=scale)
     context = {
         "benchmark": benchmark,
@@ -176,7 +178,11 @@ def leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
         "precise": figures_spec(scale, 5),
         "scales": scale_links(request, scale),
         **last_updated_context(doc),
-        "query": urlencode({"run": run.pk, "scale": scale, "fit": fit, "digits": digits}),
+        "query": urlencode(
+            {"run": run.pk, "scale": scale, "fit": fit, "digits": digits} | ({"style": ",".join(style)} if style else {})
+        ),
+        "style": ",".join(style),
+        "style_links": style_links(request, style),
         "live": run.status in JudgeRun.ACTIVE_STATUSES,
         "human": doc.get("human_win_rate_detail"),
         **leaderboard_sections(doc, fit=fit),
@@ -198,6 +204,19 @@ def leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
             context["agreement"] = runs_agreement(first=canonical, second=run)
     template = "lit2test/leaderboard.html#board" if request.htmx else "lit2test/leaderboard.html"
     return render(request, template, context)
+
+
+#: The style-control link's features: the issue's three (``--style-control`` alone means the same).
+DEFAULT_STYLE = "length,citations,structure"
+
+
+def style_links(request: HttpRequest, style: tuple[str, ...]) -> dict[str, str]:
+    """Links that add the style-controlled ranking (``?style=length,citations,structure``) or leave it out, keeping
+    the page's other parameters."""
+    on, off = request.GET.copy(), request.GET.copy()
+    on["style"] = DEFAULT_STYLE
+    off.pop("style", None)
+    return {"on": f"{request.path}?{on.urlencode()}", "off": f"{request.path}?{off.urlencode()}"}
 
 
 def leaderboard_runs(*, benchmark: Benchmark) -> list[JudgeRun]:
@@ -291,6 +310,8 @@ def leaderboard_table(doc: dict, *, fit: str = "ordered") -> list[dict]:
     folded = _pair_lookup(doc.get("head_to_head", []))
     human = (doc.get("human_win_rate_detail") or {}).get("models", {})
     ranks = ((doc.get("bootstrap") or {}).get("fits") or {}).get(fit, {}).get("rank_intervals", {})
+    # The simultaneous rank sets are the ordered fit's (its context bootstrap): shown in Table 1 for that fit only.
+    rank_sets = ((doc.get("honest_intervals") or {}).get("rank_sets") or {}).get("sets", {}) if fit == "ordered" else {}
     judgments = (doc.get("comparisons") or {}).get("models", {})
     rows = []
     for model in doc.get("models", []):
@@ -301,6 +322,7 @@ def leaderboard_table(doc: dict, *, fit: str = "ordered") -> list[dict]:
                 "strength": bt.get("strength"),
                 "ci": bt.get("ci") or [None, None],
                 "rank_interval": ranks.get(model),
+                "rank_set": rank_sets.get(model),
                 "judgments": judgments.get(model),
                 "wlt": doc["stable_wlt"][model],
                 "h2h": [None if other == model else folded.get((model, other)) for other in doc["models"]],
@@ -344,7 +366,33 @@ def leaderboard_sections(doc: dict, *, fit: str) -> dict:
         "cluster_top1": [(m, cluster.get("top1", {}).get(m)) for m in models if m in cluster.get("top1", {})],
         "cluster_rows": cluster_rows,
         "undecided": [{"a": a, "b": b, "counts": folded_pairs.get((a, b))} for a, b in condorcet.get("undecided", [])],
+        "honest_rows": honest_rows(doc),
     }
+
+
+def honest_rows(doc: dict) -> list[dict]:
+    """Rows of the honest-intervals table (ordered fit): Table 1's strength and CI, the cluster-robust SE and its Wald
+    CI, the rank range, the simultaneous rank set, and the simulated coverage of both CIs; [] when there is none."""
+    honest = doc.get("honest_intervals") or {}
+    if not honest:
+        return []
+    sandwich, coverage = honest.get("sandwich") or {}, honest.get("coverage") or {}
+    sets = (honest.get("rank_sets") or {}).get("sets", {})
+    ranges = (doc.get("bootstrap") or {}).get("rank_intervals", {})
+    return [
+        {
+            "model": m,
+            "strength": (doc["bt"]["ordered"].get(m) or {}).get("strength"),
+            "ci": (doc["bt"]["ordered"].get(m) or {}).get("ci"),
+            "se": (sandwich.get("se") or {}).get(m),
+            "wald": (sandwich.get("ci") or {}).get(m),
+            "rank_range": ranges.get(m),
+            "rank_set": sets.get(m),
+            "coverage": (coverage.get("bootstrap") or {}).get(m),
+            "wald_coverage": (coverage.get("sandwich") or {}).get(m),
+        }
+        for m in doc.get("models", [])
+    ]
 
 
 class JudgmentFilterForm(VerdictListForm):

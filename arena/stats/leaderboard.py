@@ -22,7 +22,10 @@ Keys (models best first by ordered BT strength everywhere):
 * ``diagnostic``: separation / strengths_diagnostic_only flags, fit convergence, graph connectivity, agreement of the
   folded/stable/Condorcet orderings with the ordered one, incomplete cases, models without cases, and
   ``prior_weight`` (:func:`arena.stats.prior.prior_weight` of the ordered fit against its case CIs: the
-  pseudo-count's share of the data, its largest shift of a strength relative to the CI half-width, ``large``).
+  pseudo-count's share of the data, its largest shift of a strength relative to the CI half-width, ``large``);
+* ``honest_intervals`` (issue 26, :func:`arena.stats.honest.honest_intervals_section`): cluster-robust SEs and Wald
+  CIs, simultaneous rank sets, the drop-k line, the simulated coverage of Table 1's CIs, the prior's influence
+  against the SEs and ``warning``; None when there is nothing to fit.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from .folding import (
     side_bias,
     stable_wlt,
 )
+from .honest import honest_intervals_section
 from .matrices import FIT_KINDS, win_matrix
 from .prior import prior_weight
 from .rank_intervals import comparison_counts, rank_intervals
@@ -135,6 +139,7 @@ def _empty_document(enc: EncodedCases, replicates: int, seed: int, pseudo_count:
             "side_bias": side_bias(enc),
             "batches": [],
             "diagnostic": {"insufficient_data": True, "incomplete_cases": case_counts(enc)["incomplete"]},
+            "honest_intervals": None,
         }
     )
 
@@ -408,5 +413,15 @@ def leaderboard_document(
         "side_bias": side_bias(enc),
         "batches": _batches(pf),
         "diagnostic": _diagnostic(pf, counts, cond, separation, case_ci),
+        "honest_intervals": honest_intervals_section(
+            enc,
+            pf.fits["ordered"].theta,
+            cboot.theta["ordered"],
+            pf.order,
+            pseudo_count=pseudo_count,
+            level=level,
+            seed=seed,
+            diverged=pf.fits["ordered"].diverged,
+        ),
     }
     return to_builtin(doc)

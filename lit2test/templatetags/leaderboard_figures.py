@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from django import template
 
-from lit2test.readers import rank_interval_text, strength_ci_text, strength_text
+from lit2test.readers import rank_delta_text, rank_interval_text, rank_set_text, se_text, strength_ci_text, strength_text
 
 register = template.Library()
 
@@ -27,3 +27,18 @@ def strength_ci(value: Sequence[float | None] | None, figures: str = "log-abilit
 @register.filter
 def rank_interval(value: Sequence[int] | None) -> str:
     return rank_interval_text(value)
+
+
+@register.filter
+def se(value: float | None, figures: str = "log-ability:2") -> str:
+    return se_text(value, figures)
+
+
+@register.filter
+def rank_set(value: Sequence[int] | None) -> str:
+    return rank_set_text(value)
+
+
+@register.filter
+def rank_delta(value: int | None) -> str:
+    return rank_delta_text(value)

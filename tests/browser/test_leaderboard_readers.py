@@ -1,6 +1,6 @@
 """The leaderboard's readers' additions in Chromium (issue 24): at 1400 px the comparisons heat map is shaded with a count
 in every cell and the scale switch moves Table 1 to the 1500 scale; at 390 px the page does not scroll sideways; axe-core
-finds nothing at either size."""
+finds nothing at either size, with issue 26's honest intervals and style-controlled ranking on the page."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def test_the_heat_map_and_the_scale_switch_at_desktop_and_phone_sizes(
     benchmark = release_import(directory=release_dir).benchmark
     url = f"/dashboard/benchmarks/{benchmark.pk}/leaderboard/"
     log_in(page, "rita", "pw-rita")
-    page.goto(url)
+    page.goto(f"{url}?style=length,citations,structure")  # with issue 26's style control, checked by axe below too
 
     cells = page.locator("#comparisons-map tbody td.cmp")
     assert cells.count() == 12  # 4 models: 12 ordered pairs off the diagonal
@@ -38,6 +38,10 @@ def test_the_heat_map_and_the_scale_switch_at_desktop_and_phone_sizes(
     assert page.locator("#table1 tbody tr").nth(0).locator("td.rank-range").inner_text() == "1–1"
     assert page.locator("#table1 tbody tr").nth(0).locator("td.judgments").inner_text() == "1,200"
     assert page.locator("#last-updated time").get_attribute("datetime")
+    # Issue 26: the honest intervals and the style-controlled ranking, a row per model; rank sets written as sets.
+    assert page.locator("#table1 tbody tr").nth(0).locator("td.rank-set").inner_text() == "{1}"
+    assert page.locator("#honest-table tbody tr").count() == 4 and page.locator("#style-table tbody tr").count() == 4
+    assert page.locator("#drop-k").inner_text().startswith("The top rank (GPT 5.2) holds")
     assert violations(page) == []
 
     # The switch is a pair of links; the current one says so.

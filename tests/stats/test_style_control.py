@@ -175,3 +175,31 @@ def test_style_features_count_words_citations_and_structure() -> None:
     assert f["structure"].tolist() == [5.0, 0.0]
     d = style_differences(f, style_features(texts[::-1]), ["words", "structure"])
     assert d.tolist() == [[9.0, 5.0], [-9.0, -5.0]]
+
+
+def test_the_batched_bootstrap_is_one_fit_per_replicate_on_the_resampled_judgments() -> None:
+    # Both presentation orders of each case share their style difference (aggregated into one row by the batch);
+    # the reference refits each replicate on the judgments written out again, cluster c repeated counts[r, c] times.
+    j0, diff0 = _planted(300, 7, ties=0.1)
+    rng = np.random.default_rng(7)
+    flip = rng.random(j0.n) < 0.3  # the second order's verdict differs from the first's for some cases
+    y2 = np.where(flip, 1.0 - j0.y, j0.y)
+    j = pair_judgments(
+        np.concatenate([j0.a, j0.a]),
+        np.concatenate([j0.b, j0.b]),
+        np.concatenate([j0.y, y2]),
+        cluster=np.concatenate([j0.cluster, j0.cluster]),
+        n_models=j0.n_models,
+    )
+    diffs = np.column_stack([np.concatenate([diff0[:, 0], diff0[:, 0]]), np.tile(rng.integers(-2, 3, j0.n), 2)])
+    fit = fit_style_bt(j, diffs, features=["words", "citations"], pseudo_count=0.5)
+    counts = rng.multinomial(j.n_clusters, np.full(j.n_clusters, 1.0 / j.n_clusters), size=4)
+    boot = style_bootstrap(j, diffs, fit, counts=counts)
+    assert boot.converged.all()
+    for r in range(len(counts)):
+        rows = np.concatenate([np.flatnonzero(j.cluster == c).repeat(int(counts[r, c])) for c in range(j.n_clusters)])
+        jr = pair_judgments(j.a[rows], j.b[rows], j.y[rows], cluster=j.cluster[rows], n_models=j.n_models)
+        ref = fit_style_bt(jr, diffs[rows], pseudo_count=0.5)
+        np.testing.assert_allclose(boot.beta[r], ref.beta, atol=1e-8)
+        # γ per unit does not depend on the scale each fit standardised by.
+        np.testing.assert_allclose(boot.gamma[r] / fit.scale, ref.gamma_raw, atol=1e-8)

@@ -13,10 +13,12 @@ from arena.selectors import (
     LEADERBOARD_PSEUDO_COUNT,
     LEADERBOARD_REPLICATES,
     LEADERBOARD_SEED,
+    STYLE_REPLICATES,
     benchmark_resolve,
     run_default,
     run_leaderboard,
 )
+from lit2test.honest_text import honest_intervals_text, style_control_text
 from lit2test.readers import (
     DEFAULT_SCALE,
     SCALES,
@@ -25,7 +27,9 @@ from lit2test.readers import (
     rank_interval_text,
     strength_ci_text,
     strength_text,
+    style_choice,
 )
+from lit2test.style_inputs import run_side_features
 
 
 class Command(BaseCommand):
@@ -44,6 +48,22 @@ class Command(BaseCommand):
             default=DEFAULT_SCALE,
             help="the strengths' scale: log-ability (the BT strength, as the paper prints it) or elo "
             "(1500 + 400·θ/ln 10, as HypoArena's ratings); the JSON's 'scale' says which",
+        )
+        parser.add_argument(
+            "--style-control",
+            nargs="?",
+            const="length,citations,structure",
+            default=None,
+            metavar="FEATURES",
+            help="add the style-controlled ranking (Bradley–Terry with style covariates of the judged proposals) beside "
+            "the plain one, with a rank Δ column: comma-separated features among length, citations, structure, words, "
+            "headers, lists, bold (default when given alone: length,citations,structure); the JSON's 'style_control'",
+        )
+        parser.add_argument(
+            "--style-replicates",
+            type=int,
+            default=STYLE_REPLICATES,
+            help="context-bootstrap replicates of the style-controlled fit (its CIs)",
         )
         parser.add_argument("--json", action="store_true", help="print exactly one JSON object")
 
@@ -64,14 +84,21 @@ class Command(BaseCommand):
             run = run_default(benchmark=benchmark)
             if run is None:
                 raise CommandError(f"{benchmark} has no judge run yet")
-        if int(options["replicates"]) < 1:  # type: ignore[call-overload]
-            raise CommandError("--replicates must be at least 1")
+        if int(options["replicates"]) < 1 or int(options["style_replicates"]) < 1:  # type: ignore[call-overload]
+            raise CommandError("--replicates and --style-replicates must be at least 1")
+        try:
+            style = style_choice(options["style_control"])
+        except ValueError as exc:
+            raise CommandError(f"--style-control: {exc}") from None
         document = run_leaderboard(
             run=run,
             human=human_figures_for(benchmark),  # human figures are supplied by the app that has them
             replicates=int(options["replicates"]),  # type: ignore[call-overload]
             seed=int(options["seed"]),  # type: ignore[call-overload]
             pseudo_count=float(options["pseudo_count"]),  # type: ignore[arg-type]
+            style=style,
+            style_replicates=int(options["style_replicates"]),  # type: ignore[call-overload]
+            side_features=run_side_features,
         )
         document = leaderboard_for_readers(run=run, document=document, scale=str(options["scale"]))
         if options["json"]:
@@ -110,6 +137,8 @@ def render_text(doc: dict) -> str:
         _diagnostic_warnings,
         _table_one,
         _rank_ranges,
+        _honest_intervals,
+        _style_control,
         _three_fits,
         _head_to_head,
         _rank_recovery,
@@ -227,6 +256,16 @@ def _rank_ranges(doc: dict) -> list[str]:
     ]
     lines += table(["rank", "model", "rank range", "judgments"], rows, align="rlrr")
     return lines
+
+
+def _honest_intervals(doc: dict) -> list[str]:
+    """Issue 26's honest intervals: SEs, simultaneous rank sets, drop-k, coverage, the prior's influence."""
+    return honest_intervals_text(doc, _figures(doc))
+
+
+def _style_control(doc: dict) -> list[str]:
+    """The style-controlled ranking beside the plain one, when ``--style-control`` asked for it."""
+    return style_control_text(doc, _figures(doc))
 
 
 def _three_fits(doc: dict) -> list[str]:
