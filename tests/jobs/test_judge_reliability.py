@@ -100,6 +100,13 @@ def test_the_release_panel_is_the_same_from_the_command_the_api_and_the_page(
         "rel-invalid": "0",
     }
     assert doc["order_effect"]["why"] in html
+    # The leaderboard of the run shows the same panel, drawn from the cache the second time (no refit).
+    leaderboard = client.get(reverse("lit2test:leaderboard", args=[imported.pk]) + f"?run={run.pk}").content.decode()
+    assert _page_numbers(leaderboard) == shown
+    with django_assert_num_queries(1):  # the verdicts' count and newest id, the cache key
+        from jobs.templatetags.reliability_panel import run_reliability as panel
+
+        assert panel(run)["position_consistency"] == c
     text = _command(imported.name, "--run", str(run.pk))
     assert f"position consistency: {_shown(c['share'])} (950 of 1200 items" in text
     assert "order effect γ: not estimable" in text
