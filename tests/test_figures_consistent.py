@@ -54,8 +54,9 @@ def test_a_domain_slug_reads_as_a_label(name: str | None, label: str) -> None:
 
 #: A number written with a hyphen-minus: "-0.73", " -1" (not a date's or a range's hyphen, nor an id's).
 HYPHEN_NUMBER = re.compile(r"(?<![\w.\-/:#\u2212])-\d+(?:\.\d+)?(?![\w-])")
-#: A whole number of five or more digits without separators, unless it is a seed or an id.
-BARE_BIG = re.compile(r"(?<![\w.,\-/:#])(\d{5,})(?![\w.,])")
+#: A whole number of four or more digits without separators, unless it is a seed, an id or a date's year.
+BARE_BIG = re.compile(r"(?<![\w.,\-/:#])(\d{4,})(?![\w.,\-])")
+YEAR_BEFORE = re.compile(r"\b(Jan|Feb|March|April|May|June|July|Aug|Sept|Oct|Nov|Dec)\w*\.? \d{1,2}, $|\([A-Z][a-z]+ $")
 #: Interval labels other than "CI": "95% interval", "confidence interval", "bootstrap interval".
 OTHER_INTERVAL = re.compile(r"\d+% (?:\w+[- ])?intervals?\b|confidence intervals?|bootstrap intervals?", re.I)
 GOLDS = re.compile(r"\b1 golds\b")
@@ -63,8 +64,10 @@ GOLDS = re.compile(r"\b1 golds\b")
 
 def visible_text(body: str) -> str:
     """What a reader sees: no scripts, styles, preformatted prompts or tag attributes."""
-    body = re.sub(r"<(script|style|pre|code|textarea)\b[^>]*>.*?</\1>", " ", body, flags=re.S)
+    body = re.sub(r"<(script|style|pre|code|textarea|svg)\b[^>]*>.*?</\1>", " ", body, flags=re.S)  # plots: by scale
     body = re.sub(r"<(title)\b[^>]*>.*?</\1>", " ", body, flags=re.S)
+    # Ratings on the 1500 scale are written without a thousands separator, as the papers and Chatbot Arena print them.
+    body = re.sub(r'<(td|span)\b[^>]*class="[^"]*\brating[\w-]*\b[^"]*"[^>]*>.*?</\1>', " ", body, flags=re.S)
     return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", body)))
 
 
@@ -100,10 +103,13 @@ def findings(pages: dict[str, str], slugs: set[str]) -> list[str]:
             return f"{url}: {what} in …{text[max(0, m.start() - 40) : m.end() + 20]}…"
 
         found += [near(m, "a hyphen for a minus") for m in HYPHEN_NUMBER.finditer(text)]
+        # Ratings on the 1500 scale (a page switched to it, the scale's own constant) are written without a separator.
         found += [
             near(m, "no thousands separator")
-            for m in BARE_BIG.finditer(text)
+            for m in ([] if "scale=elo" in url else BARE_BIG.finditer(text))
+            if m.group(1) != "1500"
             if not re.search(r"(seed|id|run|#)\s*$", text[max(0, m.start() - 12) : m.start()], re.I)
+            and not YEAR_BEFORE.search(text[max(0, m.start() - 16) : m.start()])
         ]
         found += [near(m, "an interval label other than CI") for m in OTHER_INTERVAL.finditer(text)]
         found += [near(m, "a plural after 1") for m in GOLDS.finditer(text)]
