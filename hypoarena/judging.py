@@ -281,6 +281,12 @@ def _sides(run: JudgeRun) -> Any:  # noqa: ANN401
     return judged_sides(run)
 
 
+def _unit_sides(match_ids: list[int]) -> dict[int, tuple[int, int, int]]:
+    """Each match's case and the participants of its two submissions (``first`` first, as ``_sides`` keys them)."""
+    rows = Match.objects.filter(pk__in=match_ids).values_list("id", "case_id", "first__participant_id", "second__participant_id")
+    return {pk: (case, a, b) for pk, case, a, b in rows}
+
+
 ARENA = JudgeSubjects(
     name=ARENA_KIND,
     label="HypoArena matches",
@@ -296,6 +302,7 @@ ARENA = JudgeSubjects(
     parse=_arena_parse,
     skipped_note=f"matches skipped: {SAME_NOTE} (the run log names them)",
     sides=_sides,
+    unit_sides=_unit_sides,
 )
 RUBRIC = JudgeSubjects(
     name=RUBRIC_KIND,

@@ -28,6 +28,7 @@ from arena.protocols import (
     task_kind_for,
 )
 
+from .adaptive import AdaptiveError, adaptive_parameters
 from .prompts import PROMPTS
 from .subjects import subjects_named
 
@@ -132,6 +133,37 @@ class JudgeRunForm(EndpointFields):
         min_value=0.0,
         help_text=_("Optional: US dollars per 1,000 completion tokens."),
     )
+    adaptive = forms.BooleanField(
+        label=_("Adaptive run"),
+        required=False,
+        help_text=_(
+            "Judge in rounds chosen by the statistics (both orders of each chosen subject) and stop when the target "
+            "holds or the budget is spent, instead of judging every subject."
+        ),
+    )
+    adaptive_target = forms.CharField(
+        label=_("Target"),
+        required=False,
+        initial="top-k:1",
+        max_length=20,
+        help_text=_(
+            "top-k:K (the top K known with chance at least 1 − alpha), separated (every two neighbours in the ranking "
+            "told apart) or budget (judge until the budget is spent)."
+        ),
+    )
+    adaptive_alpha = forms.FloatField(
+        label=_("Alpha"), required=False, initial=0.05, min_value=0.0001, max_value=0.5, help_text=_("The error allowed.")
+    )
+    adaptive_batch = forms.IntegerField(label=_("Subjects per round"), required=False, initial=8, min_value=1, max_value=500)
+    adaptive_budget_calls = forms.IntegerField(
+        label=_("Call budget"), required=False, min_value=2, help_text=_("Optional: stop after this many calls.")
+    )
+    adaptive_budget_cost = forms.FloatField(
+        label=_("Cost budget (USD)"),
+        required=False,
+        min_value=0.0,
+        help_text=_("Optional: stop once this much is spent (needs both prices)."),
+    )
     # A key drawn when the form is shown: posted twice (at once, or from a stale page) it makes one run, not two.
     launch_key = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
 
@@ -156,6 +188,15 @@ class JudgeRunForm(EndpointFields):
         "price_per_1k_prompt",
         "price_per_1k_completion",
     ]
+    #: The adaptive fieldset's fields (``jobs.adaptive``).
+    ADAPTIVE_FIELDS = (
+        "adaptive",
+        "adaptive_target",
+        "adaptive_alpha",
+        "adaptive_batch",
+        "adaptive_budget_calls",
+        "adaptive_budget_cost",
+    )
     #: The fields that follow the benchmark's protocol (and the run types' extra fields, added after ``run_type``).
     PROTOCOL_FIELDS = ("run_type", "prompt_version", "select", "orders", "canonical", "replay_of")
 
@@ -276,8 +317,15 @@ class JudgeRunForm(EndpointFields):
 
     def endpoint_fields(self) -> list[forms.BoundField]:
         """The judge and its endpoint: the fields every protocol's run has."""
-        names = self._protocol_names() | {"benchmark"}
+        names = self._protocol_names() | {"benchmark", *self.ADAPTIVE_FIELDS}
         return [f for f in self.visible_fields() if f.name not in names]
+
+    def _adaptive(self, data: dict[str, Any]) -> dict[str, Any] | None:
+        return _adaptive_of(self, data)
+
+    def adaptive_fields(self) -> list[forms.BoundField]:
+        """The adaptive run's fields (the page's "Adaptive" fieldset)."""
+        return [self[name] for name in self.ADAPTIVE_FIELDS]
 
     def clean(self) -> dict:
         """Cross-field checks; adds ``task_kind`` (the kind the chosen benchmark's protocol, run type and selection
@@ -301,11 +349,30 @@ class JudgeRunForm(EndpointFields):
                     data["options"][option.name] = value
                 elif option.required:
                     self.add_error(option.name, option.required)
+        data["adaptive_settings"] = self._adaptive(data)
         if replay and bench and replay.benchmark_id != bench.pk:
             self.add_error("replay_of", gettext("The replayed run must belong to the same benchmark."))
         if not replay and not data.get("base_url") and "base_url" not in self.errors:
             self.add_error("base_url", gettext("An endpoint URL is required unless you replay a stored run."))
         return data
+
+
+def _adaptive_of(form: JudgeRunForm, data: dict[str, Any]) -> dict[str, Any] | None:
+    """The checked adaptive settings of a form that asks for an adaptive run (an error on the target field if they
+    cannot be used), else None."""
+    if not data.get("adaptive"):
+        return None
+    try:
+        return adaptive_parameters(
+            target=data.get("adaptive_target") or "top-k:1",
+            alpha=data.get("adaptive_alpha") or 0.05,
+            batch=data.get("adaptive_batch") or 8,
+            budget_calls=data.get("adaptive_budget_calls"),
+            budget_cost=data.get("adaptive_budget_cost"),
+        )
+    except AdaptiveError as exc:
+        form.add_error("adaptive_target", str(exc))
+        return None
 
 
 def argument_type(field: forms.Field) -> Callable[[str], Any]:

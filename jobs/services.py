@@ -22,7 +22,7 @@ from django.utils import timezone
 from arena.models import Benchmark, JudgeRun
 from arena.protocols import selection_options, selection_routes, task_kind_for
 
-from . import drift, execution, lifecycle
+from . import adaptive, drift, execution, lifecycle
 from .call_cache import Answered, CallCache
 from .driving import (
     MAX_PARSE_ATTEMPTS,
@@ -100,6 +100,8 @@ class JudgeRunRequest:
     sentinels: int | None = None
     # what a task kind reads beyond these (stored as parameters["options"])
     options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # judge in rounds and stop when the target holds (``jobs.adaptive.adaptive_parameters``); None: judge every subject
+    adaptive: dict[str, Any] | None = None
 
     @property
     def subjects(self) -> str:
@@ -179,6 +181,19 @@ def _template(request: JudgeRunRequest, kind: JudgeSubjects) -> Any:  # noqa: AN
     return template
 
 
+def _refuse_adaptive(request: JudgeRunRequest, kind: JudgeSubjects, orders: tuple[str, ...]) -> None:
+    assert request.adaptive is not None
+    refusal = adaptive.adaptive_refusal(
+        kind,
+        orders,
+        sentinels=request.sentinels is not None,
+        prices=request.price_per_1k_prompt is not None and request.price_per_1k_completion is not None,
+        cost=request.adaptive.get("budget_cost") is not None,
+    )
+    if refusal:
+        raise RunError(f"this run cannot be adaptive: {refusal}")
+
+
 def _endpoint_check(request: JudgeRunRequest) -> None:
     if request.provider == JudgeRun.Provider.OPENAI_COMPATIBLE:
         endpoint_url_required(request.base_url, what="the judge's base URL (--base-url)")
@@ -208,6 +223,7 @@ def _parameters(request: JudgeRunRequest, kind: JudgeSubjects, orders: tuple[str
         "sample": request.sample,
         drift.SENTINEL_PARAMETER: request.sentinels,
         "options": request.options,
+        **({adaptive.PARAMETER: dict(request.adaptive)} if request.adaptive else {}),
     }
 
 
@@ -235,6 +251,9 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
     if request.sentinels is not None:  # a sentinel check judges the sentinel subjects only
         make_tasks = drift.sentinel_tasks(make_tasks, subject_field=kind.subject_field, set_id=request.sentinels)
         skipped = 0
+    if request.adaptive:  # round 0's tasks only; the rest of the selection is the pool later rounds choose from
+        _refuse_adaptive(request, kind, orders)
+        make_tasks = adaptive.planned(make_tasks, kind, orders)
     try:
         run = _judge_run_insert(request, kind, template, orders, skipped, make_tasks, launched_by)
     except IntegrityError:
@@ -517,14 +536,18 @@ def _judge_step(run: JudgeRun) -> Step | None:
     steps = [(kind.after_title, kind.after)] if kind is not None and kind.after is not None else []
     if drift.check_of(run) is not None:  # a sentinel check is scored once its verdicts are in
         steps.append((drift.STEP_TITLE, drift.check_record))
-    if not steps:
+    rounds = adaptive.PARAMETER in (run.parameters or {})
+    if not steps and not rounds:
         return None
 
     def carry_out(ended: JudgeRun) -> None:
+        if rounds and adaptive.round_step(ended):
+            return  # another round: the run goes on, and what follows it waits for its end
         for _, step in steps:
             step(ended)
 
-    return Step(title="; then ".join(title for title, _ in steps), carry_out=carry_out)
+    titles = ([adaptive.STEP_TITLE] if rounds else []) + [title for title, _ in steps]
+    return Step(title="; then ".join(titles), carry_out=carry_out)
 
 
 def judge_run_finish(run_id: int) -> str:

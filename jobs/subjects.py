@@ -88,6 +88,10 @@ class JudgeSubjects:
     # which was shown first, the verdict, the texts' lengths), for the judge-reliability panel; None: the kind does
     # not compare two sides (a rubric, a yes/no question), and its runs have no such panel
     sides: Callable[[Any], Any] | None = None
+    # subject ids -> {subject id: (item, side a, side b)} with the keys ``sides`` uses (the item: the cluster the subject
+    # belongs to, e.g. its context), for subjects not judged yet: what an adaptive run (``jobs.adaptive``) chooses from;
+    # None: the kind's runs cannot be adaptive
+    unit_sides: Callable[[list[Any]], dict[Any, tuple[Any, Any, Any]]] | None = None
 
 
 def subjects_register(kind: JudgeSubjects) -> JudgeSubjects:

@@ -6,6 +6,7 @@ app_name = "jobs"
 urlpatterns = [
     path("dashboard/runs/", views.run_list, name="runs"),
     path("dashboard/runs/new/", views.run_new, name="run-new"),
+    path("dashboard/runs/new/cost-to-precision/", views.run_cost_to_precision, name="run-cost-to-precision"),
     path("dashboard/runs/<int:run_id>/", views.run_detail, name="run"),
     path("dashboard/runs/<int:run_id>/<str:action>/", views.run_control, name="run-control"),
     # Runs of the other kinds (generation, scoring ...: jobs.kinds), whose ids are per kind.

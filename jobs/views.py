@@ -14,7 +14,7 @@ from typing import Any
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db import models
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.utils.translation import gettext
@@ -26,6 +26,8 @@ from arena.permissions import researcher_required
 from arena.protocols import protocols
 from arena.selectors import RUN_PAGE_SIZE
 
+from .adaptive import AdaptiveError, adaptive_parameters, adaptive_summary
+from .cost_to_precision import cost_to_precision
 from .forms import JudgeRunForm
 from .kinds import RunKindSpec, run_kind_of, run_kinds
 from .lifecycle import AlreadyLaunched, RunError, run_cancel, run_pause, run_resume, runs_listed
@@ -92,6 +94,7 @@ def _request_of(data: dict[str, Any]) -> JudgeRunRequest:
         launch_key=data.get("launch_key") or "",
         call_cache=bool(data.get("call_cache")),
         sample=data.get("sample") or 0,
+        adaptive=data.get("adaptive_settings"),
     )
 
 
@@ -145,6 +148,42 @@ def run_new(request: HttpRequest) -> HttpResponse:
             messages.success(request, (launched % {"id": run.pk, "n": n}) + note)
             return redirect("jobs:run", run_id=run.pk)
     return render(request, "jobs/run_new.html", {"form": form, "offer_version": offer_version})
+
+
+#: The judge and endpoint a cost-to-precision question plans with when the form has none yet: nothing is called.
+_PROJECTION_JUDGE, _PROJECTION_URL = "cost-to-precision", "http://127.0.0.1:9/v1"
+
+
+@require_GET
+@researcher_required
+def run_cost_to_precision(request: HttpRequest) -> HttpResponse:
+    """Before launch: the full run's calls and expected CI width and the adaptive projection, for the benchmark,
+    selection and adaptive fields given (the launch form's, sent by htmx: a fragment; otherwise JSON)."""
+    q = request.GET
+    benchmark = get_object_or_404(Benchmark, pk=q.get("benchmark") or 0)
+    spec = protocols.get(benchmark.protocol)
+    run_type = q.get("run_type") or (spec.run_types[0].name if spec is not None and spec.run_types else "holistic")
+    try:
+        settings = adaptive_parameters(
+            target=q.get("adaptive_target") or "top-k:1",
+            alpha=float(q.get("adaptive_alpha") or 0.05),
+            batch=int(q.get("adaptive_batch") or 8),
+        )
+        figures = cost_to_precision(
+            request=JudgeRunRequest(
+                benchmark=benchmark,
+                judge_model=(q.get("judge_model") or "").strip() or _PROJECTION_JUDGE,
+                base_url=_PROJECTION_URL,
+                run_type=run_type,
+                select=q.get("select") or "all",
+                adaptive=settings,
+            )
+        )
+    except (RunError, AdaptiveError, ValueError) as exc:
+        figures = {"error": str(exc)}
+    if request.htmx:
+        return render(request, "jobs/_cost_to_precision.html", {"figures": figures})
+    return JsonResponse(figures, status=400 if "error" in figures else 200)
 
 
 # --------------------------------------------------------------------------- every run kind: progress and controls
@@ -244,6 +283,8 @@ def _engine_values(run: Any) -> dict[str, Any]:  # noqa: ANN401
         "progress_url": f"{run_page_url(run)}?part=progress",
         "run_controls": _controls(spec, run, progress),
         "done_hint": DONE_HINTS[spec.kind == RunKind.JUDGE],
+        # an adaptive run's target and figures, as its steps recorded them (nothing is computed on a poll)
+        "adaptive": adaptive_summary(run, progress.calls),
     }
 
 

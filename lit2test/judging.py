@@ -169,6 +169,12 @@ def _sides(run: JudgeRun) -> Any:  # noqa: ANN401
     return judged_sides(run)
 
 
+def _unit_sides(pair_ids: list[int]) -> dict[int, tuple[int, int, int]]:
+    """Each pair's context and its two participants (``participant_a`` first, as ``_sides`` keys them)."""
+    rows = CanonicalPair.objects.filter(pk__in=pair_ids).values_list("id", "context_id", "participant_a_id", "participant_b_id")
+    return {pk: (context, a, b) for pk, context, a, b in rows}
+
+
 def pairs_kind(page: Callable[..., Any] | None = None) -> JudgeSubjects:
     """The ``pairs`` task kind; ``page`` is the run page that lists its verdicts (``lit2test.views.pairs_run_page``)."""
     return JudgeSubjects(
@@ -189,4 +195,5 @@ def pairs_kind(page: Callable[..., Any] | None = None) -> JudgeSubjects:
         skipped_note="pairs skipped: their proposals have no text, or read the same once model names are redacted",
         page=page,
         sides=_sides,
+        unit_sides=_unit_sides,
     )

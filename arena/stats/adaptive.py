@@ -534,6 +534,20 @@ def _item_usage(j: PairJudgments, items: np.ndarray) -> np.ndarray:
     return used
 
 
+def judgments_of_verdicts(
+    a: np.ndarray,
+    b: np.ndarray,
+    y: np.ndarray,
+    *,
+    n_models: int,
+    item: np.ndarray | None = None,
+    models: tuple[str, ...] | None = None,
+) -> PairJudgments:
+    """Judgments from verdicts one by one (score ``y`` of ``a``, one per presentation order), clustered by ``item``:
+    what a run that stores verdicts (not units) builds its state from."""
+    return pair_judgments(a, b, y, n_models=n_models, cluster=item, models=models)
+
+
 def judgments_of_units(
     done: Units, outcomes: np.ndarray, *, n_models: int, models: tuple[str, ...] | None = None
 ) -> PairJudgments:

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from arena.models import Benchmark, JudgeRun
 from arena.protocols import all_run_options, all_run_types, protocols, selection_options
 from arena.selectors import benchmark_resolve
+from jobs.adaptive import AdaptiveError, adaptive_parameters
 from jobs.forms import JudgeRunForm, argument_type, run_types_help, selection_help
 from jobs.progress_bar import wait_with_bar
 from jobs.selectors import run_progress
@@ -127,6 +128,25 @@ class Command(BaseCommand):
             help="seed of the random draw for --select sample:N (default: 0; the same seed draws the same subjects)",
         )
         parser.add_argument("--wait", action="store_true", help="show progress and exit when the run ends")
+        adaptive = parser.add_argument_group("adaptive runs: judge in rounds, stop when the ranking is known")
+        adaptive.add_argument(
+            "--adaptive",
+            action="store_true",
+            help="judge in rounds chosen by the statistics (both orders of each chosen subject) and stop when --target "
+            "holds or the budget is spent; the rounds are seeded by --seed",
+        )
+        adaptive.add_argument(
+            "--target",
+            default="top-k:1",
+            help="top-k:K (the top K set known with chance >= 1 - alpha), separated (every two neighbours in the "
+            "ranking told apart) or budget (judge until the budget is spent); default top-k:1",
+        )
+        adaptive.add_argument("--alpha", type=float, default=0.05, help="the error the target allows (default 0.05)")
+        adaptive.add_argument("--batch", type=int, default=8, help="subjects per round, each in both orders (default 8)")
+        adaptive.add_argument("--budget-calls", type=int, default=None, help="stop after this many calls")
+        adaptive.add_argument(
+            "--budget-cost", type=float, default=None, metavar="USD", help="stop once this much is spent (needs the prices)"
+        )
 
     def handle(self, *args: object, **o: object) -> None:
         try:
@@ -138,6 +158,21 @@ class Command(BaseCommand):
             replay = JudgeRun.objects.filter(pk=o["replay_of"], benchmark=benchmark).first()
             if replay is None:
                 raise CommandError(f"{benchmark} has no run {o['replay_of']} to replay")
+        try:
+            adaptive = (
+                adaptive_parameters(
+                    target=str(o["target"]),
+                    alpha=float(o["alpha"]),  # type: ignore[arg-type]
+                    batch=int(o["batch"]),  # type: ignore[call-overload]
+                    budget_calls=o["budget_calls"],  # type: ignore[arg-type]
+                    budget_cost=o["budget_cost"],  # type: ignore[arg-type]
+                    seed=int(o["seed"]),  # type: ignore[call-overload]
+                )
+                if o["adaptive"]
+                else None
+            )
+        except AdaptiveError as exc:
+            raise CommandError(f"--adaptive: {exc}") from None
         task_kind, run_type = _kind_and_type(benchmark, o["task_kind"], o["run_type"])  # type: ignore[arg-type]
         request = JudgeRunRequest(
             benchmark=benchmark,
@@ -163,20 +198,23 @@ class Command(BaseCommand):
             price_per_1k_completion=o["price_per_1k_completion"],  # type: ignore[arg-type]
             call_cache=bool(o["cache"]),
             sample=int(o["sample"] or 0),  # type: ignore[call-overload]
+            adaptive=adaptive,
             options={
                 name: str(o[name]).strip() for name in (x.name for x in all_run_options()) if str(o.get(name) or "").strip()
             },
         )
         try:
             run, skipped = judge_run_create(request=request)
+            kind = subjects_of(run)
+            # counted before the launch: an adaptive run adds its later rounds' tasks as it goes
+            total = kind.task_model.objects.filter(run=run).count()
             judge_run_launch(run=run, drivers=int(o["drivers"]))  # type: ignore[call-overload]
         except RunError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"run: {run.pk}")
-        kind = subjects_of(run)
-        total = kind.task_model.objects.filter(run=run).count()
         self.stdout.write(
             f"{total} {'ordered tasks' if kind.ordered else 'tasks'}"
+            + (f" in round 0 (adaptive, target {adaptive['target']})" if adaptive else "")
             + (f"; {skipped} {kind.skipped_note}" if skipped else "")
             + (" (replay of stored judgments)" if replay else "")
         )
