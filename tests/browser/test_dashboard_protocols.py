@@ -97,6 +97,7 @@ def test_the_launch_form_switches_protocol_with_and_without_javascript(
     page.wait_for_load_state("networkidle")
     expect(page.locator("#protocol-fields")).to_have_attribute("data-protocol", "lit2test")
     expect(page.locator("#benchmark-pick")).to_be_hidden()  # the picker is for pages without JavaScript
+    assert violations(page) == []  # the Lit2Test fields, the adaptive fieldset and the cost-to-precision link included
     page.fill("input[name=judge_model]", "Judge-J")
     page.fill("input[name=base_url]", "http://127.0.0.1:9/v1")
 
