@@ -7,6 +7,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from django import forms
 from django.utils.text import format_lazy
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 #: An endpoint URL that reads as the example every form shows.
@@ -16,24 +17,26 @@ ENDPOINT_EXAMPLE = "http://127.0.0.1:8001/v1"
 def endpoint_url_problem(url: str) -> str | None:
     """What is wrong with an endpoint's base URL, in words (None when it is usable): it must be an absolute http(s) URL
     with a host (a bare name such as ``http://vllm:8000/v1`` is fine) and no user name or password in it (a key belongs
-    in an environment variable; the URL itself is never echoed when it holds one)."""
+    in an environment variable; the URL itself is never echoed when it holds one). In the active language: English in
+    commands (and the words callers replace), the page's language on a form."""
     url = url.strip()
+    values = {"url": repr(url), "example": ENDPOINT_EXAMPLE}
     if not url:
-        return f"the endpoint URL is empty; give the OpenAI-compatible server's base URL, e.g. {ENDPOINT_EXAMPLE}"
+        return gettext("the endpoint URL is empty; give the OpenAI-compatible server's base URL, e.g. %(example)s") % values
     parts = urlsplit(url)
     if "@" in parts.netloc:
-        return (
+        return gettext(
             "the endpoint URL holds a user name or password; give it without them and put the key in an environment "
             "variable whose name goes in the API key variable (--api-key-env)"
         )
     if any(c.isspace() for c in url):
-        return f"the endpoint URL {url!r} contains a space; give it without spaces, e.g. {ENDPOINT_EXAMPLE}"
+        return gettext("the endpoint URL %(url)s contains a space; give it without spaces, e.g. %(example)s") % values
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        return f"the endpoint URL {url!r} is not an http:// or https:// address with a host; e.g. {ENDPOINT_EXAMPLE}"
+        return gettext("the endpoint URL %(url)s is not an http:// or https:// address with a host; e.g. %(example)s") % values
     try:
         parts.port  # noqa: B018 - raises on a port that is not a number from 0 to 65535
     except ValueError:
-        return f"the endpoint URL {url!r} has a port that is not a number from 1 to 65535; e.g. {ENDPOINT_EXAMPLE}"
+        return gettext("the endpoint URL %(url)s has a port that is not a number from 1 to 65535; e.g. %(example)s") % values
     return None
 
 

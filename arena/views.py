@@ -11,6 +11,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from .aliases import MODE_HELP, WORD, AliasError
@@ -173,7 +174,8 @@ def participant_aliases_edit(request: HttpRequest, participant_id: int) -> HttpR
         except AliasError as exc:
             form.add_error("aliases", exc.problems)
         else:
-            messages.success(request, f"aliases of {participant.name} saved; {summary.line()}")
+            saved = gettext("aliases of %(name)s saved; %(summary)s")
+            messages.success(request, saved % {"name": participant.name, "summary": summary.line()})
             return redirect("arena:blindness", benchmark_id=participant.benchmark_id)
     return render(
         request,

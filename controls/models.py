@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from arena.models import Benchmark, Context, JudgeRun, JudgmentRecord, Proposal
 from jobs.models import ClaimableTask
@@ -32,12 +33,12 @@ LIT2TEST = "lit2test"  # the protocol whose benchmarks the controls extend
 
 class ControlVariant(models.Model):
     class Kind(models.TextChoices):
-        CLEAR = "clear", "clear single-field corruption"
-        SUBTLE = "subtle", "subtle single-field corruption"
-        SHAM = "sham", "sham (style-matched, harmless) rewrite"
-        RENDERING = "rendering", "prose rendering"
-        FALSIFIER_OFF = "falsifier_off", "falsifying result removed"
-        NAIVE = "naive", "naive baseline"
+        CLEAR = "clear", _("clear single-field corruption")
+        SUBTLE = "subtle", _("subtle single-field corruption")
+        SHAM = "sham", _("sham (style-matched, harmless) rewrite")
+        RENDERING = "rendering", _("prose rendering")
+        FALSIFIER_OFF = "falsifier_off", _("falsifying result removed")
+        NAIVE = "naive", _("naive baseline")
 
     class Target(models.TextChoices):
         GROUNDING = "grounding", "grounding (literature_gap)"
@@ -45,9 +46,9 @@ class ControlVariant(models.Model):
         FALSIFIABILITY = "falsifiability", "falsifiability (falsifying_result)"
 
     class Status(models.TextChoices):
-        DRAFT = "draft", "draft (awaiting review)"
-        APPROVED = "approved", "approved"
-        REJECTED = "rejected", "rejected"
+        DRAFT = "draft", _("draft (awaiting review)")
+        APPROVED = "approved", _("approved")
+        REJECTED = "rejected", _("rejected")
 
     class Origin(models.TextChoices):
         TEMPLATE = "template", "deterministic template"

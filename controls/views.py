@@ -17,6 +17,7 @@ from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods
 
 from arena.caching import report_cached, run_rows_fingerprint
@@ -116,11 +117,13 @@ def control_detail(request: HttpRequest, pk: int) -> HttpResponse:
         form.add_error(None, str(exc))
         return _render_detail(request, variant, form)
     if action == "approve":
-        messages.success(
-            request, f"{variant.control_id} approved{' with your edits' if changed else ''}: judge runs with controls include it."
-        )
+        if changed:
+            done = gettext("%(id)s approved with your edits: judge runs with controls include it.")
+        else:
+            done = gettext("%(id)s approved: judge runs with controls include it.")
     else:
-        messages.success(request, f"{variant.control_id} rejected: no judge run includes it.")
+        done = gettext("%(id)s rejected: no judge run includes it.")
+    messages.success(request, done % {"id": variant.control_id})
     return redirect("controls:variant", pk=variant.pk)
 
 

@@ -38,10 +38,10 @@ class HypoArenaConfig(AppConfig):
                 name=PROTOCOL,
                 label="HypoArena",
                 run_types=(
-                    RunType("arena", "arena (HypoArena: 5-level A≫B … B≫A)", ARENA.name),
-                    RunType("rubric", "rubric (HypoArena: 1–5 per criterion)", RUBRIC.name),
+                    RunType("arena", _("arena (HypoArena: 5-level A≫B … B≫A)"), ARENA.name),
+                    RunType("rubric", _("rubric (HypoArena: 1–5 per criterion)"), RUBRIC.name),
                 ),
-                selection_help="all · domain:NAME · sample:N (matches, or submissions for a rubric run)",
+                selection_help=_("all · domain:NAME · sample:N (matches, or submissions for a rubric run)"),
                 benchmark_page="hypoarena:benchmark",
                 links=(
                     Link(_("Leaderboard"), "hypoarena:leaderboard", "hypoarena-leaderboard-link"),

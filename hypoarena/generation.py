@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext_noop
 
 from arena.models import Benchmark, Participant
 from jobs.elicitation import ElicitKind, elicit_launch, elicit_parameters
@@ -210,7 +211,7 @@ def _after(run: GenerationRun, case_ids: set[int]) -> None:
 
 KIND = ElicitKind(
     run_kind=RUN_KIND,
-    title="HypoArena generation",
+    title=gettext_noop("HypoArena generation"),
     run_model=GenerationRun,
     task_model=GenerationTask,
     related=("case__domain",),

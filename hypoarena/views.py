@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET
 
 from arena import formatting
@@ -217,7 +218,7 @@ def agreement_sections(doc: dict[str, Any]) -> dict[str, Any]:
         {"model": m, "reference": m in references, "cells": [doc["ratings"][d].get(m) for d in domains]}
         for m in sorted(models, key=lambda m: (mean_rank[m], m))
     ]
-    labels = [("A", "shown-A wins"), ("B", "shown-B wins"), ("tie", "tie")]
+    labels = [("A", gettext("shown-A wins")), ("B", gettext("shown-B wins")), ("tie", gettext("tie"))]
     confusion = [{"label": label, "counts": [pairwise["pooled"]["confusion"][x][y] for y, _ in labels]} for x, label in labels]
     return {
         "summary": summary,

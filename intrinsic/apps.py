@@ -34,9 +34,11 @@ class IntrinsicConfig(AppConfig):
                 name=PROTOCOL,
                 label="Intrinsic scoring",
                 run_types=(
-                    RunType("listwise", "listwise (Intrinsic scoring: the judge's top 5 of a paper's candidates)", LISTWISE.name),
+                    RunType(
+                        "listwise", _("listwise (Intrinsic scoring: the judge's top 5 of a paper's candidates)"), LISTWISE.name
+                    ),
                 ),
-                selection_help="all · discipline:NAME · sample:N (papers to rank)",
+                selection_help=_("all · discipline:NAME · sample:N (papers to rank)"),
                 benchmark_page="intrinsic:benchmark",
                 figures=(
                     Figure.counting(_("Papers"), Paper),

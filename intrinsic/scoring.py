@@ -35,6 +35,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from arena.models import Benchmark, JudgeRun
 from jobs import execution, lifecycle
@@ -461,7 +462,7 @@ SCORING = RunKindSpec(
     finish=lambda run_id: run_finish(RUN_KIND, run_id),
     progress=lambda run: scoring_progress(run=run),
     title=TITLE,
-    noun="scoring run",
+    noun=gettext_noop("scoring run"),  # a msgid: the run pages translate it (jobs.views), commands print it as is
     listed=_title,
 )
 

@@ -14,6 +14,7 @@ from django.contrib import messages
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods
 
 from arena import formatting
@@ -444,8 +445,7 @@ def launch_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
         except RunError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(
-                request, f"Scoring run {run.pk} launched: {run.tasks.count()} candidates to score for {run.scorer.name}."
-            )
+            launched = gettext("Scoring run %(id)s launched: %(n)s candidates to score for %(scorer)s.")
+            messages.success(request, launched % {"id": run.pk, "n": run.tasks.count(), "scorer": run.scorer.name})
             return redirect(run_page_url(run))  # its page: progress, controls, log and tasks
     return render(request, "intrinsic/launch.html", {"benchmark": benchmark, "form": form})

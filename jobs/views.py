@@ -61,7 +61,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
     runs = list(JudgeRun.objects.select_related("benchmark").order_by("-created_at", "-id")[:100])
     rows = [(run, run_progress(run=run)) for run in runs]
     # Every kind's other runs (generation, elicitation, scoring ...) share the second table, each linked to its page.
-    generations = [(title, run, progress, run_page_url(run)) for title, run, progress in runs_listed(20)]
+    generations = [(gettext(title), run, progress, run_page_url(run)) for title, run, progress in runs_listed(20)]
     live = any(not p.settled for _, p in rows) or any(not p.settled for _, _, p, _ in generations)
     values = {"rows": rows, "generations": generations, "live": live, "actions": _actions()}
     template = "jobs/run_list.html#runs" if request.htmx else "jobs/run_list.html"
@@ -204,8 +204,14 @@ def _control_url(spec: RunKindSpec, run: Any, action: str) -> str:  # noqa: ANN4
 
 
 def _noun(spec: RunKindSpec, run: Any) -> str:  # noqa: ANN401
-    """How messages name the run: "Run 4", "Scoring run 4", "HypoArena generation run 2"."""
-    name = f"{spec.noun} {run.pk}"
+    """How messages name the run: "Run 4", "Scoring run 4", "HypoArena generation run 2" (in the page's language: an
+    elicitation kind's noun is its title and "run", so it is translated as the two)."""
+    if spec.title and spec.noun == f"{spec.title} run":
+        name = gettext("%(kind)s run %(id)s") % {"kind": gettext(spec.title), "id": run.pk}
+    elif spec.noun == "run":
+        name = gettext("Run %(id)s") % {"id": run.pk}
+    else:
+        name = f"{gettext(spec.noun)} {run.pk}"
     return name[:1].upper() + name[1:]
 
 
@@ -436,7 +442,7 @@ def engine_run_detail(request: HttpRequest, kind: str, run_id: int) -> HttpRespo
     parameters = run.parameters or {}
     shown = ("base_url", "api_key_env", "concurrency", "rate_per_second", "timeout")
     values |= _step_values(spec, run) | {
-        "title": spec.title or spec.kind,
+        "title": gettext(spec.title) if spec.title else spec.kind,
         "benchmark_url": _benchmark_url(run),
         "parameters": parameters,
         "other_parameters": [
@@ -457,7 +463,11 @@ def _control(request: HttpRequest, spec: RunKindSpec, run: Any, action: str) -> 
     if action not in ("pause", "resume", "cancel"):
         return HttpResponse(status=404)
     if action == "cancel" and run.status not in JudgeRun.ACTIVE_STATUSES:
-        messages.error(request, f"{_noun(spec, run)} has already ended ({run.status}): there is nothing to {action}.")
+        messages.error(
+            request,
+            gettext("%(run)s has already ended (%(status)s): there is nothing to cancel.")
+            % {"run": _noun(spec, run), "status": run.status},
+        )
         return redirect(page)
     if action == "cancel" and (request.method == "GET" or request.POST.get("confirm") != "yes"):
         return render(
@@ -480,13 +490,17 @@ def _control(request: HttpRequest, spec: RunKindSpec, run: Any, action: str) -> 
             run_pause(run=run)
         elif action == "resume":
             todo = run_resume(run=run)
-            what = "tasks left to do" if spec.kind == RunKind.JUDGE else "tasks reopened"
-            messages.success(request, f"{_noun(spec, run)} resumed: {todo} {what}.")
+            if spec.kind == RunKind.JUDGE:
+                done = gettext("%(run)s resumed: %(n)s tasks left to do.")
+            else:
+                done = gettext("%(run)s resumed: %(n)s tasks reopened.")
+            messages.success(request, done % {"run": _noun(spec, run), "n": todo})
         else:
             run_cancel(run=run)
             messages.success(
                 request,
-                f"{_noun(spec, run)} cancelled: calls already sent still finish and are billed; this page follows them.",
+                gettext("%(run)s cancelled: calls already sent still finish and are billed; this page follows them.")
+                % {"run": _noun(spec, run)},
             )
     except RunError as exc:
         messages.error(request, str(exc))

@@ -35,8 +35,8 @@ class Lit2TestConfig(AppConfig):
                 label="Lit2Test",
                 default=True,
                 run_types=(
-                    RunType("holistic", "holistic (A / B / tie)", pairs.name),
-                    RunType("structured", "structured (0–4 per dimension)", pairs.name),
+                    RunType("holistic", _("holistic (A / B / tie)"), pairs.name),
+                    RunType("structured", _("structured (0–4 per dimension)"), pairs.name),
                 ),
                 selection_help="all · batch:NAME · sample:N",
                 selection_option="--pairs",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.utils.translation import gettext_noop
 
 from arena import blindness
 from arena.models import Benchmark, CanonicalPair, Participant, Proposal
@@ -29,7 +30,7 @@ from .parsing import parse_proposal_answer
 from .prompts import render_generation_task
 
 RUN_KIND = "generation"
-TITLE = "Lit2Test generation"
+TITLE = gettext_noop("Lit2Test generation")  # a msgid: pages translate it (jobs.views), commands print it as is
 
 
 def generation_run_create(

@@ -22,6 +22,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.html import format_html
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from arena.charts import Forest, forest_plot, heat_map
@@ -85,7 +86,8 @@ def upload_panel(request: HttpRequest, posted: bool) -> tuple[dict[str, Any], Ht
             return {"form": form}, None
     messages.success(request, summary.line())
     if ignored:
-        messages.warning(request, f"ignored files that are not release files: {', '.join(ignored)}")
+        ignored_text = gettext("ignored files that are not release files: %(files)s")
+        messages.warning(request, ignored_text % {"files": ", ".join(ignored)})
     return {"form": form}, redirect("arena:dashboard")
 
 
@@ -514,12 +516,13 @@ def benchmark_version_new(request: HttpRequest, benchmark_id: int) -> HttpRespon
     try:
         new = benchmark_new_version(benchmark=benchmark)
     except AlreadyLaunched as exc:
-        messages.info(request, f"{exc}. Launch its canonical judge now.")
+        messages.info(request, gettext("%(problem)s. Launch its canonical judge now.") % {"problem": exc})
         return redirect(f"{reverse('jobs:run-new')}?benchmark={exc.run.pk}")
     except RunError as exc:
         messages.error(request, str(exc))
         return redirect("arena:benchmark", benchmark_id=benchmark.pk)
-    messages.success(request, f"Created {new}: same contexts, proposals and pairs, no runs. Launch its canonical judge now.")
+    created = gettext("Created %(version)s: same contexts, proposals and pairs, no runs. Launch its canonical judge now.")
+    messages.success(request, created % {"version": new})
     return redirect(f"{reverse('jobs:run-new')}?benchmark={new.pk}")
 
 
@@ -544,6 +547,7 @@ def generation_new(request: HttpRequest) -> HttpResponse:
         except RunError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Generation run {run.pk} launched: {run.tasks.count()} proposals to elicit.")
+            launched = gettext("Generation run %(id)s launched: %(n)s proposals to elicit.")
+            messages.success(request, launched % {"id": run.pk, "n": run.tasks.count()})
             return redirect(run_page_url(run))  # its page: progress, controls, log, tasks and the pairing step
     return render(request, "lit2test/generation_new.html", {"form": form})

@@ -32,17 +32,20 @@ class ReconstructionConfig(AppConfig):
         elicit_kind_register(PROPOSERS)
         family = RunOption(
             "judge_family",
-            "Judge family",
-            "Reconstruction match runs: the judge's model family. The judge recuses on hypotheses of its own family.",
-            required="A Reconstruction match run needs the judge's model family: the judge recuses on its own family's "
-            "hypotheses.",
+            _("Judge family"),
+            _("Reconstruction match runs: the judge's model family. The judge recuses on hypotheses of its own family."),
+            required=_(
+                "A Reconstruction match run needs the judge's model family: the judge recuses on its own family's hypotheses."
+            ),
         )
         protocol_register(
             ProtocolSpec(
                 name=PROTOCOL,
                 label="Reconstruction",
-                run_types=(RunType("match", "match (Reconstruction: Match / No-match per hypothesis)", MATCH.name, (family,)),),
-                selection_help="all · domain:NAME · system:NAME · sample:N (hypotheses to match-judge)",
+                run_types=(
+                    RunType("match", _("match (Reconstruction: Match / No-match per hypothesis)"), MATCH.name, (family,)),
+                ),
+                selection_help=_("all · domain:NAME · system:NAME · sample:N (hypotheses to match-judge)"),
                 benchmark_page="reconstruction:benchmark",
                 figures=(
                     Figure.counting(_("Seed papers"), SeedPaper),

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import QuerySet
+from django.utils.translation import gettext_noop
 
 from arena.models import Benchmark, Participant
 from jobs.elicitation import ElicitKind, Problems, elicit_launch, elicit_parameters, elicit_problem
@@ -124,7 +125,7 @@ def _store(task: ProposerTask, hypotheses: list[dict[str, Any]]) -> None:
 
 KIND = ElicitKind(
     run_kind=RUN_KIND,
-    title="Reconstruction proposers",
+    title=gettext_noop("Reconstruction proposers"),
     run_model=ProposerRun,
     task_model=ProposerTask,
     related=("seed__freeze", "run"),

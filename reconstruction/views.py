@@ -10,6 +10,7 @@ from typing import Any
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_http_methods
 
 from arena import formatting
@@ -287,7 +288,8 @@ def launch_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
         except RunError as exc:
             proposer_form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Proposer run {run.pk} launched: {run.tasks.count()} hypothesis sets to elicit.")
+            launched = gettext("Proposer run %(id)s launched: %(n)s hypothesis sets to elicit.")
+            messages.success(request, launched % {"id": run.pk, "n": run.tasks.count()})
             return redirect("jobs:runs")
     if action == "swiss" and swiss_form.is_valid():
         d = swiss_form.cleaned_data
@@ -309,9 +311,8 @@ def launch_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
         except RunError as exc:
             swiss_form.add_error(None, str(exc))
         else:
-            messages.success(
-                request, f"Swiss selection {selection.participant.name} started: round {selection.round} is being judged."
-            )
+            started = gettext("Swiss selection %(name)s started: round %(round)s is being judged.")
+            messages.success(request, started % {"name": selection.participant.name, "round": selection.round})
             return redirect("reconstruction:bracket", benchmark_id=benchmark.pk, selection_id=selection.pk)
     return render(
         request, "reconstruction/launch.html", {"benchmark": benchmark, "proposer_form": proposer_form, "swiss_form": swiss_form}

@@ -16,8 +16,11 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from arena import formatting
 from arena.models import Benchmark, JudgeRun
-from reconstruction.models import SeedPaper
+from hypoarena.models import Domain
+from intrinsic.models import Paper, Scorer
+from reconstruction.models import SeedPaper, SwissSelection
 from tests.clients import client_for
 
 pytestmark = pytest.mark.django_db
@@ -27,6 +30,8 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 # its groups, which are URL path segments), version and run numbers, units and punctuation. Benchmark names and
 # versions are added per crawl from the database (they are data, as model names are).
 ALLOWED = ("Lit2Test Web API", "Lit2Test", "HypoArena", "Reconstruction", "Intrinsic scoring", "T0")
+# Names of statistics and their symbols, printed as the papers print them (a header such as "Spearman ρ" or "MRR").
+ALLOWED += ("Spearman", "Kendall", "MRR", "ΔMRR", "Hit@", "ΔHit@", "success@5", "NLL", "CI")
 LEFTOVER = re.compile(r"[A-Za-z]{2,}")
 
 
@@ -122,9 +127,20 @@ def leftover_english(soup: Page, names: list[str]) -> list[str]:
     return out
 
 
+def data_names() -> list[str]:
+    """What the pages print as data, not words: benchmark names, each protocol's domains and disciplines (as the pages
+    label them), and its scorers' models with their criteria (a heat map's column reads "Demo-LM-1B" over "NLL")."""
+    names = [n for b in Benchmark.objects.all() for n in (b.name, str(b))]
+    domains = {*Domain.objects.values_list("name", flat=True), *SeedPaper.objects.values_list("domain", flat=True)}
+    names += [formatting.domain_label(d) for d in domains]
+    names += list(Paper.objects.values_list("discipline", flat=True).distinct())
+    names += [f"{model}{'NLL' if c == 'nll' else c}" for model, c in Scorer.objects.values_list("model", "criterion")]
+    return names
+
+
 def crawl(client, urls: list[str]) -> dict[str, Page]:  # noqa: ANN001
     """Every page, and the property: no leftover English heading on any of them."""
-    names = [n for b in Benchmark.objects.all() for n in (b.name, str(b))]
+    names = data_names()
     pages = {url: page(client, url) for url in urls}
     problems = {url: bad for url, soup in pages.items() if (bad := leftover_english(soup, names))}
     assert not problems, f"English headings left on pages served in Chinese (mark them for translation): {problems}"
@@ -145,6 +161,7 @@ def test_the_top_bar_pages_and_the_lit2test_pages_are_in_chinese(researcher, ann
         "benchmark": reverse("arena:benchmark", args=[imported.pk]),
         "run": reverse("jobs:run", args=[run.pk]),
         "blindness": reverse("arena:blindness", args=[imported.pk]),
+        "controls": reverse("controls:report", args=[imported.pk]),
     }
     pages = crawl(client, list(urls.values()))
     expect = {
@@ -161,6 +178,7 @@ def test_the_top_bar_pages_and_the_lit2test_pages_are_in_chinese(researcher, ann
         "benchmark": {"h2": ["评判运行", "来源审计"], "th": ["评判模型", "标签", "提供方", "状态", "规范", "有序评判"]},
         "run": {"h1": [f"运行 #{run.pk}"], "h2": ["进度", "有序评判"], "dt": ["类型", "来源", "启动者"]},
         "blindness": {"h1": ["盲评"], "h2": ["扫描", "别名", "含遮蔽内容的提案"], "th": ["模型", "角色"]},
+        "controls": {"h1": ["对照"], "h2": ["尚无对照变体"]},
     }
     for name, selectors in expect.items():
         for selector, wanted in selectors.items():
@@ -201,6 +219,7 @@ def test_each_protocols_benchmark_pages_are_in_chinese(researcher) -> None:  # n
         Benchmark.objects.filter(protocol=p).order_by("pk").first() for p in ("hypoarena", "reconstruction", "intrinsic")
     )
     seed = SeedPaper.objects.filter(benchmark=recon).order_by("pk").first()
+    selection = SwissSelection.objects.filter(benchmark=recon).order_by("pk").first()
     urls = {
         "dashboard": reverse("arena:dashboard"),
         "hypoarena": reverse("hypoarena:benchmark", args=[hypo.pk]),
@@ -209,6 +228,10 @@ def test_each_protocols_benchmark_pages_are_in_chinese(researcher) -> None:  # n
         "recon-launch": reverse("reconstruction:launch", args=[recon.pk]),
         "papers": reverse("intrinsic:benchmark", args=[intrinsic.pk]),
         "intrinsic-launch": reverse("intrinsic:launch", args=[intrinsic.pk]),
+        "agreement": reverse("hypoarena:agreement", args=[hypo.pk]),
+        "results": reverse("reconstruction:results", args=[recon.pk]),
+        "bracket": reverse("reconstruction:bracket", args=[recon.pk, selection.pk]),
+        "report": reverse("intrinsic:report", args=[intrinsic.pk]),
     }
     pages = crawl(zh_client(researcher), list(urls.values()))
     expect = {
@@ -227,6 +250,24 @@ def test_each_protocols_benchmark_pages_are_in_chinese(researcher) -> None:  # n
         "intrinsic-launch": {
             "h1": [f"在 {intrinsic.name} 上启动评分运行"],
             "label": ["模型", "准则", "Logprobs 模式", "端点 URL"],
+        },
+        "agreement": {
+            "h1": ["评判模型间一致性"],
+            "h2": ["合并 Spearman ρ", "各领域的一致性", "共同对局上的正向判定", "两个评判模型的评分"],
+            "th": ["领域", "平均 |Δ名次|", "模型 / 单元", "逐对一致率", "一致 / 共同对局", "合并", "显示为 A 者胜", "平局"],
+        },
+        "results": {
+            "h2": ["匹配率与 success@5", "对照", "比率与符号检验"],
+            "th": ["系统", "范围", "比率 a/b", "论文", "a 更高", "b 更高", "平局"],
+            "label": ["标签规则", "比率"],
+        },
+        "bracket": {
+            "h2": ["槽位 1"],
+            "th": ["候选 A", "候选 B", "投票（评判模型，顺序：投给哪一方）", "排名", "候选", "积分", "对局", "Buchholz 分"],
+        },
+        "report": {
+            "h2": ["各评分器的金标准假设检索", "各学科的 Hit@1", "金标准名次分布", "跨模型一致性", "配对差值"],
+            "th": ["模型", "准则", "金标准胜出 %", "已排序论文", "含平局的论文", "学科", "评分器", "来源", "端点"],
         },
     }
     for name, selectors in expect.items():

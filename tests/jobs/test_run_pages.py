@@ -183,7 +183,7 @@ def test_the_run_page_shows_context_and_both_models_and_filters_judgments(import
 
     def count(**params: str) -> int:
         page = client.get(url, params).content.decode()
-        return int(re.search(r'id="judgment-count">(\d+) judgment', page).group(1))
+        return int(re.search(r'id="judgment-count">([\d,]+) judgment', page).group(1).replace(",", ""))
 
     assert count() == 2400
     assert count(stability="stable") == 1900 and count(stability="sensitive") == 500 and count(stability="incomplete") == 0
