@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 from django.conf import settings
+from django.core.validators import RegexValidator
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -28,6 +31,10 @@ from arena.selectors import (
 from .judging import PROTOCOL
 from .readers import DEFAULT_SCALE, SCALES, leaderboard_for_readers, style_choice
 from .style_inputs import run_side_features
+
+#: The style features ``style_control`` may name (``arena.stats.style_leaderboard.STYLE_FEATURES``, written out here so
+#: that loading the API does not load numpy; tests/lit2test/test_leaderboard_honest_style.py holds them equal).
+_STYLE = "length|citations|structure|words|headers|lists|bold"
 
 
 class LeaderboardApi(APIView):
@@ -57,10 +64,18 @@ class LeaderboardApi(APIView):
             help_text="The strengths' scale: log-ability (the BT strength) or elo (1500 + 400·θ/ln 10, as HypoArena's "
             "ratings); the document's 'scale' says which.",
         )
-        style_control = serializers.CharField(
+        style_control = serializers.CharField(  # given empty, an error naming it (QueryParams), as every parameter
             required=False,
             default="",
-            allow_blank=True,
+            # The schema states the grammar (what a client may send), the validator below names an unknown feature.
+            validators=[
+                RegexValidator(
+                    rf"^\s*({_STYLE})\s*(,\s*({_STYLE})\s*)*$",
+                    message="unknown style feature(s) in '%(value)s': give a comma-separated list of "
+                    + _STYLE.replace("|", ", "),
+                    flags=re.IGNORECASE,
+                )
+            ],
             help_text="Comma-separated style features (length, citations, structure, words, headers, lists, bold): adds "
             "'style_control', the style-controlled ranking beside the plain one with a rank Δ, as the command's "
             "--style-control.",

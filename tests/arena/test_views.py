@@ -62,7 +62,7 @@ def test_the_benchmark_page_shows_runs_audit_and_the_imported_verdicts_badge(res
     client = client_for(researcher)
     page = client.get(reverse("arena:benchmark", args=[imported.pk])).content.decode()
     assert "No paper appears in more than one context." in page
-    assert '<span class="badge">imported verdicts</span>' in page and ">2400<" in page
+    assert '<span class="badge">imported verdicts</span>' in page and ">2,400<" in page
     assert "replay" not in page.lower()  # the release's verdicts were not replayed: they were imported
     board = client.get(reverse("lit2test:leaderboard", args=[imported.pk])).content.decode()
     assert "imported verdicts" in board and "replay" not in board.lower()

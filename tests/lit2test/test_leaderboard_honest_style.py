@@ -209,3 +209,10 @@ def test_with_one_context_the_honest_intervals_say_why_they_are_not_computed(tmp
     out = StringIO()
     call_command("leaderboard", str(benchmark.pk), "--replicates", "50", stdout=out)
     assert "  Not computed: fewer than two contexts: no cluster-robust variance." in out.getvalue().splitlines()
+
+
+def test_the_api_schema_names_the_style_features_the_statistics_know() -> None:
+    from arena.stats.style_leaderboard import STYLE_FEATURES
+    from lit2test.apis import _STYLE
+
+    assert _STYLE.split("|") == list(STYLE_FEATURES)
