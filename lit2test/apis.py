@@ -34,7 +34,7 @@ from .style_inputs import run_side_features
 
 #: The style features ``style_control`` may name (``arena.stats.style_leaderboard.STYLE_FEATURES``, written out here so
 #: that loading the API does not load numpy; tests/lit2test/test_leaderboard_honest_style.py holds them equal).
-_STYLE = "length|citations|structure|words|headers|lists|bold"
+STYLE_CHOICES = "length|citations|structure|words|headers|lists|bold"
 
 
 class LeaderboardApi(APIView):
@@ -70,9 +70,9 @@ class LeaderboardApi(APIView):
             # The schema states the grammar (what a client may send), the validator below names an unknown feature.
             validators=[
                 RegexValidator(
-                    rf"^\s*({_STYLE})\s*(,\s*({_STYLE})\s*)*$",
+                    rf"^\s*({STYLE_CHOICES})\s*(,\s*({STYLE_CHOICES})\s*)*$",
                     message="unknown style feature(s) in '%(value)s': give a comma-separated list of "
-                    + _STYLE.replace("|", ", "),
+                    + STYLE_CHOICES.replace("|", ", "),
                     flags=re.IGNORECASE,
                 )
             ],

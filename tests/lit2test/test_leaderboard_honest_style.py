@@ -213,6 +213,6 @@ def test_with_one_context_the_honest_intervals_say_why_they_are_not_computed(tmp
 
 def test_the_api_schema_names_the_style_features_the_statistics_know() -> None:
     from arena.stats.style_leaderboard import STYLE_FEATURES
-    from lit2test.apis import _STYLE
+    from lit2test.apis import STYLE_CHOICES
 
-    assert _STYLE.split("|") == list(STYLE_FEATURES)
+    assert STYLE_CHOICES.split("|") == list(STYLE_FEATURES)
