@@ -104,8 +104,9 @@ class Command(BaseCommand):
                 f"{chosen} has no judge run {', '.join(map(str, missing))}; its runs are listed by the runs page "
                 f"(or name the run's own benchmark)"
             )
-        if (replicates is not None and replicates < 0) or (seed is not None and seed < 0):
-            raise CommandError(f"--replicates and --seed must be 0 or more (got {replicates} and {seed})")
+        for option, value in (("--replicates", replicates), ("--seed", seed)):
+            if value is not None and value < 0:
+                raise CommandError(f"{option} must be 0 or more, got {value}")
         try:
             doc = run_reliability(runs[run], references=[runs[n] for n in reference_run], replicates=replicates, seed=seed)
         except ValueError as exc:
