@@ -69,7 +69,7 @@ def assignment_check_order(*, assignment: Assignment) -> None:
     An item already started, skipped or submitted is always open. The next item's position is read from the
     ``next_position`` annotation when the lookup carried one (:func:`next_position_subquery`), else looked up.
     """
-    if assignment.opened_at is not None or assignment.skipped_at is not None or _has_label(assignment):
+    if assignment.opened_at is not None or assignment.skipped_at is not None or has_label(assignment):
         return
     pending = pending_in_order(study_id=assignment.study_id, annotator_id=assignment.annotator_id)
     if hasattr(assignment, "next_position"):
@@ -81,7 +81,8 @@ def assignment_check_order(*, assignment: Assignment) -> None:
     raise OutOfOrder(pending.only("id", "token", "position").first())  # type: ignore[arg-type]  # one is pending
 
 
-def _has_label(assignment: Assignment) -> bool:
+def has_label(assignment: Assignment) -> bool:
+    """Whether the assignment has its label (submitted), through the ``select_related`` cache when present."""
     try:
         assignment.label  # noqa: B018 - follows the select_related cache when present
     except Label.DoesNotExist:
@@ -183,7 +184,7 @@ def study_skip_flag_rows(*, study_id: int) -> list[dict[str, object]]:
     """One row per skip and per flag, for the researchers' CSV: the skips first, each group by item."""
     rows: list[dict[str, object]] = []
     for a in study_skips(study_id=study_id):
-        rows.append(_row(study_id, "skip", a, a.skipped_at, a.skip_reason, answered=_has_label(a)))
+        rows.append(_row(study_id, "skip", a, a.skipped_at, a.skip_reason, answered=has_label(a)))
     for f in study_flags(study_id=study_id):
         rows.append(_row(study_id, "flag", f.assignment, f.created_at, f.comment, answered=None))
     return rows

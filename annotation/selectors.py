@@ -17,7 +17,7 @@ from django.utils import timezone
 from arena.models import Benchmark, Context, JudgeRun, Paper
 from arena.selectors import run_cases_frame, run_data_version, run_default
 
-from .flow import pending_in_order
+from .flow import has_label, pending_in_order
 from .models import Assignment, Item, Label, Study
 from .rubric import DIMENSION_KEYS, SIX_FIELDS, score_field, validate_submission
 
@@ -48,7 +48,7 @@ def assignment_status(assignment: Assignment) -> str:
     The clock starts only when the annotator presses Start on the item's start page (or saves answers), so
     an item opened by nobody, or merely reached after submitting the one before, is still ``todo``.
     """
-    if _has_label(assignment):
+    if has_label(assignment):
         return STATUS_OVER_TIME if assignment.label.over_time else STATUS_SUBMITTED
     if assignment.skipped_at is not None:
         return STATUS_SKIPPED
@@ -57,14 +57,6 @@ def assignment_status(assignment: Assignment) -> str:
     if assignment.opened_at is not None:
         return STATUS_STARTED
     return STATUS_TODO
-
-
-def _has_label(assignment: Assignment) -> bool:
-    try:
-        assignment.label  # noqa: B018 - follows the select_related cache when present
-    except Label.DoesNotExist:
-        return False
-    return True
 
 
 @dataclass
@@ -89,7 +81,7 @@ class StudyOverview:
     def skipped(self) -> int:
         return self.statuses.count(STATUS_SKIPPED)
 
-    @property
+    @functools.cached_property
     def next_assignment(self) -> Assignment | None:
         """The first item in the annotator's order neither submitted nor skipped: the one to start (annotation.flow)."""
         return next((a for a, s in self.rows if s in STATUS_PENDING), None)
@@ -335,13 +327,13 @@ def study_validation(*, study: Study) -> StudyValidation:
         Assignment.objects.filter(study=study).select_related("annotator", "label").order_by("annotator__username", "position")
     )
     for a in assignments:
-        if _has_label(a):
+        if has_label(a):
             problems = validate_submission(label_as_values(a.label))
             status = "invalid" if problems else "ok"
         else:
             problems = validate_submission(a.draft or {})
             status = "skipped" if a.skipped_at is not None else "pending"
-        started = _has_label(a) or a.opened_at is not None or bool(a.draft)
+        started = has_label(a) or a.opened_at is not None or bool(a.draft)
         entries.append(ValidationEntry(a.annotator.get_username(), a.position, a.item_id, status, problems, started))
     return StudyValidation(entries)
 

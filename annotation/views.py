@@ -35,6 +35,7 @@ from .flow import (
     assignment_check_order,
     assignment_flag,
     assignment_skip,
+    has_label,
     next_position_subquery,
     study_flags,
     study_skip_flag_rows,
@@ -150,20 +151,19 @@ def _entry_url(assignment: Assignment, status: str) -> str:
 
 def _refuse_out_of_order(request: HttpRequest, assignment: Assignment, exc: OutOfOrder) -> HttpResponse:
     """A later item than the next one, reached by a crafted or old URL: 403, naming the item to do first."""
-    following = exc.following
-    return render(
-        request,
-        "annotation/item_start.html",
-        {
-            "assignment": assignment,
-            "study": assignment.study,
-            "round_label": ROUND_LABELS.get(assignment.study.round, ""),
-            "total": assignment_total(assignment=assignment),
-            "following": following,
-            "following_url": reverse("annotation:item-start", args=[following.token]),
-        },
-        status=403,
-    )
+    following = {"following": exc.following, "following_url": reverse("annotation:item-start", args=[exc.following.token])}
+    return _start_page(request, assignment, following, status=403)
+
+
+def _start_page(request: HttpRequest, assignment: Assignment, extra: dict | None = None, *, status: int = 200) -> HttpResponse:
+    """An item's start page (its position, study and round; ``extra`` for a refusal's next item)."""
+    context = {
+        "assignment": assignment,
+        "study": assignment.study,
+        "round_label": ROUND_LABELS.get(assignment.study.round, ""),
+        "total": assignment_total(assignment=assignment),
+    }
+    return render(request, "annotation/item_start.html", context | (extra or {}), status=status)
 
 
 @require_GET
@@ -305,7 +305,7 @@ def item_start(request: HttpRequest, token: str) -> HttpResponse:
     An item already started (or submitted) has nothing to start: both methods go on to the item.
     """
     assignment = _get_assignment_for_user(request, token)
-    if assignment.opened_at is not None or _submitted(assignment):
+    if assignment.opened_at is not None or has_label(assignment):
         return redirect("annotation:item", token=token)
     try:
         assignment_check_order(assignment=assignment)
@@ -314,24 +314,7 @@ def item_start(request: HttpRequest, token: str) -> HttpResponse:
     if request.method == "POST":
         assignment_open(assignment=assignment)
         return redirect("annotation:item", token=token)
-    return render(
-        request,
-        "annotation/item_start.html",
-        {
-            "assignment": assignment,
-            "study": assignment.study,
-            "round_label": ROUND_LABELS.get(assignment.study.round, ""),
-            "total": assignment_total(assignment=assignment),
-        },
-    )
-
-
-def _submitted(assignment: Assignment) -> bool:
-    try:
-        assignment.label  # noqa: B018 - follows the select_related cache
-    except Label.DoesNotExist:
-        return False
-    return True
+    return _start_page(request, assignment)
 
 
 @never_cache

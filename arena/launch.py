@@ -14,6 +14,13 @@ from django.utils.translation import gettext_lazy as _
 ENDPOINT_EXAMPLE = "http://127.0.0.1:8001/v1"
 
 
+def _credentials_problem() -> str:
+    return gettext(
+        "the endpoint URL holds a user name or password; give it without them and put the key in an environment "
+        "variable whose name goes in the API key variable (--api-key-env)"
+    )
+
+
 def endpoint_url_problem(url: str) -> str | None:
     """What is wrong with an endpoint's base URL, in words (None when it is usable): it must be an absolute http(s) URL
     with a host (a bare name such as ``http://vllm:8000/v1`` is fine) and no user name or password in it (a key belongs
@@ -23,18 +30,21 @@ def endpoint_url_problem(url: str) -> str | None:
     values = {"url": repr(url), "example": ENDPOINT_EXAMPLE}
     if not url:
         return gettext("the endpoint URL is empty; give the OpenAI-compatible server's base URL, e.g. %(example)s") % values
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unbalanced IPv6 bracket, "http://[::1/v1"; never echoed if it may hold a password
+        if "@" in url:
+            return _credentials_problem()
+        return gettext("the endpoint URL %(url)s is not an http:// or https:// address with a host; e.g. %(example)s") % values
     if "@" in parts.netloc:
-        return gettext(
-            "the endpoint URL holds a user name or password; give it without them and put the key in an environment "
-            "variable whose name goes in the API key variable (--api-key-env)"
-        )
+        return _credentials_problem()
     if any(c.isspace() for c in url):
         return gettext("the endpoint URL %(url)s contains a space; give it without spaces, e.g. %(example)s") % values
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return gettext("the endpoint URL %(url)s is not an http:// or https:// address with a host; e.g. %(example)s") % values
     try:
-        parts.port  # noqa: B018 - raises on a port that is not a number from 0 to 65535
+        if parts.port == 0:  # raises on a port that is not a number from 0 to 65535
+            raise ValueError
     except ValueError:
         return gettext("the endpoint URL %(url)s has a port that is not a number from 1 to 65535; e.g. %(example)s") % values
     return None
@@ -78,7 +88,11 @@ class NamesField(forms.CharField):
 
 def without_credentials(url: str) -> str:
     """``url`` without a user name or password (a refused form shows the rest of it back, never a key)."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # not a URL at all: keep what follows the last "@" of its host part
+        scheme, sep, rest = url.partition("://")
+        return scheme + sep + rest.rsplit("@", 1)[-1] if "@" in rest.split("/", 1)[0] else url
     if "@" not in parts.netloc:
         return url
     return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))

@@ -213,15 +213,13 @@ def target_of(settings: dict[str, Any], price_per_call: float | None) -> Any:  #
 
 def _spent(run: Any, kind: JudgeSubjects) -> tuple[set[int], int, float | None]:  # noqa: ANN401
     """The subjects the run has tasks for, its calls so far, and what a call cost on average (None: no price)."""
-    from django.db.models import Sum
-
     from .selectors import run_progress
 
     field = f"{kind.subject_field}_id"
-    tasks = kind.task_model.objects.filter(run_id=run.pk)
-    asked = set(tasks.values_list(field, flat=True))
-    calls = int(tasks.aggregate(n=Sum("calls"))["n"] or 0)
-    cost = run_progress(run=run).cost if calls else None
+    asked = set(kind.task_model.objects.filter(run_id=run.pk).values_list(field, flat=True))
+    progress = run_progress(run=run)
+    calls = int(progress.calls)
+    cost = progress.cost if calls else None
     return asked, calls, (float(cost) / calls if cost is not None and calls else None)
 
 

@@ -26,22 +26,14 @@ SIMULATIONS = 10
 CACHE_SECONDS = 3600
 
 
-class _Rollback(Exception):
-    pass
-
-
 def _pool(request: Any) -> list[list[Any]]:  # noqa: ANN401
     """The subjects (with item and sides) a run of ``request`` would choose from, planned and rolled back."""
     from .services import judge_run_create
 
-    found: list[list[Any]] = []
-    try:
-        with transaction.atomic():
-            run, _ = judge_run_create(request=request)
-            found = list(run.parameters[adaptive.PARAMETER]["pool"])
-            raise _Rollback
-    except _Rollback:
-        pass
+    with transaction.atomic():
+        run, _ = judge_run_create(request=request)
+        found = list(run.parameters[adaptive.PARAMETER]["pool"])
+        transaction.set_rollback(True)  # a projection makes nothing
     return found
 
 

@@ -120,39 +120,8 @@ def rank_delta_text(value: int | None) -> str:
     return f"+{value}" if value > 0 else formatting.number(value, 0)
 
 
-def _rating(value: float | None) -> float | None:
-    from arena.stats.btd import elo_ratings
-
-    return None if value is None else float(elo_ratings(value))
-
-
-def _honest_and_style_on_elo(doc: dict[str, Any]) -> None:
-    """The issue-26 sections on the 1500 scale, in place (``doc`` is :func:`document_on_scale`'s deep copy):
-    strengths and interval ends mapped, standard errors and the prior's shifts (widths) multiplied by the points per
-    log-ability; ranks, coverages, ratios and the style coefficients (log-odds per unit) unchanged."""
-    from arena.stats.scales import ELO_PER_LOG_ABILITY
-
-    honest = doc.get("honest_intervals") or {}
-    sandwich = honest.get("sandwich") or {}
-    for model, value in (sandwich.get("se") or {}).items():
-        sandwich["se"][model] = value * ELO_PER_LOG_ABILITY
-    for model, ci in (sandwich.get("ci") or {}).items():
-        sandwich["ci"][model] = [_rating(v) for v in ci]
-    prior = honest.get("prior") or {}
-    for key in ("shift", "se"):
-        for model, value in (prior.get(key) or {}).items():
-            prior[key][model] = None if value is None else value * ELO_PER_LOG_ABILITY
-    for row in (doc.get("style_control") or {}).get("models") or []:
-        row["strength"], row["plain_strength"] = _rating(row["strength"]), _rating(row["plain_strength"])
-        row["ci"] = [_rating(v) for v in row["ci"]]
-
-
 def leaderboard_for_readers(*, run: JudgeRun, document: dict[str, Any], scale: str = DEFAULT_SCALE) -> dict[str, Any]:
     """``document`` (the run's leaderboard) on ``scale``, with ``last_updated`` (:func:`run_last_updated`)."""
-    from arena.stats.scales import ELO, document_on_scale
+    from arena.stats.scales import document_on_scale
 
-    chosen = scale_choice(scale)
-    out = document_on_scale(document, chosen)
-    if chosen == ELO:
-        _honest_and_style_on_elo(out)
-    return out | {"last_updated": run_last_updated(run=run)}
+    return document_on_scale(document, scale_choice(scale)) | {"last_updated": run_last_updated(run=run)}

@@ -26,7 +26,7 @@ import numpy as np
 from scipy.special import expit
 from scipy.stats import norm
 
-from .bootstrap import percentile_ci
+from .bootstrap import as_generator, percentile_ci
 from .bt import fit_bt, fit_bt_batch
 from .pairwise import PairJudgments, cluster_bootstrap_fits
 from .sandwich import cluster_robust_se
@@ -88,7 +88,7 @@ def ci_coverage(
     """
     if simulations < 1 or replicates < 1:
         raise ValueError("ci_coverage: simulations and replicates must be >= 1")
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = as_generator(seed)
     if theta is None:
         theta = fit_bt(j.win_matrix(), pseudo_count=pseudo_count).theta
     truth = np.asarray(theta, dtype=np.float64)

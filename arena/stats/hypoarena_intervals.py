@@ -10,14 +10,12 @@ import math
 
 import numpy as np
 
+from .rank_intervals import replicate_ranks
+
 
 def _ranks(theta: np.ndarray) -> np.ndarray:
     """Rank of each model (1 = best) per row of (R, K); equal strengths keep index (sorted-name) order."""
-    theta = np.atleast_2d(theta)
-    order = np.argsort(-theta, axis=1, kind="stable")
-    ranks = np.empty_like(order)
-    np.put_along_axis(ranks, order, np.broadcast_to(np.arange(1, theta.shape[1] + 1), order.shape), axis=1)
-    return ranks
+    return replicate_ranks(theta)
 
 
 def _pct(x: np.ndarray, level: float) -> np.ndarray:

@@ -225,7 +225,6 @@ def _bootstrap_section(
     names = enc.models
     ordered_rank = _ranking_block(enc, boot.theta["ordered"])
     bootstrap_section = {"replicates": replicates, "seed": seed, "unit": "case", **ordered_rank, "fits": {}}
-    bootstrap_section["rank_intervals"] = _rank_interval_block(enc, boot.theta["ordered"], order, level)
     for kind in FIT_KINDS:
         rs = ranking_summary(boot.theta[kind])
         bootstrap_section["fits"][kind] = {
@@ -235,6 +234,7 @@ def _bootstrap_section(
             "diverged_replicates": int(boot.diverged[kind].sum()),
             "unconverged_replicates": int((~boot.converged[kind] & ~boot.diverged[kind]).sum()),
         }
+    bootstrap_section["rank_intervals"] = bootstrap_section["fits"]["ordered"]["rank_intervals"]  # computed once
     return bootstrap_section
 
 

@@ -24,6 +24,7 @@ import numpy as np
 from scipy import sparse
 from scipy.special import expit
 
+from .bootstrap import as_generator
 from .bt import BTBatch, fit_bt_batch
 from .folding import HI, LO, TIE_CODE, EncodedCases
 
@@ -247,7 +248,7 @@ def cluster_bootstrap_fits(
     win matrix is ``counts @ cluster_table`` and all replicates are fitted by :func:`fit_bt_batch`, chunk by
     chunk so memory stays bounded (chunks consume the random stream as one draw would). O(R·(C + K²·iters) + nnz).
     """
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = as_generator(seed)
     k, c = j.n_models, j.n_clusters
     table_t = j.cluster_table().T.tocsr()  # (K², C)
     chunk = max(1, CHUNK_ELEMENTS // max(1, k * k, c))

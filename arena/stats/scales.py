@@ -79,4 +79,28 @@ def document_on_scale(doc: dict[str, Any], scale: str) -> dict[str, Any]:
     prior = (out.get("diagnostic") or {}).get("prior_weight") or {}
     if prior.get("max_shift") is not None:
         prior["max_shift"] = prior["max_shift"] * ELO_PER_LOG_ABILITY  # a difference: no centre
+    _honest_and_style(out)
     return out | {"scale": scale_block}
+
+
+def _widths(by_model: dict[str, float | None] | None) -> None:
+    """Map a ``{model: width}`` block (a standard error, a shift: no centre) in place."""
+    for model, value in (by_model or {}).items():
+        by_model[model] = None if value is None else value * ELO_PER_LOG_ABILITY  # type: ignore[index]
+
+
+def _honest_and_style(out: dict[str, Any]) -> None:
+    """The honest-interval and style-control sections (issue 26), in place: strengths and interval ends mapped,
+    standard errors and the prior's shifts multiplied by the points per log-ability; ranks, coverages, ratios and the
+    style coefficients (log-odds per unit) unchanged."""
+    honest = out.get("honest_intervals") or {}
+    sandwich = honest.get("sandwich") or {}
+    _widths(sandwich.get("se"))
+    for model, ci in (sandwich.get("ci") or {}).items():
+        sandwich["ci"][model] = _ci(ci)
+    prior = honest.get("prior") or {}
+    for key in ("shift", "se"):
+        _widths(prior.get(key))
+    for row in (out.get("style_control") or {}).get("models") or []:
+        row["strength"], row["plain_strength"] = _rating(row["strength"]), _rating(row["plain_strength"])
+        row["ci"] = _ci(row["ci"])

@@ -43,9 +43,10 @@ import numpy as np
 from scipy import sparse
 from scipy.special import expit
 
-from .bootstrap import percentile_ci
+from .bootstrap import as_generator, percentile_ci
 from .bt import blas_single_threaded_call, fit_bt, ranking_from_theta
 from .pairwise import PairJudgments
+from .rank_intervals import replicate_ranks
 
 #: Convergence: sup-norm of the log-likelihood gradient / number of judgments (the mean log-likelihood's gradient).
 DEFAULT_GRAD_TOL = 1e-9
@@ -467,7 +468,7 @@ def style_bootstrap(
     times (at the full data's scale), which is how the tests check the batch against one fit per replicate.
     Replicates are fitted together, :data:`_CHUNK_ELEMENTS` // rows at a time (memory stays bounded).
     """
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = as_generator(seed)
     d, _ = _check_diffs(j, diffs, fit.features)
     z, _ = standardise(d, fit.scale)
     des = _design(j, z, fit.pseudo_count)
@@ -501,10 +502,7 @@ def style_bootstrap(
 
 def _ranks(theta: np.ndarray) -> np.ndarray:
     """Rank of each model, 1 = best (stable on ties, as :func:`ranking_from_theta`)."""
-    order = ranking_from_theta(theta)
-    ranks = np.empty(len(theta), dtype=np.int64)
-    ranks[order] = np.arange(1, len(theta) + 1)
-    return ranks
+    return replicate_ranks(theta)[0]
 
 
 def _interval(ci: np.ndarray) -> list[float] | None:

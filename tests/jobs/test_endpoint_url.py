@@ -39,6 +39,9 @@ def test_a_usable_url_passes(url: str) -> None:
         ("ftp://files.example.org/v1", "is not an http:// or https:// address with a host"),
         ("http:///v1", "is not an http:// or https:// address with a host"),
         ("http://host:99999/v1", "has a port that is not a number from 1 to 65535"),
+        ("http://host:0/v1", "has a port that is not a number from 1 to 65535"),
+        ("http://[::1/v1", "is not an http:// or https:// address with a host"),  # urlsplit raises on it
+        ("http://me:sk-live-123@[::1/v1", "holds a user name or password"),
         ("http://host /v1", "contains a space"),
         ("http://me:sk-live-123@host/v1", "holds a user name or password"),
     ],
