@@ -17,7 +17,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.translation import get_language, gettext_lazy
+from django.utils.translation import get_language, gettext_lazy, pgettext_lazy
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -106,6 +106,17 @@ STATUS_LABELS = {
     STATUS_SKIPPED: gettext_lazy("Skipped"),
 }
 ROUND_LABELS = {Study.Round.PRACTICE: gettext_lazy("Practice round"), Study.Round.FORMAL: gettext_lazy("Formal round")}
+#: The study page's names of the majority labels (the keys of annotation.stats; the agreement JSON keeps the keys).
+MAJORITY_LABELS = MappingProxyType(
+    {
+        "first": pgettext_lazy("majority label", "first"),
+        "second": pgettext_lazy("majority label", "second"),
+        "TIE": pgettext_lazy("majority label", "TIE"),
+        "INVALID": pgettext_lazy("majority label", "INVALID"),
+        "naive baseline": pgettext_lazy("majority label", "naive baseline"),
+        "no majority": pgettext_lazy("majority label", "no majority"),
+    }
+)
 
 
 def _get_assignment_for_user(request: HttpRequest, token: str) -> Assignment:
@@ -570,14 +581,15 @@ def study_list(request: HttpRequest) -> HttpResponse:
                 launch_key=data["launch_key"] or "",
             )
         except StudyCreatedAlready as exc:
-            messages.info(request, f"Study {exc.study.pk} was created from this form already; nothing new was made.")
+            messages.info(
+                request, _("Study %(id)s was created from this form already; nothing new was made.") % {"id": exc.study.pk}
+            )
             return redirect("annotation:study", study_id=exc.study.pk)
         except StudyCreateError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(
-                request, f"Study {study.pk} created: {study.items.count()} items, {study.assignments.count()} assignments."
-            )
+            counts = {"id": study.pk, "items": study.items.count(), "assignments": study.assignments.count()}
+            messages.success(request, _("Study %(id)s created: %(items)s items, %(assignments)s assignments.") % counts)
             return redirect("annotation:study", study_id=study.pk)
     return render(request, "annotation/study_list.html", {"studies": select_study_list(), "form": form})
 
@@ -589,11 +601,15 @@ def study_min_answer(request: HttpRequest, study_id: int) -> HttpResponse:
     study = get_object_or_404(Study, pk=study_id)
     raw = request.POST.get("min_answer_seconds", "").strip()
     if not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_MIN_ANSWER_SECONDS:
-        messages.error(request, f"Minimum time per answer: give whole seconds from 0 to {MAX_MIN_ANSWER_SECONDS}, not {raw!r}.")
+        messages.error(
+            request,
+            _("Minimum time per answer: give whole seconds from 0 to %(max)s, not %(value)s.")
+            % {"max": MAX_MIN_ANSWER_SECONDS, "value": repr(raw)},
+        )
     else:
         study.min_answer_seconds = int(raw)
         study.save(update_fields=["min_answer_seconds"])
-        messages.success(request, f"Minimum time per answer set to {study.min_answer_seconds} s.")
+        messages.success(request, _("Minimum time per answer set to %(n)s s.") % {"n": study.min_answer_seconds})
     return redirect("annotation:study", study_id=study.pk)
 
 
@@ -647,6 +663,7 @@ def study_detail(request: HttpRequest, study_id: int) -> HttpResponse:
         "loo_rows": loo_rows,
         "loo_models": models,
         "scatter": scatter_plot(judge_strengths, human_wr),
+        "majority_counts": [(MAJORITY_LABELS.get(k, k), n) for k, n in doc["majority"]["counts"].items()],
         "per_dimension": [
             (d.key, d.label, doc["krippendorff_alpha"]["dimensions"]["per_dimension"].get(d.key)) for d in DIMENSIONS
         ],

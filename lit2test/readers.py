@@ -14,6 +14,7 @@ from typing import Any
 from django.core.cache import cache
 from django.db.models import Max
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from arena import formatting
 from arena.models import JudgeRun, OrderedJudgment
@@ -26,6 +27,28 @@ SCALES = {
     "elo": _("1500 scale (Elo-style)"),
 }
 DEFAULT_SCALE = "log-ability"
+#: The words of the style-control section as a page prints them in the active language: the feature names and units
+#: of :data:`arena.stats.style_leaderboard.STYLE_FEATURES` and its reasons for not fitting (the statistics, the JSON and
+#: the command keep the English, which is also what :func:`style_word` gives for a word not listed here).
+STYLE_WORDS = {
+    "length": pgettext_lazy("style feature", "length"),
+    "citations": pgettext_lazy("style feature", "citations"),
+    "structure": pgettext_lazy("style feature", "structure"),
+    "words": pgettext_lazy("style feature", "words"),
+    "headers": pgettext_lazy("style feature", "headers"),
+    "lists": pgettext_lazy("style feature", "lists"),
+    "bold": pgettext_lazy("style feature", "bold"),
+    "word": pgettext_lazy("style unit", "word"),
+    "cited paper": pgettext_lazy("style unit", "cited paper"),
+    "header, list item or bold span": pgettext_lazy("style unit", "header, list item or bold span"),
+    "Markdown header": pgettext_lazy("style unit", "Markdown header"),
+    "list item": pgettext_lazy("style unit", "list item"),
+    "bold span": pgettext_lazy("style unit", "bold span"),
+    "no judged case has the texts of both sides": _("no judged case has the texts of both sides"),
+    "the texts of both sides are known in fewer than two contexts": _(
+        "the texts of both sides are known in fewer than two contexts"
+    ),
+}
 
 
 def scale_choice(value: object) -> str:
@@ -47,6 +70,16 @@ def style_choice(value: object, *, strict: bool = True) -> tuple[str, ...]:
         if strict:
             raise
         return ()
+
+
+def style_word(value: object) -> str:
+    """A style feature's name, a unit or a reason of the style fit in the active language (:data:`STYLE_WORDS`)."""
+    return str(STYLE_WORDS.get(value, value)) if isinstance(value, str) else str(value)
+
+
+def style_words(values: Sequence[str]) -> str:
+    """Style features' names in the active language, as a list is written in it (``length, citations``)."""
+    return str(pgettext_lazy("list separator", ", ")).join(style_word(v) for v in values)
 
 
 def figures_spec(scale: str, digits: int) -> str:

@@ -1,6 +1,8 @@
 """Researcher pages in 简体中文 (issue 24): with the language cookie set to zh-hans, every page of the researcher's top
 bar and each protocol's benchmark pages show their headings and table headers in Chinese, a launch form its labels
-and an error in Chinese, and no heading of the crawl is a leftover English sentence.
+and an error in Chinese, and no heading of the crawl is a leftover English sentence. A study's page (with labels,
+a skip, a flag and fast answers) reads in Chinese section by section, and the leaderboard's style section names its
+features and units in Chinese.
 
 The expected Chinese is written here by hand (the catalog's wording, checked by a reader), never read back from the
 catalog. The default language stays English: tests elsewhere keep asserting the English pages."""
@@ -16,11 +18,17 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from annotation.flow import assignment_flag, assignment_skip
+from annotation.models import Assignment
+from annotation.services import assignment_submit, study_create
 from arena import formatting
 from arena.models import Benchmark, JudgeRun
+from arena.stats.style_leaderboard import STYLE_FEATURES
 from hypoarena.models import Domain
 from intrinsic.models import Paper, Scorer
+from lit2test.readers import STYLE_WORDS
 from reconstruction.models import SeedPaper, SwissSelection
+from tests.annotation.helpers import complete_values
 from tests.clients import client_for
 
 pytestmark = pytest.mark.django_db
@@ -273,3 +281,107 @@ def test_each_protocols_benchmark_pages_are_in_chinese(researcher) -> None:  # n
     for name, selectors in expect.items():
         for selector, wanted in selectors.items():
             assert_shows(pages[urls[name]], urls[name], selector, wanted)
+
+
+def by_id(soup: Page, element_id: str) -> str:
+    found = [e.text for e in soup.elements if e.attrs.get("id") == element_id]
+    assert found, f"the page has no element with id {element_id!r}"
+    return found[0]
+
+
+def test_the_study_page_is_in_chinese(researcher, annotator, annotator2, imported) -> None:  # noqa: ANN001
+    """A study with labels, a skip, a flag, fast answers and a pending item: every section of its page in Chinese."""
+    study = study_create(benchmark=imported, annotators=[annotator, annotator2], n_contexts=2, n_naive_controls=1, seed=7)
+    first, second, third, *rest = Assignment.objects.filter(study=study, annotator=annotator).order_by("position")
+    assignment_skip(assignment=first, reason="要重读论文 2")
+    assignment_flag(assignment=second, comment="提案 B 的文字被截断")
+    labelled = [a for a in study.assignments.select_related("item") if a.pk not in (first.pk, third.pk)]
+    for a in labelled:  # submitted at once: every answer is under the default 30 s threshold
+        assignment_submit(assignment=a, values=complete_values("A" if a.a_is_first else "B"))
+    client = zh_client(researcher)
+    url = reverse("annotation:study", args=[study.pk])
+    soup = crawl(client, [url])[url]
+
+    assert_shows(soup, url, "h2", ["进度", "过快的答案", "跳过", "报告", "完整性校验", "一致性", "各模型", "留一标注员分析"])
+    assert_shows(soup, url, "dt", ["基准", "评判模型", "样本", "分层", "导出"])
+    assert_shows(
+        soup,
+        url,
+        "th",
+        [
+            *("标注员", "已提交", "进行中", "已开始", "未开始", "超时", "无效", "已跳过", "最近活动"),
+            *("条目", "距“开始”的秒数", "提交时间", "标注员的序号", "跳过时间", "原因", "此后", "报告时间", "说明"),
+            *("状态", "缺失或错误", "Krippendorff α（真实条目）", "朴素对照识别", "多数标注"),
+            "人工多数与评判模型一致（顺序稳定的决定性案例）",
+            *("模型（按评判模型的排序）", "评判模型 BT 强度", "人工 BT 强度 [95% CI]", "人工胜率"),
+            *("剔除的标注员", "α（胜者）", "与评判模型一致", "胜率 GPT 5.2"),
+        ],
+    )
+    assert_shows(soup, url, "label", ["每个答案的最短用时（从“开始”到“提交”的秒数；0 = 不设）"])
+    assert_shows(soup, url, "button", ["设置"])
+    assert_shows(soup, url, "td", ["胜者（名义尺度：前者/后者/平局/无效）", "邻域筛查（名义尺度）", "维度评分，合并（有序尺度）"])
+    assert_shows(soup, url, "td", ["文献依据", "仍为跳过", "待完成", "未开始", "要重读论文 2", "提案 B 的文字被截断"])
+    # Every pair of each chosen context (no pairs per context given), two annotators per item, the default 10-minute cap.
+    assert by_id(soup, "sample") == (
+        "2 个上下文（每个上下文的全部配对），1 个隐藏的朴素对照；每个条目 2 名标注员；时间上限 10 分钟；随机种子 7"
+    )
+    fast = len(labelled)
+    assert by_id(soup, "fast-answers-summary") == f"{fast} 个答案在“开始”后不到 30 秒即提交（未设最短用时：默认的标出阈值）。"
+    assert by_id(soup, "skips-summary") == "1 次跳过。跳过不是答案：本页的每个数字都把该条目视为该标注员缺失的答案。"
+    assert by_id(soup, "flags-summary") == "来自标注员的 1 条报告。"
+    assert by_id(soup, "validation") == f"{fast} 条完整 · 1 条待完成 · 1 条已跳过 · 0 条已存储的标注未通过校验"
+    assert "前者: " in by_id(soup, "headline")  # the majority labels by name
+    html = client.get(url).content.decode()
+    for text in (
+        "实时更新中",
+        f"{fast} 条标注（{fast} 条计入，0 条超时）",
+        "超时标注不计入（默认）。",
+        ">计入超时标注</a>",
+        "一致性 JSON",
+        'aria-label="评判模型的 Bradley–Terry 强度与人工胜率"',
+        ">评判模型 BT 强度（有序拟合）</text>",
+        ">人工胜率</text>",
+        "每个点代表一个模型：规范评判模型的 Bradley–Terry 强度（x）对比人工胜率（y）。",
+        'title="已开始计时，尚未填写任何内容"',
+    ):
+        assert text in html, f"{url}: no {text!r} on the page served in Chinese"
+    for english in (
+        "hidden naive controls",
+        "Fast answers",
+        "A skip is no answer",
+        "from annotators",
+        "Over-time labels",
+        "Human WR",
+        "Leave one annotator out",
+        "updating live",
+        "still skipped",
+        "One dot per model",
+    ):
+        assert english not in html, f"{url}: {english!r} left in English on the page served in Chinese"
+    # The minimum time per answer: its confirmation and its refusal come back in Chinese too.
+    min_url = reverse("annotation:study-min-answer", args=[study.pk])
+    answer = client.post(min_url, {"min_answer_seconds": "45"}, follow=True).content.decode()
+    assert "每个答案的最短用时已设为 45 秒。" in answer
+    refused = client.post(min_url, {"min_answer_seconds": "abc"}, follow=True).content.decode()
+    assert "每个答案的最短用时：请填写 0 到 3600 之间的整数秒，而不是 &#x27;abc&#x27;。" in refused
+
+
+def test_every_style_feature_and_unit_has_a_chinese_name() -> None:
+    """A feature added to the statistics without a name for the page would stay English in Chinese."""
+    words = {*STYLE_FEATURES, *(unit for _count, unit in STYLE_FEATURES.values())}
+    missing = sorted(words - set(STYLE_WORDS))
+    assert not missing, f"add {missing} to lit2test.readers.STYLE_WORDS and translate them (makemessages)"
+
+
+def test_the_leaderboards_style_section_names_its_features_in_chinese(researcher, imported) -> None:  # noqa: ANN001
+    url = reverse("lit2test:leaderboard", args=[imported.pk]) + "?style=length,citations,structure"
+    response = zh_client(researcher).get(url)
+    html = response.content.decode()
+    assert response.status_code == 200 and '<html lang="zh-hans">' in html, f"{url} is not served in Chinese"
+    table = re.search(r'<table[^>]*id="style-coefficients".*?</table>', html, re.S)
+    assert table, f"{url}: no style coefficients table"
+    cells = texts(Page(table.group(0)), "tbody td")
+    rows = [cells[i : i + 4] for i in range(0, len(cells), 4)]  # feature, per typical difference, per unit, unit
+    assert [r[0] for r in rows] == ["长度", "引用", "结构"], f"{url}: the coefficients' features read {rows}"
+    assert [r[3] for r in rows] == ["词", "被引论文", "标题、列表项或加粗片段"], f"{url}: the units read {rows}"
+    assert "特征：长度、引用、结构。" in by_id(Page(html), "style-control"), f"{url}: the features are not listed in Chinese"
