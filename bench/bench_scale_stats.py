@@ -1,4 +1,5 @@
-"""Benchmark: the arena-scale statistics of issue 10 (items 2, 3, 5, 8), each against a same-run reference.
+"""Benchmark: the arena-scale statistics of issues 10 (items 2, 3, 5, 8) and 25 (items 2, 3), each against a
+same-run reference, with the load average printed beside the timings (2 shared cores: ratios are the figures).
 
 Run from the repository root (``--quick`` shrinks every size, for a smoke run):
 
@@ -9,22 +10,26 @@ Prints, on synthetic data with known strengths (bench/synthetic.py, 4 models per
 1. ``encode_cases`` at 1,000,000 cases: the vectorised version against the row-by-row one it replaced
    (``encode_cases_reference`` below), identical output checked;
 2. case vs context-cluster bootstrap, 1,000 replicates at 50,000 contexts × 20 models (target: cluster
-   within 2× of case), and the old cluster draw (``cluster_counts_reference``) on a few replicates,
-   extrapolated and flagged;
+   ≤ 1.5× case), alternately with the code before issue 25 (``issue_10_paths``) and the current code; the
+   cluster draw alone, issue 10 (``context_counts_reference``) against issue 25 (identical values checked);
+   and the pre-issue-10 cluster draw (``cluster_counts_reference``) on a few replicates, extrapolated and flagged;
 3. peak RSS of a 200-model cluster bootstrap in a child process (target < 8 GB);
-4. case bootstrap, 1,000 replicates at 200 models × 500,000 cases: the new fit (Newman's iteration) against
-   the old MM (``arena.stats.bt.mm_batch`` for every fit, on fewer replicates, extrapolated and flagged), their largest
-   difference, and a scipy L-BFGS fit of the BT log-likelihood on a few replicates (independent check);
+4. case bootstrap, 1,000 replicates at 200 models × 500,000 cases, alternately issue 10 and issue 25 paths
+   (target < 3 s); the draw alone; Newman against the old MM on 100 replicates; a scipy L-BFGS check; and
+   the peers on the same win matrices, a few fits extrapolated and flagged: evalica 0.4.2's Rust
+   Bradley–Terry and choix 0.4.1's dense I-LSR (targets ≥ 50× and ≥ 20×);
 5. coverage of the 95% case-bootstrap CI of the ordered fit against the known truth at 200 models
    (~25 cases per pair), with the pseudo-count 0.5 and the prior-weight diagnostic.
 
-The reference implementations at the top of this file are the code before issue 10, verbatim except their
-names (commit 7e29fba); tests/stats import them too. They are not part of the package.
+The reference implementations at the top of this file are the code before issue 10 (commit 7e29fba) and the
+issue-10 cluster draw, verbatim except their names; tests/stats import them too. They are not part of the package.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import resource
 import subprocess
 import sys
@@ -174,6 +179,42 @@ def cluster_counts_reference(enc: EncodedCases, types: CaseTypes, replicates: in
     return ctx_counts @ table
 
 
+def context_counts_reference(table: Any, replicates: int, rng: np.random.Generator) -> np.ndarray:
+    """The issue-10 cluster draw (before issue 25), verbatim but for its name: one sparse mat-vec per replicate."""
+    from scipy import sparse
+
+    n_ctx, t = table.shape
+    if n_ctx == 0:
+        return np.zeros((replicates, t), dtype=np.int64)
+    idx_type = np.int32 if n_ctx < 2**31 else np.int64  # 32-bit draws are about twice as fast
+    picks = rng.integers(0, n_ctx, size=(replicates, n_ctx), dtype=idx_type)
+    by_type = sparse.csc_matrix(table.T, dtype=np.float64)
+    out = np.empty((replicates, t), dtype=np.int64)
+    for r in range(replicates):
+        out[r] = np.rint(by_type @ np.bincount(picks[r], minlength=n_ctx).astype(np.float64))
+    return out
+
+
+@contextlib.contextmanager
+def issue_10_paths() -> Any:
+    """The code paths before issue 25, restored by its switches: the multinomial case draw whatever its size, the
+    dense Newman fit in one block per chunk, and :func:`context_counts_reference` as the cluster draw."""
+    from arena.stats import bootstrap, bt
+
+    saved = (bootstrap._POISSON_MIN_TYPES, bt._NEWMAN_BLOCK_ELEMENTS, bootstrap.draw_context_counts)
+    bootstrap._POISSON_MIN_TYPES, bt._NEWMAN_BLOCK_ELEMENTS = 2**62, 2**62
+    bootstrap.draw_context_counts = context_counts_reference
+    try:
+        yield
+    finally:
+        bootstrap._POISSON_MIN_TYPES, bt._NEWMAN_BLOCK_ELEMENTS, bootstrap.draw_context_counts = saved
+
+
+def load() -> str:
+    """The load average, printed beside every timing (2 shared cores: ratios are the figures)."""
+    return "load " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 # --------------------------------------------------------------------------------------------------
 # Benchmarks
 # --------------------------------------------------------------------------------------------------
@@ -213,6 +254,7 @@ def bench_encode(n_cases: int) -> None:
 
 def bench_cluster(n_contexts: int, n_models: int, replicates: int, old_replicates: int) -> None:
     from arena.stats import bootstrap_fits, encode_cases, fit_bt, percentile_ci, win_matrix
+    from arena.stats.bootstrap import context_type_table, draw_context_counts
     from arena.stats.matrices import case_types
     from bench.synthetic import synthetic_cases
 
@@ -223,23 +265,35 @@ def bench_cluster(n_contexts: int, n_models: int, replicates: int, old_replicate
         return bootstrap_fits(enc, unit=unit, kinds=("ordered",), replicates=replicates, seed=0, init=init)
 
     run("case")  # warm-up
-    t_case, case = timed(lambda: run("case"))
-    t_ctx, ctx = timed(lambda: run("context"))
-    width = lambda th: np.diff(percentile_ci(th), axis=1).ravel()  # noqa: E731
-    ratio_w = width(ctx.theta["ordered"]) / width(case.theta["ordered"])
     print(
         f"bootstrap, {replicates:,} replicates, ordered fit, {n_contexts:,} contexts x {n_models} models ({len(enc.lo):,} cases):"
     )
-    print(f"  case {t_case:7.3f} s   context-cluster {t_ctx:7.3f} s   cluster/case {t_ctx / t_case:5.2f}x (target <= 2)")
+    for label in ("issue 10", "issue 25", "issue 10", "issue 25"):
+        ctx_mgr = issue_10_paths() if label == "issue 10" else contextlib.nullcontext()
+        with ctx_mgr:
+            t_case, case = timed(lambda: run("case"))
+            t_ctx, ctx = timed(lambda: run("context"))
+        print(
+            f"  [{label}] case {t_case:7.3f} s   context-cluster {t_ctx:7.3f} s   cluster/case {t_ctx / t_case:5.2f}x"
+            f" (target <= 1.5)   {load()}"
+        )
+    width = lambda th: np.diff(percentile_ci(th), axis=1).ravel()  # noqa: E731
+    ratio_w = width(ctx.theta["ordered"]) / width(case.theta["ordered"])
     print(f"  cluster/case CI width ratio: median {np.median(ratio_w):.2f} (range {ratio_w.min():.2f}-{ratio_w.max():.2f})")
+    types = case_types(enc)
+    t_table, table = timed(lambda: context_type_table(enc, types))
+    t_old, old = timed(lambda: context_counts_reference(table, replicates, np.random.default_rng(0)))
+    t_new, new = timed(lambda: draw_context_counts(table, replicates, np.random.default_rng(0)))
+    print(
+        f"  cluster draw alone: issue 10 {t_old:.3f} s, issue 25 {t_new:.3f} s, old/new {t_old / t_new:.2f}x,"
+        f" identical {np.array_equal(old, new)}; context_type_table {t_table:.3f} s   {load()}"
+    )
     if old_replicates:
-        types = case_types(enc)
         t_old, _ = timed(lambda: cluster_counts_reference(enc, types, old_replicates, np.random.default_rng(0)))
-        t_new_draw = t_ctx  # includes the fits; the old draw alone is already the bound
         est = t_old * replicates / old_replicates
         print(
-            f"  old cluster draw alone (dense int64 table): {t_old:.3f} s for {old_replicates} replicates -> "
-            f"EXTRAPOLATED {est:.1f} s for {replicates:,}; old draw / new whole bootstrap {est / t_new_draw:.0f}x"
+            f"  pre-issue-10 cluster draw alone (dense int64 table): {t_old:.3f} s for {old_replicates} replicates -> "
+            f"EXTRAPOLATED {est:.1f} s for {replicates:,}; old draw / new whole bootstrap {est / t_ctx:.0f}x"
         )
 
 
@@ -290,7 +344,29 @@ def scipy_fit(w: np.ndarray, pseudo_count: float) -> np.ndarray:
     return res.x - res.x.mean()
 
 
-def bench_case(n_cases: int, n_models: int, replicates: int, old_replicates: int) -> None:
+def evalica_fit(w: np.ndarray, pseudo_count: float) -> np.ndarray:
+    """evalica 0.4.2's Bradley–Terry (Rust, its default tolerance 1e-6 and 100 iterations) on one win matrix fed as
+    weighted rows (one per ordered cell, the pseudo-count included): the cheapest input it takes."""
+    import evalica
+
+    k = w.shape[0]
+    we = w + pseudo_count * (1 - np.eye(k))
+    ii, jj = np.nonzero(we)
+    res = evalica.bradley_terry(ii, jj, [evalica.Winner.X] * len(ii), weights=we[ii, jj], index=None)
+    log_p = np.log(res.scores.sort_index().to_numpy())
+    return log_p - log_p.mean()
+
+
+def choix_fit(w: np.ndarray, pseudo_count: float) -> np.ndarray:
+    """choix 0.4.1's dense I-LSR (the spectral method) on one win matrix, the pseudo-count included."""
+    import choix
+
+    k = w.shape[0]
+    th = choix.ilsr_pairwise_dense(w + pseudo_count * (1 - np.eye(k)), alpha=0.0, tol=1e-10, max_iter=10_000)
+    return th - th.mean()
+
+
+def bench_case(n_cases: int, n_models: int, replicates: int, old_replicates: int, peer_replicates: int) -> None:
     from arena.stats import bootstrap_fits, encode_cases, fit_bt, win_matrix
     from arena.stats.bootstrap import draw_case_counts
     from arena.stats.bt import fit_bt_batch
@@ -300,26 +376,61 @@ def bench_case(n_cases: int, n_models: int, replicates: int, old_replicates: int
     enc = encode_cases(synthetic_cases(n_cases // 6, n_models, seed=11).cases)
     point = fit_bt(win_matrix(enc, "ordered"), pseudo_count=0.5)
     init = {"ordered": point.theta}
-    t_new, boot = timed(lambda: bootstrap_fits(enc, unit="case", kinds=("ordered",), replicates=replicates, seed=0, init=init))
-    # Same replicates for both fits: the first ``old_replicates`` win matrices of the same seed.
+
+    def run() -> Any:
+        return bootstrap_fits(enc, unit="case", kinds=("ordered",), replicates=replicates, seed=0, init=init)
+
     types = case_types(enc)
-    w = win_matrices_from_counts(types, draw_case_counts(types, old_replicates, np.random.default_rng(0)), "ordered")
+    print(
+        f"case bootstrap, {replicates:,} replicates, ordered fit, {n_models} models x {len(enc.lo):,} cases"
+        f" ({types.n_types:,} case types):"
+    )
+    times = {}
+    for label in ("issue 10", "issue 25", "issue 10", "issue 25"):
+        with issue_10_paths() if label == "issue 10" else contextlib.nullcontext():
+            t, boot = timed(run)
+        times.setdefault(label, []).append(t)
+        print(f"  [{label}] bootstrap_fits {t:7.3f} s (target < 3 s)   {load()}")
+    t_new = min(times["issue 25"])
+    print(f"  issue 10 / issue 25 (best of 2 each): {min(times['issue 10']) / t_new:.2f}x")
+    # The draw alone, in chunks of 100 replicates as bootstrap_fits draws at 200 models (CPU time: less
+    # sensitive to the other processes on the machine than wall time), against numpy's multinomial.
+    n = int(types.counts.sum())
+    rng = np.random.default_rng(0)
+    c0 = time.process_time()
+    counts = [draw_case_counts(types, 100, rng) for _ in range(max(1, replicates // 100))]
+    c_draw = time.process_time() - c0
+    c0 = time.process_time()
+    for _ in range(max(1, replicates // 100)):
+        rng.multinomial(n, types.counts / n, size=100)
+    c_multi = time.process_time() - c0
+    print(
+        f"  draw alone, CPU for {replicates:,}: issue 25 {c_draw:.3f} s, numpy multinomial (issue 10) {c_multi:.3f} s,"
+        f" old/new {c_multi / c_draw:.2f}x   {load()}"
+    )
+    w = win_matrices_from_counts(types, counts[0][:old_replicates], "ordered")
     t_fit_new, fit_new = timed(lambda: fit_bt_batch(w, pseudo_count=0.5, init=point.theta))
     t_fit_old, theta_old = timed(lambda: fit_bt_batch_reference(w, pseudo_count=0.5, init=point.theta))
-    est_old = t_fit_old * replicates / old_replicates
+    print(
+        f"  fits alone on {old_replicates}: Newman {t_fit_new:.3f} s"
+        f" ({fit_new.iterations.mean():.1f} iterations), old MM {t_fit_old:.3f} s   {load()}"
+    )
     diff = float(np.abs(fit_new.theta - theta_old).max())
-    same_as_boot = float(np.abs(boot.theta["ordered"][:old_replicates] - fit_new.theta).max())
     sci = max(float(np.abs(scipy_fit(w[r], 0.5) - fit_new.theta[r]).max()) for r in range(min(3, len(w))))
-    print(f"case bootstrap, {replicates:,} replicates, ordered fit, {n_models} models x {len(enc.lo):,} cases:")
-    print(f"  new bootstrap_fits (Newman, warm start) {t_new:7.3f} s (target < 10 s)")
-    print(
-        f"  fits alone on {old_replicates} replicates: new {t_fit_new:.3f} s ({fit_new.iterations.mean():.1f} iterations),"
-        f" old MM {t_fit_old:.3f} s; old/new {t_fit_old / t_fit_new:.1f}x; old MM EXTRAPOLATED to {replicates:,}: {est_old:.1f} s"
-    )
-    print(
-        f"  max |θ new − θ old MM| {diff:.1e}; bootstrap_fits vs these fits {same_as_boot:.1e};"
-        f" max |θ new − scipy L-BFGS| on 3 replicates {sci:.1e}"
-    )
+    print(f"  max |θ new − θ old MM| {diff:.1e}; max |θ new − scipy L-BFGS| on 3 replicates {sci:.1e}")
+    for label, fn in (("evalica", evalica_fit), ("choix", choix_fit)):
+        try:
+            __import__(label)
+        except ImportError:
+            print(f"  {label} not installed: skipped")
+            continue
+        t_peer, thetas = timed(lambda fn=fn: [fn(w[r], 0.5) for r in range(peer_replicates)])
+        est = t_peer * replicates / peer_replicates
+        err = max(float(np.abs(th - fit_new.theta[r]).max()) for r, th in enumerate(thetas))
+        print(
+            f"  {label} loop: {t_peer:.3f} s for {peer_replicates} fits -> EXTRAPOLATED {est:.1f} s for {replicates:,}"
+            f" (fits only, no draw); {label}/ours {est / t_new:.1f}x; max |Δθ| {err:.1e}   {load()}"
+        )
 
 
 def coverage(n_cases: int, n_models: int, replicates: int, datasets: int, pseudo_count: float) -> None:
@@ -372,7 +483,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not args.skip_memory:
         bench_memory(5_000 if q else 50_000, 50 if q else 200, 100 if q else 1_000)
         print()
-    bench_case(50_000 if q else 500_000, 50 if q else 200, 200 if q else 1_000, old_replicates=20 if q else 100)
+    bench_case(
+        50_000 if q else 500_000,
+        50 if q else 200,
+        200 if q else 1_000,
+        old_replicates=20 if q else 100,
+        peer_replicates=5 if q else 10,
+    )
     print()
     if not args.skip_coverage:
         coverage(50_000 if q else 500_000, 50 if q else 200, 200 if q else 1_000, 1, 0.5)
