@@ -366,3 +366,26 @@ class JudgeRunVersion(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_id} v{self.version}"
+
+
+class BenchmarkCounts(models.Model):
+    """How many contexts (and of them with text), participants, pairs and runs each benchmark has, kept by the database.
+
+    Triggers (migration 0011) add and subtract the rows of every INSERT, UPDATE and DELETE statement on those four
+    tables in the transaction that makes it, whoever writes (an import's bulk inserts, a new version's pairs, a
+    cascade delete, the admin, a shell), so the benchmark list reads five numbers instead of counting 560,000
+    pairs per request (issue 25, item 5). Application code never writes it; :mod:`arena.counts` reads it.
+
+    ``benchmark_id`` is a plain column, not a foreign key (as :class:`JudgeRunVersion`'s ``run_id``): deleting a
+    benchmark deletes its rows first, whose triggers write here, and the leftover all-zero row is harmless.
+    """
+
+    benchmark_id = models.BigIntegerField(primary_key=True)
+    n_contexts = models.BigIntegerField(db_default=0)
+    n_text_contexts = models.BigIntegerField(db_default=0)
+    n_participants = models.BigIntegerField(db_default=0)
+    n_pairs = models.BigIntegerField(db_default=0)
+    n_runs = models.BigIntegerField(db_default=0)
+
+    def __str__(self) -> str:
+        return f"benchmark {self.benchmark_id}: {self.n_pairs} pairs"

@@ -10,6 +10,13 @@ What it prints, each beside a reference measured in the same run:
   against the old query that joined contexts x participants x pairs x runs and counted distinct rows
   (``old_benchmark_list`` below), on the 200-context benchmark (at 2,000 contexts the old query does not
   finish: it is run with a statement timeout and reported as such). EXPLAIN ANALYZE shows each count's plan.
+* The cold leaderboard's data path (issue 25, item 1): what the API reads before the statistics, now (the run's
+  judgments folded per pair by the database, ``arena.selectors.run_encoded_cases``, and the human win rate from one
+  grouped label query) against before (``run_cases_frame`` + ``encode_cases``, and the human win rate from the
+  study's frames: ``old_human_win_rate_report`` below), with the documents checked equal; and the cold API beside
+  its floor measured in the same run: the statistics alone on the cases already in memory (``leaderboard_document``)
+  and, within them, the two 10,000-replicate bootstraps alone (the "fits on in-memory counts"). ``--huge-contexts
+  20000`` adds a third benchmark of 20,000 x 8 = 1.12M ordered judgments (its import takes a minute or two).
 * The leaderboard API, cold (both 10,000-replicate bootstraps) and warm (target < 30 ms at 2,000 x 8, and
   the same at 200 x 8 and with or without labels), against what a warm request cost before: the old data
   fingerprint (a hash of every accepted judgment, ``arena.selectors.run_data_version_scan``) plus the human
@@ -50,6 +57,76 @@ def old_benchmark_list():  # noqa: ANN201
         n_pairs=Count("pairs", distinct=True),
         n_runs=Count("runs", distinct=True),
     )
+
+
+def old_human_win_rate_report(benchmark: Any) -> dict[str, Any] | None:  # noqa: ANN401
+    """``annotation.selectors.human_win_rate_report`` before issue 25 (kept as the reference): the newest formal study's
+    whole label and item frames (``study_frames``: every label's scores and the judge's verdict on every item)."""
+    from annotation import stats
+    from annotation.models import Label, Study
+    from annotation.selectors import study_frames
+    from arena.stats import win_rates
+
+    studies = Study.objects.filter(benchmark=benchmark, round=Study.Round.FORMAL).order_by("-created_at", "-id")
+    for study in studies:
+        if not Label.objects.filter(assignment__study=study, over_time=False, assignment__item__is_control=False).exists():
+            continue
+        labels, _items = study_frames(study=study)
+        real = stats.counted(labels)
+        real = real[~real["control"].astype(bool)] if not real.empty else real
+        report = win_rates(real, tie=stats.TIE, invalid=stats.INVALID, seed=study.seed % (2**32))
+        if report["models"]:
+            return report | {"study": {"id": study.pk, "name": study.name, "round": study.round}}
+    return None
+
+
+def cold_data_path(benchmark: Any, replicates: int) -> tuple[float, float]:  # noqa: ANN401
+    """Issue 25, item 1: the cold leaderboard's reads, before and after, and the statistics alone, in one run."""
+    import os
+
+    import numpy as np
+
+    from annotation.selectors import human_win_rate_report
+    from arena.selectors import run_cases_frame, run_default, run_encoded_cases
+    from arena.stats import bootstrap_fits, encode_cases, fit_bt, leaderboard_document, win_matrix
+
+    run = run_default(benchmark=benchmark)
+    old_cases = encode_cases(run_cases_frame(run=run))
+    new_cases = run_encoded_cases(run=run)
+    for name in ("context", "batch", "lo", "hi", "original", "reverse", "shown_a"):
+        assert np.array_equal(getattr(old_cases, name), getattr(new_cases, name)), name
+    assert old_human_win_rate_report(benchmark) == human_win_rate_report(benchmark=benchmark)
+    old_read = median_seconds(lambda: encode_cases(run_cases_frame(run=run)), 3)
+    new_read = median_seconds(lambda: run_encoded_cases(run=run), 3)
+    old_human = median_seconds(lambda: old_human_win_rate_report(benchmark), 3)
+    new_human = median_seconds(lambda: human_win_rate_report(benchmark=benchmark), 3)
+    started = time.perf_counter()
+    document = leaderboard_document(new_cases, replicates=replicates)
+    statistics_alone = time.perf_counter() - started
+    assert document == leaderboard_document(old_cases, replicates=replicates), "the two data paths give other documents"
+
+    def fits() -> None:
+        init = {kind: fit_bt(win_matrix(new_cases, kind), pseudo_count=0.5).theta for kind in ("ordered", "folded", "stable")}
+        for unit, seed in (("case", 1), ("context", 2)):
+            bootstrap_fits(new_cases, unit=unit, replicates=replicates, seed=seed, pseudo_count=0.5, init=init)
+
+    fits_alone = median_seconds(fits, 1)
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    n = 2 * len(new_cases.lo)
+    print(f"  issue 25 item 1, '{benchmark.name}' ({n:,} ordered judgments), load average {load}:")
+    print(
+        f"    read the cases:      old frame+encode {old_read:6.3f} s  new folded by the database {new_read:6.3f} s  "
+        f"ratio {old_read / new_read:5.1f}x"
+    )
+    print(
+        f"    human win rate:      old study frames {old_human:6.3f} s  new grouped labels         {new_human:6.3f} s  "
+        f"ratio {old_human / new_human:5.1f}x"
+    )
+    print(
+        f"    statistics alone on the cases in memory (leaderboard_document): {statistics_alone:6.2f} s;  of which "
+        f"the two {replicates:,}-replicate bootstraps x 3 fits alone: {fits_alone:6.2f} s"
+    )
+    return statistics_alone, fits_alone
 
 
 def median_seconds(work: Callable[[], Any], repeat: int) -> float:
@@ -108,6 +185,7 @@ def main() -> int:
     parser.add_argument("--contexts", type=int, default=2000)
     parser.add_argument("--small-contexts", type=int, default=200)
     parser.add_argument("--models", type=int, default=8)
+    parser.add_argument("--huge-contexts", type=int, default=0, help="a third benchmark (20000: 1.12M judgments); 0: none")
     parser.add_argument("--study-contexts", type=int, default=25, help="contexts of the human study (x 28 pairs x 3 labels)")
     parser.add_argument("--repeat", type=int, default=20)
     args, _ = parser.parse_known_args()  # run_all.py forwards other benches' options
@@ -132,6 +210,10 @@ def main() -> int:
         started = time.perf_counter()
         big = release_import(directory=folder / "big", benchmark_name="big").benchmark
         small = release_import(directory=folder / "small", benchmark_name="small").benchmark
+        huge = None
+        if args.huge_contexts:
+            write_release(folder / "huge", n_contexts=args.huge_contexts, n_models=args.models, seed=3, text_contexts=0)
+            huge = release_import(directory=folder / "huge", benchmark_name="huge").benchmark
         with connection.cursor() as cursor:
             if connection.vendor == "postgresql":
                 cursor.execute("ANALYZE")  # as autovacuum would soon after an import
@@ -182,12 +264,17 @@ def main() -> int:
         # ---------------------------------------------------------------- item 4: leaderboard
         n_labels = labels_submit(big, args.study_contexts) if args.study_contexts else 0
         print(f"item 4: leaderboard API (10,000 replicates), human study on 'big' with {n_labels:,} labels")
-        for benchmark in (small, big):
+        for benchmark in (small, big) if huge is None else (small, big, huge):
             url = reverse("lit2test:api-leaderboard", args=[benchmark.pk])
+            statistics_alone, fits_alone = cold_data_path(benchmark, 10_000)
             cache.clear()
             started = time.perf_counter()
             doc = get(url).json()
             cold = time.perf_counter() - started
+            print(
+                f"    cold API {cold:6.2f} s = {cold / statistics_alone:4.2f}x the statistics alone in memory, "
+                f"{cold / fits_alone:4.2f}x the two bootstraps alone (targets: < 0.5 s at 2,000 x 8, < 5 s at 1.12M)"
+            )
             warm = median_seconds(lambda url=url: get(url).json(), args.repeat)
             run = run_default(benchmark=benchmark)
             counter = median_seconds(lambda run=run: run_data_version(run=run), args.repeat)

@@ -17,6 +17,10 @@ measured in this run):
 * peer: ``arena.stats.fit_btd`` (L-BFGS-B, one replicate at a time) on the first M replicates of domain 0 and of
   the pooled fit (the same case draws: the bootstrap's streams do not depend on R), EXTRAPOLATED linearly to
   7 × R fits; and the accuracy of ours against it (max |Δrating| over those replicates).
+* ``--reference`` (issue 25, item 5): the same leaderboard by the code before (``arena/stats`` at
+  ``REFERENCE_COMMIT``, extracted by ``bench.reference_code``), run after ours in the same process: CPU and wall
+  of both, their ratio, and whether the two documents are equal bit for bit. ``--no-peer`` skips the fit_btd peer
+  and the fits-alone figures (for the 7.2M-match size: ``--cases 10000 --reference --no-peer``; target < 15 s CPU).
 """
 
 from __future__ import annotations
@@ -48,6 +52,10 @@ from arena.stats.hypoarena import (  # noqa: E402
 from bench.synthetic import synthetic_hypoarena  # noqa: E402
 
 TARGET_S = 10.0
+#: Issue 25 item 5: the whole leaderboard at 7.2M matches (--cases 10000) under this much CPU time.
+TARGET_CPU_7M_S = 15.0
+#: The commit before issue 25 item 5: the code ``--reference`` runs.
+REFERENCE_COMMIT = "7629516a742dd1994392db927192c17137fb0cb2"
 
 
 def timed(fn, repeat: int = 1) -> tuple[float, list[float], object]:
@@ -88,6 +96,25 @@ def _gradient_norm(theta: np.ndarray, nu: float, w: np.ndarray, t: np.ndarray) -
     return float(np.abs(g).max() / total)
 
 
+def reference(verdicts: pd.DataFrame, replicates: int, doc: dict, wall: float, cpu: float) -> None:
+    """The leaderboard by the code before issue 25 item 5, same data and process; ratios to ours and equality."""
+    import json
+
+    from bench.reference_code import reference_stats
+
+    old = reference_stats(REFERENCE_COMMIT, "hypoarena")
+    print(f"  load average before the reference: {os.getloadavg()}")
+    c0, t0 = time.process_time(), time.perf_counter()
+    old_doc = old.hypoarena_leaderboard(verdicts, replicates=replicates, seed=0)
+    old_cpu, old_wall = time.process_time() - c0, time.perf_counter() - t0
+    same = json.dumps(doc, sort_keys=True, default=str) == json.dumps(old_doc, sort_keys=True, default=str)
+    n = len(verdicts) // 2
+    target = f" -> target < {TARGET_CPU_7M_S:.0f} s CPU {'MET' if cpu < TARGET_CPU_7M_S else 'NOT MET'}" if n >= 7_000_000 else ""
+    print(f"before: hypoarena_leaderboard at {REFERENCE_COMMIT[:10]}: CPU {old_cpu:.2f} s, wall {old_wall:.2f} s")
+    print(f"  ours CPU {cpu:.2f} s{target}; before/ours CPU {old_cpu / cpu:.2f}x, wall {old_wall / wall:.2f}x")
+    print(f"  documents equal bit for bit: {same}; load average {os.getloadavg()}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--replicates", type=int, default=10_000)
@@ -96,6 +123,8 @@ def main() -> None:
     ap.add_argument("--models", type=int, default=16)
     ap.add_argument("--domains", type=int, default=6)
     ap.add_argument("--repeat", type=int, default=1, help="runs of the full leaderboard (median reported)")
+    ap.add_argument("--reference", action="store_true", help="also run the code before issue 25 item 5, same data")
+    ap.add_argument("--no-peer", action="store_true", help="skip the fit_btd peer and the fits-alone figures")
     args = ap.parse_args()
     r, m_peer = args.replicates, args.peer_replicates
 
@@ -122,13 +151,18 @@ def main() -> None:
         f"  CPU time (user+sys, all threads) {cpu_full:.2f} s per run: wall/CPU {t_full / cpu_full:.2f} "
         "(> 1 means the run waited for a core held by other processes)"
     )
-    print(f"  of which debias (1.44M ordered verdicts -> 720k matches): {t_deb:.2f} s")
+    print(f"  debias alone ({len(data.verdicts):,} ordered verdicts -> {n_matches:,} matches), wall: {t_deb:.2f} s")
     pooled = doc["pooled"]
     print(
         f"  pooled nu {pooled['nu']:.3f} {pooled['nu_ci']}, modal ranking fraction {pooled['modal_fraction']:.3f}, "
         f"fallback replicates {sum(d['fallback_replicates'] for d in doc['domains'].values()) + pooled['fallback_replicates']}"
     )
 
+    if args.reference:
+        reference(data.verdicts, r, doc, t_full, cpu_full)
+    if args.no_peer:
+        print(f"load average after: {os.getloadavg()}")
+        return
     # Peer: fit_btd (L-BFGS) one replicate at a time, on the same first M replicates (domain 0 and pooled).
     boot = hypoarena_bootstrap(data.verdicts, replicates=m_peer, seed=0, keep_counts=True)
     models = boot.models

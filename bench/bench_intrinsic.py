@@ -17,6 +17,9 @@ with the gold shifted by a per-scorer amount (Hit@1 about 10–55%) and a per-pa
 * naive: the obvious numpy loop — per replicate, resample papers, index each scorer's per-paper values and take the
   means — for the scorer metrics only (no pairs, no agreement: it flatters the peer), on M replicates per scope,
   EXTRAPOLATED linearly to R.
+* ``--scale 1323,13230,132300``: issue 25 item 5 — CPU per paper of ``intrinsic_report`` at each size, ours and
+  the code before (``arena/stats`` at ``REFERENCE_COMMIT``, extracted by ``bench.reference_code``), same run,
+  reports checked equal.
 
 The target (issue 14's Done-when) is absolute: ours < 1 s (wall). The machine is shared (2 cores), so the figures
 to compare across runs are the ratios to the floor and to the naive loop, measured in this run; the load average
@@ -100,13 +103,66 @@ def naive_bootstrap(data: dict, replicates: int, seed: int) -> list[tuple[float,
     return out
 
 
+#: Commit before issue 25 item 5: the reference of ``--scale`` (``bench.reference_code``).
+REFERENCE_COMMIT = "7629516a742dd1994392db927192c17137fb0cb2"
+
+
+def scale(sizes: list[int], replicates: int) -> None:
+    """CPU per paper of ``intrinsic_report`` at each size, today's code and the code before issue 25 (same run).
+
+    Issue 25 item 5's target: CPU per paper at the largest size within 1.5x of that at the smallest. Each report is
+    checked equal (bit for bit, as JSON) to the reference's.
+    """
+    import json
+
+    from bench.reference_code import reference_stats
+
+    old = reference_stats(REFERENCE_COMMIT, "intrinsic")
+    per_paper: dict[str, list[float]] = {"ours": [], "before": []}
+    for n in sizes:
+        data = synthetic_benchmark(n_papers=n)
+        kwargs = {k: data[k] for k in ("gold", "disciplines", "n_candidates")}
+        docs = {}
+        for name, fn in (("ours", intrinsic_report), ("before", old.intrinsic_report)):
+            fn(data["scorers"], replicates=10, **kwargs)
+            c0 = time.process_time()
+            docs[name] = fn(data["scorers"], replicates=replicates, seed=0, **kwargs)
+            cpu = time.process_time() - c0
+            per_paper[name].append(cpu / n)
+            print(
+                f"  {n:>8,} papers  {name:6s} CPU {cpu:8.2f} s  {1e6 * cpu / n:7.1f} µs per paper  "
+                f"load average {os.getloadavg()[0]:.2f}",
+                flush=True,
+            )
+        same = json.dumps(docs["ours"], sort_keys=True) == json.dumps(docs["before"], sort_keys=True)
+        print(f"  {n:>8,} papers  reports equal bit for bit: {same}")
+    for name, values in per_paper.items():
+        growth = values[-1] / values[0]
+        spread = max(values) / min(values)
+        verdict = "" if name == "before" else f" (target <= 1.5x: {'MET' if growth <= 1.5 else 'NOT MET'})"
+        print(
+            f"{name:6s} CPU per paper at {sizes[-1]:,} / at {sizes[0]:,} papers: {growth:.2f}x{verdict}; "
+            f"largest / smallest over every size: {spread:.2f}x; at {sizes[-1]:,} / at {sizes[-2]:,}: "
+            f"{values[-1] / values[-2]:.2f}x"
+        )
+    print(f"before/ours CPU at {sizes[-1]:,} papers: {per_paper['before'][-1] / per_paper['ours'][-1]:.2f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--replicates", type=int, default=10_000)
     ap.add_argument("--peer-replicates", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--no-listwise", action="store_true")
+    ap.add_argument(
+        "--scale",
+        metavar="SIZES",
+        help="comma-separated paper counts (e.g. 1323,13230,132300): CPU per paper, ours and before, then exit",
+    )
     args = ap.parse_args()
+    if args.scale:
+        scale([int(x) for x in args.scale.split(",")], args.replicates)
+        return
     data = synthetic_benchmark(listwise=not args.no_listwise)
     kwargs = {k: data[k] for k in ("gold", "disciplines", "n_candidates")}
     n_scorers = len(data["scorers"])

@@ -59,23 +59,38 @@ def encode_domain(name: Any, frame: pd.DataFrame, models_all: list[Any], cases: 
     # Categorical codes: a hash lookup per row, far faster than mapping strings through a dict.
     g_first = pd.Categorical(frame["first"], categories=models_all).codes.astype(np.int64)
     g_second = pd.Categorical(frame["second"], categories=models_all).codes.astype(np.int64)
+    if cases is None:
+        case_codes, cases = pd.factorize(frame["case"], sort=False)
+        cases = np.asarray(cases, dtype=object)
+    else:
+        case_codes = pd.Index(cases).get_indexer(frame["case"]).astype(np.int64)
+    share = frame["share"].to_numpy(dtype=np.float64)
+    return encode_codes(name, g_first, g_second, share, case_codes, cases, len(models_all))
+
+
+def encode_codes(
+    name: Any,
+    g_first: np.ndarray,
+    g_second: np.ndarray,
+    share: np.ndarray,
+    case_codes: np.ndarray,
+    cases: np.ndarray,
+    k_all: int,
+) -> DomainData:
+    """:func:`encode_domain` on codes: global model indices of each match's first and second (< ``k_all``), its
+    share, and its case's row in ``cases``. The labels are hashed once by the caller, not again per domain."""
     models = np.unique(np.concatenate([g_first, g_second]))
     k = len(models)
-    local = np.full(len(models_all), -1, dtype=np.int64)
+    local = np.full(k_all, -1, dtype=np.int64)
     local[models] = np.arange(k)
     a, b = local[g_first], local[g_second]
     lo, hi = np.minimum(a, b), np.maximum(a, b)
     # Pair index of (lo, hi) in np.triu_indices(k, 1) order.
     pair = lo * k - lo * (lo + 1) // 2 + (hi - lo - 1)
     n_pairs = k * (k - 1) // 2
-    win, tie, loss = share_to_outcome(frame["share"].to_numpy(dtype=np.float64))
+    win, tie, loss = share_to_outcome(share)
     flipped = a > b
     w_lo = np.where(flipped, loss, win)
-    if cases is None:
-        case_codes, cases = pd.factorize(frame["case"], sort=False)
-        cases = np.asarray(cases, dtype=object)
-    else:
-        case_codes = pd.Index(cases).get_indexer(frame["case"]).astype(np.int64)
     n_cases = len(cases)
     n_cols = 3 * n_pairs
     # Per-case contributions: columns [wins of lo over hi | ties | matches], one block of P_d each.

@@ -8,15 +8,16 @@ arithmetic and its order are those of the single function it replaced, so values
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .bt import blas_single_threaded
 from .btd import BTDBatch, fit_btd_pairs, pair_to_model_sum
-from .hypoarena_encoding import DomainData, _chunk_size, _global_pair_index, draw_counts, encode_domain, pairs_from_features
-from .hypoarena_verdicts import _sort_key, debias
+from .hypoarena_encoding import DomainData, _chunk_size, _global_pair_index, draw_counts, encode_codes, pairs_from_features
+from .hypoarena_verdicts import VERDICT_COLUMNS, CodedMatches, _check_columns, _sort_key, debias_coded
 
 #: A fit's point result and its point win rates, (K,).
 _Point = tuple[BTDBatch, np.ndarray]
@@ -203,6 +204,8 @@ class HypoArenaBootstrap:
         fits: per domain, :class:`FitReplicates` (``counts`` kept when asked).
         pooled: the pooled fit over all domains.
         matches: the :func:`debias` frame.
+        domain_rows: per domain, its rows of ``matches`` (one contiguous block).
+        model_matches: per domain, matches of each model on the global model axis, (K,).
     """
 
     models: list[Any]
@@ -211,13 +214,38 @@ class HypoArenaBootstrap:
     fits: list[FitReplicates]
     pooled: FitReplicates
     matches: pd.DataFrame
+    domain_rows: list[slice] = field(default_factory=list)
+    model_matches: list[np.ndarray] = field(default_factory=list)
 
 
-def _prepare(matches: pd.DataFrame) -> tuple[list[Any], list[Any]]:
-    """All model names and domains of the matches, sorted: the global index order of every fit."""
-    models = sorted(pd.unique(pd.concat([matches["first"], matches["second"]], ignore_index=True)), key=_sort_key)
-    domains = sorted(pd.unique(matches["domain"]), key=_sort_key)
-    return models, domains
+def _sorted_order(uniques: np.ndarray) -> tuple[list[Any], np.ndarray]:
+    """Labels sorted by :func:`_sort_key` (the global order of every fit), and each unique's index in that order."""
+    order = sorted(range(len(uniques)), key=lambda i: _sort_key(uniques[i]))
+    rank = np.empty(len(uniques), dtype=np.int64)
+    rank[order] = np.arange(len(uniques))
+    return [uniques[i] for i in order], rank
+
+
+def _encode_coded(coded: CodedMatches) -> tuple[list[Any], list[Any], list[DomainData], list[slice]]:
+    """Models and domains in global order, each domain encoded, and its rows of the match frame.
+
+    Works on :func:`debias_coded`'s codes: a domain's matches are one contiguous block of rows (they are ordered by
+    domain code), its cases are numbered in first-seen order as :func:`encode_domain` numbers them, and the
+    model labels are not hashed again.
+    """
+    models, model_rank = _sorted_order(coded.models)
+    domains, domain_rank = _sorted_order(coded.domains)
+    by_rank = np.argsort(domain_rank)  # domain code of each global domain
+    share = coded.frame["share"].to_numpy(dtype=np.float64)
+    g_first, g_second = model_rank[coded.first], model_rank[coded.second]
+    encoded, rows = [], []
+    for gd, code in enumerate(by_rank):
+        lo, hi = np.searchsorted(coded.domain, [code, code + 1])
+        case_codes, uniq = pd.factorize(coded.case[lo:hi], sort=False)
+        cases = np.asarray(coded.cases[uniq], dtype=object)
+        encoded.append(encode_codes(domains[gd], g_first[lo:hi], g_second[lo:hi], share[lo:hi], case_codes, cases, len(models)))
+        rows.append(slice(int(lo), int(hi)))
+    return models, domains, encoded, rows
 
 
 def hypoarena_bootstrap(
@@ -235,20 +263,29 @@ def hypoarena_bootstrap(
     """
     if replicates < 1:
         raise ValueError("replicates must be >= 1")
-    matches = debias(verdicts)
-    if len(matches) == 0:
+    _check_columns(verdicts, VERDICT_COLUMNS, "the verdict frame")
+    if len(verdicts) == 0:
         raise ValueError("no verdicts to rate: the verdict frame is empty")
-    models, domains = _prepare(matches)
-    groups = dict(tuple(matches.groupby("domain", sort=False)))
-    encoded = [encode_domain(d, groups[d], models) for d in domains]
-    res = _run_bootstrap(
-        [encoded], n_models=len(models), replicates=replicates, seed=seed, pooled=True, keep_counts=keep_counts, chunk=chunk
-    )[0]
+    coded = debias_coded(verdicts)
+    models, domains, encoded, rows = _encode_coded(coded)
+    with blas_single_threaded():
+        # One core per BLAS product: a chunk's product is small, and a second BLAS thread on a shared machine
+        # mostly spins waiting for a core (CPU time, not speed); the exact float32 products are the same.
+        res = _run_bootstrap(
+            [encoded], n_models=len(models), replicates=replicates, seed=seed, pooled=True, keep_counts=keep_counts, chunk=chunk
+        )[0]
+    model_matches = []
+    for d in encoded:
+        per_model = np.zeros(len(models), dtype=np.int64)
+        per_model[d.models] = d.model_matches
+        model_matches.append(per_model)
     return HypoArenaBootstrap(
         models=models,
         domains=domains,
         cases=[d.cases for d in encoded],
         fits=res["domains"],
         pooled=res["pooled"],
-        matches=matches,
+        matches=coded.frame,
+        domain_rows=rows,
+        model_matches=model_matches,
     )

@@ -21,13 +21,21 @@ from .hypoarena_verdicts import _sort_key
 
 
 def _consistency(frame: pd.DataFrame) -> dict[str, Any]:
-    """Order consistency of the two-order matches (the one-order ones cannot be checked, only counted)."""
-    two = frame[frame["orders"] == 2]
+    """Order consistency of the two-order matches (the one-order ones cannot be checked, only counted).
+
+    On numpy arrays: the flags of two-order matches are never missing, and their mean is a count over a count.
+    """
+    two = frame["orders"].to_numpy() == 2
+    n_two = int(two.sum())
+
+    def share(column: str) -> float | None:
+        return _f(frame[column].to_numpy(dtype=np.float64, na_value=np.nan)[two].mean()) if n_two else None
+
     return {
-        "consistency": _f(two["consistent"].astype(float).mean()) if len(two) else None,
-        "conflict_share": _f(two["conflict"].astype(float).mean()) if len(two) else None,
-        "two_order_matches": int(len(two)),
-        "one_order_matches": int(len(frame) - len(two)),
+        "consistency": share("consistent"),
+        "conflict_share": share("conflict"),
+        "two_order_matches": n_two,
+        "one_order_matches": int(len(frame) - n_two),
     }
 
 
@@ -103,22 +111,24 @@ def hypoarena_leaderboard(
     rep_sum = np.zeros((replicates, k_all))
     rep_n = np.zeros(k_all)
     pt_sum = np.zeros(k_all)
-    for d, fit in zip(boot.domains, boot.fits, strict=True):
-        frame = matches[matches["domain"] == d]
+    # Per-domain rows, counts and cases come from the bootstrap's codes: no label is compared or hashed again.
+    for d, fit, rows, per_model, cases in zip(
+        boot.domains, boot.fits, boot.domain_rows, boot.model_matches, boot.cases, strict=True
+    ):
+        frame = matches.iloc[rows]
         block = _summarise_fit(fit, names, level)
-        per_model = pd.concat([frame["first"], frame["second"]]).value_counts()
-        for m in block["models"]:
-            block["models"][m]["matches"] = int(per_model.get(m, 0))
+        for g, entry in zip(fit.models, block["models"].values(), strict=True):
+            entry["matches"] = int(per_model[g])
         block.update(_consistency(frame))
         block["matches"] = int(len(frame))
-        block["cases"] = int(frame["case"].nunique())
+        block["cases"] = len(cases)
         block["singleton"] = d in singles
         out_domains[d] = block
         rep_sum[:, fit.models] += elo_ratings(fit.theta)
         pt_sum[fit.models] += elo_ratings(fit.point.theta[0])
         rep_n[fit.models] += 1
     pooled = _summarise_fit(boot.pooled, names, level)
-    per_model = pd.concat([matches["first"], matches["second"]]).value_counts()
+    pooled_matches = np.sum(boot.model_matches, axis=0)
     with np.errstate(invalid="ignore", divide="ignore"):
         avg_pt = pt_sum / rep_n
         avg_rep = rep_sum / rep_n
@@ -127,7 +137,7 @@ def hypoarena_leaderboard(
     avg_rank_ci = _rank_ci(_ranks(avg_rep), level)
     for i, m in enumerate(names):
         entry = pooled["models"][m]
-        entry["matches"] = int(per_model.get(m, 0))
+        entry["matches"] = int(pooled_matches[i])
         entry["avg_domain_rating"] = _f(avg_pt[i])
         entry["avg_domain_ci"] = [_f(avg_ci[0, i]), _f(avg_ci[1, i])]
         entry["avg_domain_rank"] = int(avg_rank[i])
@@ -135,7 +145,7 @@ def hypoarena_leaderboard(
         entry["domains"] = int(rep_n[i])
     pooled.update(_consistency(matches))
     pooled["matches"] = int(len(matches))
-    pooled["cases"] = int(matches[["domain", "case"]].drop_duplicates().shape[0])
+    pooled["cases"] = sum(len(c) for c in boot.cases)  # a case belongs to one domain
     return {
         "domains": out_domains,
         "pooled": pooled,

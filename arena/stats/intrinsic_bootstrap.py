@@ -18,60 +18,81 @@ from .bt import blas_single_threaded_call
 #: Elements (replicates × papers) of one chunk of drawn paper indices: small enough to stay in cache (drawing and
 #: counting 13 M indices in one piece is several times slower); never changes a value.
 _DRAW_ELEMENTS = 1 << 19
+#: Counts (replicates × papers) per product: enough replicates that a product reuses each loaded block of the
+#: per-paper matrix (a product over 3 replicates at 132,000 papers is bound by memory, not arithmetic); never
+#: changes a draw.
+_PRODUCT_ELEMENTS = 1 << 23
 #: Quantities whose replicates are gathered, divided and partitioned at a time (64 × 10,000 doubles = 5 MB).
 _BLOCK_ROWS = 64
 
 
-def _draw_totals(
-    n_papers: int,
-    parts: Sequence[tuple[np.ndarray | None, np.ndarray, np.ndarray]],
-    out: np.ndarray,
-    rng: np.random.Generator,
-) -> np.ndarray:
+#: A part of :func:`_draw_totals`: (rows, matrix, targets, exact).
+_Part = tuple[np.ndarray | None, np.ndarray, np.ndarray, bool]
+
+
+def _draw_totals(n_papers: int, parts: Sequence[_Part], out: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Fill ``out`` (C, R) with the sums of the drawn papers' values: one draw of paper counts for every part.
 
     Each replicate draws ``n_papers`` indices with replacement: ``rng.integers(0, P, size=(R, P))`` in chunks of
     replicates (the same stream as one draw), counted with one offset bincount per chunk. A part is ``(rows, matrix,
-    targets)``: ``matrix`` holds per-paper values (one row per paper of ``rows``, or of all P papers when ``rows`` is
-    None); ``out[targets]`` receives ``matrix.T @ counts[:, rows].T``, computed in the matrix's dtype (float32 only for
-    integer values whose totals stay below 2**24, where it is exact: :func:`_exact_parts`). Replicates run along the
-    last axis so that gathering a quantity's row and partitioning it are contiguous.
+    targets, exact)``: ``matrix`` holds per-paper values (one row per paper of ``rows``, or of all P papers when
+    ``rows`` is None); ``out[targets]`` receives ``matrix.T @ counts[:, rows].T``, computed in the matrix's dtype
+    (float32 only for integer values whose totals stay below 2**24, where it is exact: :func:`_exact_parts`).
+    Replicates run along the last axis so that gathering a quantity's row and partitioning it are contiguous.
+
+    The draw chunk shrinks as P grows (it must stay in cache), but the products of ``exact`` parts (integer values
+    whose totals are exact in the matrix's dtype) are taken over a batch of whole chunks of about
+    :data:`_PRODUCT_ELEMENTS` counts: a product over a few replicates streams the whole (C, P) matrix from memory
+    for each of them, which made the cost per paper grow with P. Exact sums do not depend on the order of
+    summation, so the batch changes no value; the other parts (few columns: MRR) keep the chunk's products and so
+    the unbatched loop's rounding. Chunk boundaries, and so the stream, are unchanged.
     """
     replicates = out.shape[1]
     if n_papers == 0:
         out[:] = 0.0
         return out
-    mats = [np.ascontiguousarray(m.T) for _, m, _ in parts]
+    mats = [np.ascontiguousarray(m.T) for _, m, _, _ in parts]
     chunk = max(1, _DRAW_ELEMENTS // n_papers)
-    for start in range(0, replicates, chunk):
-        r = min(chunk, replicates - start)
-        idx = rng.integers(0, n_papers, size=(r, n_papers))
-        idx += (np.arange(r) * n_papers)[:, None]
-        counts = np.bincount(idx.ravel(), minlength=r * n_papers).reshape(r, n_papers)
-        typed: dict[Any, np.ndarray] = {}
-        for (rows, _, targets), mt in zip(parts, mats, strict=True):
-            if mt.dtype not in typed:
-                typed[mt.dtype] = counts.astype(mt.dtype)
-            c = typed[mt.dtype]
-            out[targets, start : start + r] = mt @ (c if rows is None else c[:, rows]).T
+    exact_types = {mt.dtype for mt, (*_, ex) in zip(mats, parts, strict=True) if ex}
+    batch = min(replicates, chunk * max(1, _PRODUCT_ELEMENTS // (chunk * n_papers))) if exact_types else chunk
+    # The counts of a batch per exact dtype, in buffers reused by every batch.
+    buffers = {t: np.empty((batch, n_papers), dtype=t) for t in exact_types}
+    for b0 in range(0, replicates, batch):
+        nb = min(batch, replicates - b0)
+        for start in range(0, nb, chunk):
+            r = min(chunk, nb - start)
+            idx = rng.integers(0, n_papers, size=(r, n_papers))
+            idx += (np.arange(r) * n_papers)[:, None]
+            counts = np.bincount(idx.ravel(), minlength=r * n_papers).reshape(r, n_papers)
+            for buf in buffers.values():
+                buf[start : start + r] = counts
+            typed: dict[Any, np.ndarray] = {}
+            for (rows, _, targets, ex), mt in zip(parts, mats, strict=True):
+                if not ex:
+                    c = typed.setdefault(mt.dtype, counts.astype(mt.dtype))
+                    out[targets, b0 + start : b0 + start + r] = mt @ (c if rows is None else c[:, rows]).T
+        for (rows, _, targets, ex), mt in zip(parts, mats, strict=True):
+            if ex:
+                c = buffers[mt.dtype][:nb]
+                out[targets, b0 : b0 + nb] = mt @ (c if rows is None else c[:, rows]).T
     return out
 
 
-def _exact_parts(
-    rows: np.ndarray | None, matrix: np.ndarray, integer: np.ndarray, n_draws: int, offset: int = 0
-) -> list[tuple[np.ndarray | None, np.ndarray, np.ndarray]]:
+def _exact_parts(rows: np.ndarray | None, matrix: np.ndarray, integer: np.ndarray, n_draws: int, offset: int = 0) -> list[_Part]:
     """Split a (P, C) float64 matrix into a float32 part (integer-valued columns) and a float64 part (the others).
 
     Single-precision products are twice as fast and exact for integers as long as every partial sum stays below
-    2**24; a replicate's total is at most ``n_draws`` × max |value|, so the float32 part is used only then. Returns
-    parts for :func:`_draw_totals` whose targets are the column indices plus ``offset``.
+    2**24; a replicate's total is at most ``n_draws`` × max |value|, so the float32 part is used only then. Integer
+    columns beyond that stay float64, in a part of their own that is still exact (below 2**53). Returns parts for
+    :func:`_draw_totals` whose targets are the column indices plus ``offset``.
     """
-    fits = n_draws * (float(np.abs(matrix).max()) if matrix.size else 0.0) < 2**24
-    ints = np.flatnonzero(integer) if fits else np.zeros(0, dtype=np.int64)
-    reals = np.setdiff1d(np.arange(matrix.shape[1]), ints)
-    return [
-        (rows, matrix[:, sel].astype(dtype), sel + offset) for sel, dtype in ((ints, np.float32), (reals, np.float64)) if len(sel)
-    ]
+    bound = n_draws * (float(np.abs(matrix).max()) if matrix.size else 0.0)
+    all_ints = np.flatnonzero(integer)
+    ints = all_ints if bound < 2**24 else np.zeros(0, dtype=np.int64)
+    wide = all_ints if 2**24 <= bound < 2**53 else np.zeros(0, dtype=np.int64)
+    reals = np.setdiff1d(np.arange(matrix.shape[1]), np.concatenate([ints, wide]))
+    groups = ((ints, np.float32, True), (wide, np.float64, True), (reals, np.float64, False))
+    return [(rows, matrix[:, sel].astype(dtype), sel + offset, ex) for sel, dtype, ex in groups if len(sel)]
 
 
 def _block_intervals(
@@ -241,7 +262,9 @@ def paired_difference(a: Any, b: Any, *, replicates: int = 2000, seed: int = 0, 
         raise ValueError(f"{where}: no papers; pass at least one paper's values.")
     both = ~np.isnan(va) & ~np.isnan(vb)
     cols = np.column_stack([both, np.where(both, va, 0.0), np.where(both, vb, 0.0)]).astype(np.float64)
-    tot = _draw_totals(len(cols), [(None, cols, np.arange(3))], np.empty((3, int(replicates))), np.random.default_rng(seed))
+    tot = _draw_totals(
+        len(cols), [(None, cols, np.arange(3), False)], np.empty((3, int(replicates))), np.random.default_rng(seed)
+    )
     with np.errstate(divide="ignore", invalid="ignore"):
         reps = (tot[1] - tot[2]) / tot[0]
         point = (cols[:, 1].sum() - cols[:, 2].sum()) / cols[:, 0].sum()

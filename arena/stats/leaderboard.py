@@ -361,7 +361,7 @@ def _diagnostic(
 
 
 def leaderboard_document(
-    cases: pd.DataFrame,
+    cases: pd.DataFrame | EncodedCases,
     *,
     replicates: int = 10_000,
     seed: int = 0,
@@ -372,7 +372,8 @@ def leaderboard_document(
 
     Preconditions:
         ``cases`` satisfies the contract of :func:`arena.stats.folding.encode_cases` (one row per canonical
-        pair; verdicts are model names, ``"TIE"`` or missing); ``replicates >= 1``; ``pseudo_count >= 0``.
+        pair; verdicts are model names, ``"TIE"`` or missing), or is already encoded (e.g. by
+        :func:`arena.stats.pair_rows.encode_pair_rows`); ``replicates >= 1``; ``pseudo_count >= 0``.
     Returns:
         One JSON-serialisable dict (plain Python types, deterministic for a given seed) with keys
         ``models, cases, stable_wlt, head_to_head, ordered_head_to_head, comparisons, bt, bootstrap, cluster_bootstrap,
@@ -380,7 +381,7 @@ def leaderboard_document(
         docstring). Models are ordered best first by the ordered BT strength; incomplete
         cases are counted and excluded from every statistic.
     """
-    enc = encode_cases(cases)
+    enc = cases if isinstance(cases, EncodedCases) else encode_cases(cases)
     counts = case_counts(enc)
     if enc.n_models < 2 or counts["stable"] + counts["sensitive"] == 0:
         return _empty_document(enc, replicates, seed, pseudo_count)
