@@ -152,6 +152,8 @@ _DASHES = frozenset("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2043\ufe58\ufe6
 def normalise(text: str) -> tuple[str, list[int]]:
     """NFKC text with dashes as ``-`` and zero-width characters dropped, and for each of its characters
     the offset of the character of ``text`` it came from (plus one final entry, ``len(text)``)."""
+    if text.isascii():  # NFKC keeps ASCII as it is, and every dash and zero-width character is beyond it
+        return text, list(range(len(text) + 1))
     out: list[str] = []
     where: list[int] = []
     for i, ch in enumerate(text):
@@ -339,6 +341,17 @@ def _pattern(alias: Alias) -> re.Pattern[str]:
     return re.compile(before + "".join(body) + after, flags)
 
 
+#: The characters beyond ASCII that a case-insensitive ``re`` match takes for an ASCII letter (İ ı ſ K), or that
+#: ``str.lower`` turns into one. Elsewhere an ASCII token occurs in a text's lower case wherever a case-insensitive
+#: pattern starting with it can match, so an alias whose first token is absent is skipped unsearched.
+_CASE_FOLDS_TO_ASCII = frozenset("\u0130\u0131\u017f\u212a")
+
+
+def _ascii_first(alias: Alias) -> str | None:
+    first = tokens(alias.text)[0]
+    return first.lower() if first.isascii() else None
+
+
 @dataclass(frozen=True)
 class Hit:
     start: int
@@ -398,12 +411,24 @@ class Matcher:
             )
             for (alias_key, mode), group in grouped.items()
         ]
+        # Per alias: its first token in lower case when it is ASCII, else None (see ``_may_occur``).
+        self.firsts = [_ascii_first(group[0].alias) for group in grouped.values()]
+
+    @staticmethod
+    def _may_occur(lowered: str | None, first: str | None) -> bool:
+        """False only when the alias cannot match: its first token does not occur in the text. ``lowered`` is the
+        normalised text in lower case when reading it so is exact (None otherwise): then every character of it is
+        one the pattern's case-insensitive match would see as ASCII letter-for-letter (``_CASE_FOLDS_TO_ASCII``)."""
+        return lowered is None or first is None or first in lowered
 
     def hits(self, text: str) -> list[Hit]:
         """Merged matches, in offsets of ``text`` itself (not of its normalised form)."""
         norm, where = normalise(text)
+        lowered = None if _CASE_FOLDS_TO_ASCII.intersection(norm) else norm.lower()
         raw: list[tuple[int, int, str, tuple[str, ...]]] = []
-        for pattern, mode, exception, alias_text, owners in self.patterns:
+        for (pattern, mode, exception, alias_text, owners), first in zip(self.patterns, self.firsts, strict=True):
+            if not self._may_occur(lowered, first):
+                continue
             for m in pattern.finditer(norm):
                 if mode == PROPER and not norm[m.start()].isupper():
                     continue

@@ -226,6 +226,7 @@ def main() -> int:
                 )
             time.sleep(1)
         endpoint_cpu_before = _proc_cpu(fake.process.pid)
+        workers_cpu_before = sum(_proc_cpu(w.pid) for w in workers)  # start-up (imports, Django, Celery) done
         started = time.perf_counter()
         launched_at = time.time()
         judge_run_launch(run=run, drivers=args.workers)
@@ -235,6 +236,7 @@ def main() -> int:
                 break
             time.sleep(0.05)
         elapsed = time.perf_counter() - started
+        run_cpu = sum(_proc_cpu(w.pid) for w in workers) - workers_cpu_before
         endpoint_cpu = _proc_cpu(fake.process.pid) - endpoint_cpu_before
         accepted = run.judgments.filter(status="accepted").count()
         ideal = tasks * args.latency / args.concurrency
@@ -293,6 +295,11 @@ def main() -> int:
         f"  worker CPU:          {worker_cpu:.2f} s user+sys over {len(cpu_by_worker)} process(es) "
         f"({worker_cpu / max(1, tasks) * 1000:.2f} ms per ordered judgment; CPU time is steadier than wall time on a shared machine)"
     )
+    print(
+        f"  worker CPU, the run:  {run_cpu:.2f} s from launch to completion ({run_cpu / max(1, tasks) * 1000:.2f} ms per "
+        f"ordered judgment; the rest, {worker_cpu - run_cpu:.2f} s, is start-up and shutdown)"
+    )
+    print(f"  load average:        {' / '.join(f'{x:.2f}' for x in os.getloadavg())} (1 / 5 / 15 min, at the end)")
     total = worker_cpu + endpoint_cpu
     if total:
         print(
@@ -303,7 +310,7 @@ def main() -> int:
         shares = _profile_summary([out for out, _ in spies if out.is_file()])
         print("  worker profile (py-spy --gil: samples of the thread holding the GIL, i.e. Python CPU):")
         for label, share in shares:
-            print(f"    {label:<32} {share:6.1%}  ({share * worker_cpu / max(1, tasks) * 1000:.2f} ms per judgment)")
+            print(f"    {label:<32} {share:6.1%}  ({share * run_cpu / max(1, tasks) * 1000:.2f} ms per judgment of the run)")
     return 0 if run.status == "completed" and accepted == tasks else 1
 
 

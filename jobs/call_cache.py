@@ -25,12 +25,12 @@ is about; the judge and elicitation drivers call this module for every kind they
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from .models import CallCacheEntry, CallCacheHit
+from .providers import canonical_json
 
 #: The run parameter that turns reading the cache on (``True``) or off.
 CACHE_PARAMETER = "call_cache"
@@ -44,17 +44,18 @@ def cache_on(parameters: dict[str, Any] | None) -> bool:
     return bool((parameters or {}).get(CACHE_PARAMETER))
 
 
-def call_key(*, url: str, body: dict[str, Any], order: str, sample: int, template_version: str) -> str:
-    """The sha256 (hex) of a request's identity; JSON with sorted keys, so equal requests give equal keys."""
-    identity = {
-        "v": KEY_VERSION,
-        "url": url.rstrip("/"),
-        "request": body,
-        "order": order,
-        "sample": sample,
-        "template": template_version,
-    }
-    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+def call_key(*, url: str, body: dict[str, Any], order: str, sample: int, template_version: str, request_json: str = "") -> str:
+    """The sha256 (hex) of a request's identity; JSON with sorted keys, so equal requests give equal keys.
+
+    ``request_json``, when given, is ``body`` as :func:`jobs.providers.canonical_json` spells it (what the call sends):
+    the identity's JSON is then put together around it rather than encoded again, the same text either way (the
+    identity's keys in sorted order, ``request`` second)."""
+    if not request_json:
+        request_json = canonical_json(body)
+    text = (
+        f'{{"order":{canonical_json(order)},"request":{request_json},"sample":{canonical_json(sample)},'
+        f'"template":{canonical_json(template_version)},"url":{canonical_json(url.rstrip("/"))},"v":{KEY_VERSION}}}'
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -118,8 +119,14 @@ class CallCache:
             if body is None:
                 continue
             request = body(messages)
+            encoded = getattr(provider, "request_json", None)
             key = call_key(
-                url=provider.url, body=request, order=order, sample=self.sample, template_version=self.template_version
+                url=provider.url,
+                body=request,
+                order=order,
+                sample=self.sample,
+                template_version=self.template_version,
+                request_json=encoded(messages) if encoded is not None else "",
             )
             self.keys[task_id] = (key, str(request.get("model", "")))
             keyed[task_id] = key

@@ -18,6 +18,8 @@ from typing import Any, Protocol
 from django.conf import settings
 
 CONNECTIONS_PER_POOL = 8
+ENCODED_MEMORY = 4096  # request encodings a provider remembers at most (a driver claims twice its concurrency)
+KEEPALIVE_SECONDS = 5.0  # httpx's default: an idle connection is dropped after this
 
 
 class TransientError(Exception):
@@ -73,12 +75,15 @@ def api_key_from_env(variable: str | None) -> str:
 
 
 class OpenAICompatibleProvider:
-    """Chat completions over one keep-alive httpx client per driver.
+    """Chat completions over keep-alive connection pools, one set per driver.
 
     Not the ``openai`` package: its request building and response models cost about a third of a driver's CPU
-    (issue 10), and a judge needs one POST and three fields of the answer. The error classes keep the client's
-    meaning: timeouts, dropped connections, 429 and 5xx are transient (with the server's Retry-After), other
-    4xx are permanent.
+    (issue 10), and a judge needs one POST and three fields of the answer. Nor httpx's client around the pools: its
+    request and response models, URL merging, auth, cookie and redirect layers cost a third of what a call cost in
+    the client (issue 25); the POST goes straight to httpcore's pool, which httpx itself sends through. Where the
+    environment names an HTTP proxy (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``) the calls go through httpx as
+    before, which honours it. The error classes keep the client's meaning: timeouts, dropped connections, 429 and
+    5xx are transient (with the server's Retry-After), other 4xx are permanent.
     """
 
     replay = False
@@ -94,8 +99,6 @@ class OpenAICompatibleProvider:
         timeout: float,
         connections: int = 100,
     ) -> None:
-        import httpx
-
         self.model = model
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -110,15 +113,12 @@ class OpenAICompatibleProvider:
         # one pool of 128 connections cost 12 ms of CPU per call: calls are spread over pools of a few each.
         # Redirects are not followed: a POST must not turn into a GET elsewhere.
         shards = max(1, math.ceil(max(1, connections) / CONNECTIONS_PER_POOL))
-        self.clients = [
-            httpx.AsyncClient(
-                timeout=timeout,
-                follow_redirects=False,
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=CONNECTIONS_PER_POOL * 2),
-            )
-            for _ in range(shards)
-        ]
-        self._next = itertools.cycle(self.clients)
+        # The JSON of recent requests, by their messages: the call cache's key (``jobs.call_cache``) and the call itself
+        # read one encoding, made when the task is claimed (a long prompt's JSON costs ~0.1 ms a time).
+        self._encoded: dict[tuple[tuple[str, str], ...], str] = {}
+        self.transport = _proxied_transport(self.url, self.headers, timeout, shards) or _PoolTransport(
+            self.url, self.headers, timeout, shards
+        )
 
     def request_body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         """What a call sends: the model, the messages and every sampling parameter. The call cache (``jobs.call_cache``)
@@ -130,37 +130,43 @@ class OpenAICompatibleProvider:
             body["max_tokens"] = self.max_tokens
         return body
 
-    async def complete(self, *, messages: list[dict[str, str]], task: tuple[int, str] | None = None) -> Completion:
-        import httpx
+    def request_json(self, messages: list[dict[str, str]]) -> str:
+        """The JSON a call sends: :meth:`request_body` with sorted keys, compact, UTF-8 text as it is (what the call
+        cache's key is made of). Remembered for a while by the messages' roles and contents."""
+        if not all(len(m) == 2 and "role" in m and "content" in m for m in messages):
+            return canonical_json(self.request_body(messages))
+        key = tuple((m["role"], m["content"]) for m in messages)
+        text = self._encoded.get(key)
+        if text is None:
+            text = canonical_json(self.request_body(messages))
+            if len(self._encoded) >= ENCODED_MEMORY:
+                self._encoded.clear()
+            self._encoded[key] = text
+        return text
 
-        body = self.request_body(messages)
+    async def complete(self, *, messages: list[dict[str, str]], task: tuple[int, str] | None = None) -> Completion:
+        body = self.request_json(messages).encode()
         started = time.perf_counter()
-        try:
-            response = await next(self._next).post(self.url, content=json.dumps(body).encode(), headers=self.headers)
-        except httpx.TimeoutException:
-            raise TransientError("the endpoint timed out") from None
-        except httpx.TransportError as exc:
-            raise TransientError(f"connection failed: {type(exc).__name__}") from None
-        status = response.status_code
+        status, retry_header, content = await self.transport.post(body)
         if status == 429 or status >= 500:
-            header = response.headers.get("retry-after")
             try:
-                retry_after = float(header) if header is not None else None
+                retry_after = float(retry_header) if retry_header is not None else None
             except ValueError:
                 retry_after = None
             raise TransientError(f"HTTP {status}", retry_after=retry_after)
         if status >= 300:
-            raise PermanentError(f"HTTP {status}: {shorten(error_message(response.content))}")
+            raise PermanentError(f"HTTP {status}: {shorten(error_message(content))}")
         latency = time.perf_counter() - started
         try:
-            data = json.loads(response.content)
+            data = json.loads(content)
             choices = data.get("choices") or []
             message = ((choices[0] or {}).get("message") if choices else None) or {}
             text = message.get("content") or ""
             usage = data.get("usage") or {}
         except (ValueError, AttributeError, TypeError) as exc:
             raise PermanentError(
-                f"the endpoint's answer is not a chat completion ({type(exc).__name__}): {shorten(response.text)}"
+                f"the endpoint's answer is not a chat completion ({type(exc).__name__}): "
+                f"{shorten(content.decode(errors='replace'))}"
             ) from None
         return Completion(
             text=text if isinstance(text, str) else json.dumps(text),
@@ -170,8 +176,136 @@ class OpenAICompatibleProvider:
         )
 
     async def close(self) -> None:
+        await self.transport.close()
+
+
+class _PoolTransport:
+    """POSTs to one URL over httpcore connection pools (round robin): the request line, headers and timeouts are
+    made once, each call sends its body and reads the whole answer. Sends what httpx sent but ``Accept-Encoding``
+    (an answer is read as sent: a server that compresses anyway is decoded, gzip or deflate)."""
+
+    def __init__(self, url: str, headers: dict[str, str], timeout: float, shards: int) -> None:
+        import httpcore
+        import httpx
+
+        from arena.asyncio_network import AsyncioBackend
+
+        self.httpcore = httpcore
+        parsed = httpx.URL(url)  # the same parsing (and refusals) as httpx's
+        self.url = httpcore.URL(scheme=parsed.raw_scheme, host=parsed.raw_host, port=parsed.port, target=parsed.raw_path)
+        self.headers = [(b"Host", parsed.netloc), *((k.encode(), v.encode()) for k, v in headers.items())]
+        self.extensions = {"timeout": {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}}
+        # TLS as httpx sets it up by default (certifi's roots); a deployment naming its own roots goes through httpx.
+        self.pools = [
+            httpcore.AsyncConnectionPool(
+                max_connections=None,
+                max_keepalive_connections=CONNECTIONS_PER_POOL * 2,
+                keepalive_expiry=KEEPALIVE_SECONDS,
+                network_backend=AsyncioBackend(),
+            )
+            for _ in range(shards)
+        ]
+        self._next = itertools.cycle(self.pools)
+
+    async def post(self, body: bytes) -> tuple[int, str | None, bytes]:
+        """(status, Retry-After header or None, the answer's bytes); raises TransientError when no answer came."""
+        httpcore = self.httpcore
+        try:
+            response = await next(self._next).request(
+                b"POST",
+                self.url,
+                headers=[*self.headers, (b"Content-Length", str(len(body)).encode())],
+                content=body,
+                extensions=self.extensions,
+            )
+        except httpcore.TimeoutException:
+            raise TransientError("the endpoint timed out") from None
+        except (httpcore.NetworkError, httpcore.ProtocolError, httpcore.ProxyError, httpcore.UnsupportedProtocol) as exc:
+            raise TransientError(f"connection failed: {type(exc).__name__}") from None
+        retry_after = encoding = None
+        for name, value in response.headers:
+            lowered = name.lower()
+            if lowered == b"retry-after":
+                retry_after = value.decode("latin-1")
+            elif lowered == b"content-encoding":
+                encoding = value.decode("latin-1").strip().lower()
+        content = response.content
+        if encoding and encoding != "identity":
+            content = decoded_body(content, encoding)
+        return response.status, retry_after, content
+
+    async def close(self) -> None:
+        for pool in self.pools:
+            await pool.aclose()
+
+
+def decoded_body(content: bytes, encoding: str) -> bytes:
+    """An answer a server compressed though it was not asked to: gzip or deflate (zlib or raw)."""
+    import zlib
+
+    if encoding in ("gzip", "x-gzip"):
+        return zlib.decompress(content, 16 + zlib.MAX_WBITS)
+    if encoding == "deflate":
+        try:
+            return zlib.decompress(content)
+        except zlib.error:
+            return zlib.decompress(content, -zlib.MAX_WBITS)
+    raise PermanentError(f"the endpoint answered in an encoding this client does not read: {encoding!r}")
+
+
+class _HttpxTransport:
+    """POSTs through httpx's clients, for endpoints reached through a proxy the environment names."""
+
+    def __init__(self, url: str, headers: dict[str, str], timeout: float, shards: int) -> None:
+        import httpx
+
+        self.httpx, self.url, self.headers = httpx, url, headers
+        self.clients = [
+            httpx.AsyncClient(
+                timeout=timeout,
+                follow_redirects=False,
+                limits=httpx.Limits(
+                    max_connections=None, max_keepalive_connections=CONNECTIONS_PER_POOL * 2, keepalive_expiry=KEEPALIVE_SECONDS
+                ),
+            )
+            for _ in range(shards)
+        ]
+        self._next = itertools.cycle(self.clients)
+
+    async def post(self, body: bytes) -> tuple[int, str | None, bytes]:
+        httpx = self.httpx
+        try:
+            response = await next(self._next).post(self.url, content=body, headers=self.headers)
+        except httpx.TimeoutException:
+            raise TransientError("the endpoint timed out") from None
+        except httpx.TransportError as exc:
+            raise TransientError(f"connection failed: {type(exc).__name__}") from None
+        return response.status_code, response.headers.get("retry-after"), response.content
+
+    async def close(self) -> None:
         for client in self.clients:
             await client.aclose()
+
+
+def _proxied_transport(url: str, headers: dict[str, str], timeout: float, shards: int) -> _HttpxTransport | None:
+    """httpx's clients when the environment names a proxy for this URL's scheme (or for all) or its own TLS roots
+    (``SSL_CERT_FILE``, ``SSL_CERT_DIR``), or the URL carries credentials, else None: httpx then applies its own rules
+    (``NO_PROXY``, basic auth from the URL), as it did for every call before."""
+    import urllib.request
+
+    import httpx
+
+    parsed = httpx.URL(url)
+    proxies = urllib.request.getproxies()
+    own_roots = parsed.scheme == "https" and (os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR"))
+    if proxies.get(parsed.scheme) or proxies.get("all") or parsed.userinfo or own_roots:
+        return _HttpxTransport(url, headers, timeout, shards)
+    return None
+
+
+def canonical_json(value: Any) -> str:  # noqa: ANN401
+    """Sorted keys, no spaces, text as it is: one spelling for one value (the call cache keys on it)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def error_message(content: bytes) -> str:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from arena.models import PAIRS, Benchmark, CanonicalPair, Context, JudgeRun, OrderedJudgment, Proposal
+from arena.prompting import ProposalBlocks, render_context
 from jobs.gates import AliasCheck, blindness_problem, orientation_sort, skipped_log
 from jobs.prompts import PromptTemplate, RenderedTask
 from jobs.selection import Selection
@@ -110,13 +111,25 @@ def _judgment(run_id: int, spec: JudgeSpec, result: JudgeResult) -> OrderedJudgm
     )
 
 
+#: The proposal blocks judge drivers rendered, remembered across claims (``arena.prompting.ProposalBlocks``).
+BLOCKS = ProposalBlocks()
+
+
+def _claimed_proposals(pairs: list[CanonicalPair]) -> dict[tuple[int, int], Proposal]:
+    """The proposals of these pairs' contexts as a prompt needs them, by (context id, participant id): what the blind
+    rendering reads and the owner's name, not the redaction records nor the owner's aliases and metadata."""
+    fields = ("id", "context_id", "participant_id", "content", "blind_content", "blind_digest", "participant__name")
+    rows = Proposal.objects.filter(context_id__in={p.context_id for p in pairs}).select_related("participant").only(*fields)
+    return {(p.context_id, p.participant_id): p for p in rows}
+
+
 def _specs(run: JudgeRun, ids: list[int], template: PromptTemplate, aliases: AliasCheck, names: list[str]) -> list[JudgeSpec]:
-    tasks = list(
-        JudgeTask.objects.filter(id__in=ids).select_related("pair__context", "pair__participant_a", "pair__participant_b")
-    )
+    # The pair alone: its context is read once per claim below, its participants are known by id.
+    tasks = list(JudgeTask.objects.filter(id__in=ids).select_related("pair"))
     pairs = [t.pair for t in tasks]
-    proposals = proposal_map(pairs)
+    proposals = _claimed_proposals(pairs)
     contexts = {c.pk: c for c in Context.objects.filter(pk__in={p.context_id for p in pairs}).prefetch_related("papers")}
+    context_texts = {pk: render_context(c, context_format=template.layout) for pk, c in contexts.items()}
     specs = []
     for t in tasks:
         pair = t.pair
@@ -127,7 +140,13 @@ def _specs(run: JudgeRun, ids: list[int], template: PromptTemplate, aliases: Ali
             specs.append(JudgeSpec(t.pk, pair.pk, t.order, None, "a proposal of this pair has no text"))
             continue
         rendered = render_judge_task(
-            pair=pair, order=t.order, template=template, proposals=by_participant, matcher=aliases.matcher
+            pair=pair,
+            order=t.order,
+            template=template,
+            proposals=by_participant,
+            matcher=aliases.matcher,
+            context_text=context_texts[pair.context_id],
+            blocks=BLOCKS,
         )
         shown_a, shown_b = (
             (pair.participant_a_id, pair.participant_b_id)

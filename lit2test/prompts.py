@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from arena.aliases import Matcher
 from arena.models import CanonicalPair, Context, Proposal
-from arena.prompting import render_context, render_proposal
+from arena.prompting import ProposalBlocks, render_context, render_proposal
 from arena.schemas import JUDGE_DIMENSIONS
 from jobs.prompts import PromptTemplate, RenderedTask, prompt_register
 
@@ -66,15 +66,27 @@ def prompts_register() -> None:
 
 
 def render_judge_task(
-    *, pair: CanonicalPair, order: str, template: PromptTemplate, proposals: dict[int, Proposal], matcher: Matcher | None = None
+    *,
+    pair: CanonicalPair,
+    order: str,
+    template: PromptTemplate,
+    proposals: dict[int, Proposal],
+    matcher: Matcher | None = None,
+    context_text: str | None = None,
+    blocks: ProposalBlocks | None = None,
 ) -> RenderedTask:
-    """The blind prompt of one ordered task: original shows participant_a as A, reverse swaps them."""
+    """The blind prompt of one ordered task: original shows participant_a as A, reverse swaps them.
+
+    A driver rendering many tasks passes what it rendered already: ``context_text`` (``render_context`` of the pair's
+    context in the template's layout) and ``blocks`` (the proposal blocks it remembers, ``arena.prompting``)."""
     first, second = proposals[pair.participant_a_id], proposals[pair.participant_b_id]
     shown_a, shown_b = (first, second) if order == "original" else (second, first)
-    block_a, block_b = render_proposal("A", shown_a, matcher), render_proposal("B", shown_b, matcher)
+    render = blocks.render if blocks is not None else render_proposal
+    block_a, block_b = render("A", shown_a, matcher), render("B", shown_b, matcher)
+    if context_text is None:
+        context_text = render_context(pair.context, context_format=template.layout)
     user = (
-        f"{render_context(pair.context, context_format=template.layout)}\n\n{block_a}\n\n{block_b}\n=== END ===\n\n"
-        "Which proposal is the better next experiment? Answer in JSON."
+        f"{context_text}\n\n{block_a}\n\n{block_b}\n=== END ===\n\nWhich proposal is the better next experiment? Answer in JSON."
     )
     return RenderedTask(system=template.system, user=user, block_a=block_a, block_b=block_b)
 
