@@ -26,7 +26,6 @@ in the number of judgments.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -34,13 +33,13 @@ from scipy.stats import norm
 
 from .bootstrap import percentile_ci
 from .bt import blas_single_threaded_call, fit_bt_batch
-from .coverage import simulate_outcomes
+from .coverage import CaseSimulation, ClusterScoreSums
 from .drop_k import DEFAULT_EXHAUSTIVE_FITS, drop_k_robustness
-from .folding import HI, LO, TIE_CODE, EncodedCases
+from .folding import EncodedCases
 from .matrices import CaseTypes, type_matrix, win_matrices_from_type_matrix
 from .pairwise import CHUNK_ELEMENTS, PairJudgments, judgments_from_cases
 from .rank_sets import rank_confidence_sets
-from .sandwich import cluster_robust_se, prior_influence
+from .sandwich import cluster_robust_se, prior_influence, sandwich_from_parts
 
 #: Simulated data sets of the coverage estimate (Monte Carlo SE of a coverage near 95%: sqrt(.95 · .05 / 100) = 2.2 points).
 COVERAGE_SIMULATIONS = 100
@@ -69,9 +68,13 @@ def _drop_k_block(j: PairJudgments, names: list[str], pseudo_count: float, budge
 
 #: The (o1, o2) verdict patterns of a case type, o1 <= o2 (LO, HI, TIE_CODE are 0, 1, 2): keys in increasing order.
 _PATTERNS = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
+#: (9, 6) 0/1: a case's verdict pair code (original·3 + reverse) to its pattern (the two verdicts sorted).
+_PATTERN_OF_CODE = np.array(
+    [[_PATTERNS.index((min(c // 3, c % 3), max(c // 3, c % 3))) == t for t in range(6)] for c in range(9)], dtype=np.int64
+)
 
 
-def _all_case_types(complete: EncodedCases) -> tuple[np.ndarray, np.ndarray | Any]:
+def all_case_types(complete: EncodedCases) -> tuple[np.ndarray, np.ndarray | Any]:
     """Every case type a simulation can produce (each judged pair x each verdict pattern), as sorted type keys, and
     their :func:`arena.stats.matrices.type_matrix` for the ordered fit: one matrix for every simulated set."""
     k = complete.n_models
@@ -85,16 +88,7 @@ def _all_case_types(complete: EncodedCases) -> tuple[np.ndarray, np.ndarray | An
     return (pair * 3 + o1) * 3 + o2, type_matrix(types, "ordered")
 
 
-def _type_counts(complete: EncodedCases, keys: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Type counts (T,) of the complete cases given one simulated score vector (originals, then reverses)."""
-    half = len(y) // 2
-    codes = np.select([y == 1.0, y == 0.0], [LO, HI], default=TIE_CODE)
-    first, second = np.minimum(codes[:half], codes[half:]), np.maximum(codes[:half], codes[half:])
-    key = ((complete.lo.astype(np.int64) * complete.n_models + complete.hi) * 3 + first) * 3 + second
-    return np.bincount(np.searchsorted(keys, key), minlength=len(keys))
-
-
-def _case_bootstrap_counts(counts: np.ndarray, replicates: int, rng: np.random.Generator) -> np.ndarray:
+def case_bootstrap_counts(counts: np.ndarray, replicates: int, rng: np.random.Generator) -> np.ndarray:
     """Type counts (R, T) of a case bootstrap (the cases drawn with replacement), drawn over the types present."""
     present = np.flatnonzero(counts)
     n = int(counts.sum())
@@ -114,6 +108,11 @@ def _coverage_block(
     Every simulated set's case types are counted against one table of all the types it can produce, so the
     replicates of a group of simulated sets become win matrices in one product and are fitted in one batch
     (:func:`arena.stats.bt.fit_bt_batch`): a bootstrap call per simulated set cost most of the time.
+
+    The judgments are drawn by :class:`arena.stats.coverage.CaseSimulation` (the stream and values of
+    ``simulate_outcomes``), kept as one verdict-pair code per case: type counts, win matrices (bit for bit) and
+    the sandwich's information and meat (:class:`arena.stats.coverage.ClusterScoreSums`, equal up to rounding)
+    come from counts, never from a per-judgment refit (issue 25).
     """
     rng = np.random.default_rng(np.random.SeedSequence([seed, 26]))
     names, k = list(enc.models), enc.n_models
@@ -123,18 +122,25 @@ def _coverage_block(
     truth = np.asarray(theta, dtype=np.float64)
     hit_boot = np.zeros(k)
     hit_sand = np.zeros(k)
-    keys, matrix = _all_case_types(complete)
+    keys, matrix = all_case_types(complete)
+    sim = CaseSimulation(j, complete.lo.astype(np.int64) * k + complete.hi.astype(np.int64), truth, tie_share)
+    sums = ClusterScoreSums(j.cluster[: j.n // 2], j.n_clusters, sim) if j.n_clusters >= 2 else None
     group = max(1, CHUNK_ELEMENTS // max(j.n, COVERAGE_REPLICATES * max(k * k, len(keys))))
     for start in range(0, COVERAGE_SIMULATIONS, group):
-        ys = [simulate_outcomes(j, truth, rng, tie_share) for _ in range(min(group, COVERAGE_SIMULATIONS - start))]
-        points = fit_bt_batch(np.stack([replace(j, y=y).win_matrix() for y in ys]), pseudo_count=pseudo_count, init=truth).theta
-        draws = np.concatenate([_case_bootstrap_counts(_type_counts(complete, keys, y), COVERAGE_REPLICATES, rng) for y in ys])
+        codes = [sim.draw(rng) for _ in range(min(group, COVERAGE_SIMULATIONS - start))]
+        counts = [sim.pair_counts(c) for c in codes]
+        points = fit_bt_batch(np.stack([sim.win_matrix(c) for c in counts]), pseudo_count=pseudo_count, init=truth).theta
+        draws = np.concatenate(
+            [case_bootstrap_counts((c @ _PATTERN_OF_CODE).reshape(-1), COVERAGE_REPLICATES, rng) for c in counts]
+        )
         boot = fit_bt_batch(win_matrices_from_type_matrix(matrix, draws, k), pseudo_count=pseudo_count, init=truth).theta
-        for i, (y, point) in enumerate(zip(ys, points, strict=True)):
+        for i in range(len(points)):
             ci = percentile_ci(boot[i * COVERAGE_REPLICATES : (i + 1) * COVERAGE_REPLICATES], level)
             hit_boot += (ci[:, 0] <= truth) & (truth <= ci[:, 1])
-            if j.n_clusters >= 2:
-                hit_sand += np.abs(point - truth) <= z * cluster_robust_se(replace(j, y=y), point, pseudo_count=pseudo_count).se
+        if sums is not None:
+            for point, (info, meat) in zip(points, sums.parts(codes, points, pseudo_count), strict=True):
+                se = sandwich_from_parts(point, info, meat, j.n_clusters, j.n, pseudo_count).se
+                hit_sand += np.abs(point - truth) <= z * se
     boot_cov, sand_cov = hit_boot / COVERAGE_SIMULATIONS, hit_sand / COVERAGE_SIMULATIONS
     return {
         "simulations": COVERAGE_SIMULATIONS,

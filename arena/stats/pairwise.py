@@ -14,6 +14,8 @@ Under BT the log-likelihood of a judgment is y·log σ(θ_a − θ_b) + (1 − y
 likelihood when y = 0.5), whose score in θ_a is r = y − σ(θ_a − θ_b) and −r in θ_b, and whose information
 adds w = σ(1 − σ) to the (a, a) and (b, b) cells and −w to (a, b) and (b, a). Everything below is built with
 ``np.bincount`` or a sparse product over the n judgments: O(n + C·K) time, never a (n, n) or (n, K) dense array.
+Statistics evaluated many times over one design aggregate the judgments once to (cluster, a, b) cells
+(:class:`ClusterCells`): a cell's judgments share p, so counts and score sums are sufficient (issue 25).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import sparse
 from scipy.special import expit
 
@@ -75,10 +78,51 @@ class PairJudgments:
         summed by the conversion to CSR. nnz ≤ 2n.
         """
         k = self.n_models
+        if self.n_clusters * k * k <= 4 * self.n + 1024:
+            # Dense sums by np.bincount, then CSR: no sort of the 2n entries (equal values: sums of 0, 0.5, 1).
+            base = self.cluster * (k * k)
+            flat = np.bincount(base + self.a * k + self.b, weights=self.y, minlength=self.n_clusters * k * k)
+            flat += np.bincount(base + self.b * k + self.a, weights=1.0 - self.y, minlength=self.n_clusters * k * k)
+            return sparse.csr_matrix(flat.reshape(self.n_clusters, k * k))
         rows = np.concatenate([self.cluster, self.cluster])
         cols = np.concatenate([self.a * k + self.b, self.b * k + self.a])
         vals = np.concatenate([self.y, 1.0 - self.y])
         return sparse.csr_matrix((vals, (rows, cols)), shape=(self.n_clusters, k * k))
+
+    def cells(self) -> ClusterCells:
+        """The judgments aggregated to (cluster, a, b) cells: see :class:`ClusterCells`. O(n), computed once per
+        instance (the arrays are not expected to change after construction)."""
+        cached = self.__dict__.get("_cells")
+        if cached is None:
+            cached = self._aggregate_cells()
+            object.__setattr__(self, "_cells", cached)
+        return cached
+
+    def _aggregate_cells(self) -> ClusterCells:
+        k, n = self.n_models, self.n
+        pair = self.a * k + self.b
+        key = self.cluster * (k * k) + pair
+        bins = self.n_clusters * k * k
+        if bins <= 4 * n + 1024:
+            count = np.bincount(key, minlength=bins)
+            used = np.flatnonzero(count)
+            count = count[used]
+            # Sums of scores 0, 0.5 and 1 are exact in any order.
+            ysum = np.bincount(key, weights=self.y, minlength=bins)[used]
+        else:
+            used, of_key, count = np.unique(key, return_inverse=True, return_counts=True)
+            ysum = np.bincount(of_key.reshape(-1), weights=self.y, minlength=len(used))
+        pair_used = used % (k * k)
+        return ClusterCells(
+            n_models=k,
+            n_clusters=self.n_clusters,
+            n_judgments=n,
+            cluster=used // (k * k),
+            a=pair_used // k,
+            b=pair_used % k,
+            count=count.astype(np.float64),
+            ysum=np.asarray(ysum, dtype=np.float64),
+        )
 
     def subset(self, mask: np.ndarray) -> PairJudgments:
         """The judgments selected by a boolean mask; clusters are re-coded densely (labels kept when known)."""
@@ -95,6 +139,63 @@ class PairJudgments:
             models=self.models,
             clusters=labels,
         )
+
+
+@dataclass(frozen=True)
+class ClusterCells:
+    """Judgments aggregated to (cluster, a, b) cells: the sufficient statistics of every BT quantity here.
+
+    Under BT a judgment enters the likelihood, its score and its information only through (a, b, y), and the
+    cluster-robust variance only through each cluster's summed score: a cell's judgment count and score sum
+    give its score Σ(y − p) = ysum − count·p and its information count·p(1 − p). Statistics that run many
+    times over the same design (the coverage simulation's sandwich, drop-k's influences) work on the cells,
+    not on the n judgments. Build with :meth:`PairJudgments.cells`.
+
+    Attributes:
+        n_models, n_clusters, n_judgments: K, C and the judgments aggregated.
+        cluster, a, b: int64 cell keys (sorted by cluster, then a, then b).
+        count: float64 judgments per cell; ysum: float64 sum of their scores y.
+    """
+
+    n_models: int
+    n_clusters: int
+    n_judgments: int
+    cluster: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    count: np.ndarray
+    ysum: np.ndarray
+
+    def information(self, theta: np.ndarray, *, pseudo_count: float = 0.0) -> np.ndarray:
+        """:func:`bt_information` from the cells (equal up to rounding: a cell's terms are summed as count·w)."""
+        k = self.n_models
+        theta = np.asarray(theta, dtype=np.float64)
+        p = expit(theta[self.a] - theta[self.b])
+        w = self.count * p * (1.0 - p)
+        flat = np.bincount(self.a * k + self.b, weights=w, minlength=k * k)
+        flat += np.bincount(self.b * k + self.a, weights=w, minlength=k * k)
+        return information_from_offdiagonal(flat.reshape(k, k), theta, pseudo_count)
+
+    def scores(self, theta: np.ndarray) -> np.ndarray:
+        """:func:`cluster_scores` from the cells, dense (C, K) (equal up to rounding)."""
+        k = self.n_models
+        theta = np.asarray(theta, dtype=np.float64)
+        r = self.ysum - self.count * expit(theta[self.a] - theta[self.b])
+        flat = np.bincount(self.cluster * k + self.a, weights=r, minlength=self.n_clusters * k)
+        flat -= np.bincount(self.cluster * k + self.b, weights=r, minlength=self.n_clusters * k)
+        return flat.reshape(self.n_clusters, k)
+
+    def meat(self, theta: np.ndarray) -> np.ndarray:
+        """Σ_c s_c s_cᵀ (K, K) over the clusters' scores at ``theta``: dense scores when C·K is small, else sparse."""
+        if self.n_clusters * self.n_models <= CHUNK_ELEMENTS:
+            s = self.scores(theta)
+            return s.T @ s
+        theta = np.asarray(theta, dtype=np.float64)
+        r = self.ysum - self.count * expit(theta[self.a] - theta[self.b])
+        rows = np.concatenate([self.cluster, self.cluster])
+        cols = np.concatenate([self.a, self.b])
+        sp = sparse.csr_matrix((np.concatenate([r, -r]), (rows, cols)), shape=(self.n_clusters, self.n_models))
+        return np.asarray((sp.T @ sp).todense())
 
 
 def pair_judgments(
@@ -158,20 +259,27 @@ def judgments_from_cases(enc: EncodedCases) -> PairJudgments:
     """The ordered judgments of the complete cases of ``enc``, two per case, clustered by context.
 
     Each judgment is oriented as its canonical pair (a = lo, b = hi); the original order's verdict comes first,
-    then the reverse order's. Its win matrix equals ``win_matrix(enc, "ordered")``.
+    then the reverse order's. Its win matrix equals ``win_matrix(enc, "ordered")``. Contexts are coded in the
+    sorted order of their labels (as :func:`pair_judgments` codes them), by hashing the case contexts
+    (``pandas.factorize``) and sorting only the distinct labels: sorting a million context strings cost seconds.
     """
     c = enc.complete
     lo, hi = enc.lo[c].astype(np.int64), enc.hi[c].astype(np.int64)
     codes = np.concatenate([enc.original[c], enc.reverse[c]]).astype(np.int64)
     y = np.select([codes == LO, codes == HI, codes == TIE_CODE], [1.0, 0.0, 0.5], default=np.nan)
-    ctx = enc.context[c].astype(str)
-    return pair_judgments(
-        np.concatenate([lo, lo]),
-        np.concatenate([hi, hi]),
-        y,
+    of_case, distinct = pd.factorize(enc.context[c], use_na_sentinel=False)
+    # Labels as str (distinct objects with equal text are one cluster), coded in sorted order.
+    labels, of_distinct = np.unique(np.asarray(distinct, dtype=object).astype(str), return_inverse=True)
+    cluster = of_distinct.reshape(-1).astype(np.int64)[of_case]
+    return PairJudgments(
         n_models=enc.n_models,
-        cluster=np.concatenate([ctx, ctx]),
-        models=enc.models,
+        a=np.concatenate([lo, lo]),
+        b=np.concatenate([hi, hi]),
+        y=y,
+        cluster=np.concatenate([cluster, cluster]),
+        n_clusters=len(labels) if len(cluster) else 0,
+        models=None if enc.models is None else tuple(enc.models),
+        clusters=tuple(str(u) for u in labels),
     )
 
 
@@ -191,7 +299,12 @@ def bt_information(j: PairJudgments, theta: np.ndarray, *, pseudo_count: float =
     p = bt_probabilities(j, theta)
     w = p * (1.0 - p)
     flat = np.bincount(j.a * k + j.b, weights=w, minlength=k * k) + np.bincount(j.b * k + j.a, weights=w, minlength=k * k)
-    off = flat.reshape(k, k)
+    return information_from_offdiagonal(flat.reshape(k, k), theta, pseudo_count)
+
+
+def information_from_offdiagonal(off: np.ndarray, theta: np.ndarray, pseudo_count: float) -> np.ndarray:
+    """The information (K, K) from the data's off-diagonal sums of w, with the pseudo-count's prior added."""
+    k = off.shape[0]
     if pseudo_count:
         th = np.asarray(theta, dtype=np.float64)
         pp = expit(th[:, None] - th[None, :])

@@ -15,8 +15,9 @@ sandwich is the right variance for it (the model-based one assumes Bernoulli out
 With a pseudo-count the estimate is a penalised one: the bread includes the prior's curvature and the meat only
 the data's cluster scores (the prior is not random). Without a pseudo-count it is the textbook estimator.
 
-Cost: O(n) to build the scores and information with ``np.bincount``, O(nnz·d) for the sparse meat (d = models a
-cluster touches), O(K³) for the inverse. Nothing grows quadratically in the number of judgments.
+Cost: O(n) once to aggregate the judgments to (cluster, pair) cells (:meth:`PairJudgments.cells`; a cell's
+judgments share p, so its score is Σy − count·p), then O(cells) for the scores and information, O(C·K²) for
+the meat, O(K³) for the inverse. Nothing grows quadratically in the number of judgments.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from .bt import fit_bt, strongly_connected
-from .pairwise import PairJudgments, bt_information, centering_map, cluster_scores
+from .pairwise import PairJudgments, centering_map
 
 
 @dataclass(frozen=True)
@@ -89,16 +90,26 @@ def cluster_robust_se(
             )
         theta = fit_bt(w, pseudo_count=pseudo_count).theta
     theta = np.asarray(theta, dtype=np.float64)
-    info = bt_information(j, theta, pseudo_count=pseudo_count)[1:, 1:]
-    scores = cluster_scores(j, theta)[:, 1:]
-    meat = np.asarray((scores.T @ scores).todense())
+    cells = j.cells()
+    return sandwich_from_parts(
+        theta, cells.information(theta, pseudo_count=pseudo_count), cells.meat(theta), g, n, pseudo_count, small_sample
+    )
+
+
+def sandwich_from_parts(
+    theta: np.ndarray, info: np.ndarray, meat: np.ndarray, g: int, n: int, pseudo_count: float, small_sample: bool = True
+) -> SandwichSE:
+    """:class:`SandwichSE` from the information (K, K) and the meat Σ_c s_c s_cᵀ (K, K) at ``theta`` (G clusters,
+    N judgments): the part of :func:`cluster_robust_se` after the data, shared with the coverage simulation, which
+    builds both from aggregated counts."""
+    k = len(theta)
     try:
-        bread = np.linalg.inv(info)
+        bread = np.linalg.inv(info[1:, 1:])
     except np.linalg.LinAlgError as exc:
         raise ValueError("cluster_robust_se: the information matrix is singular (a model has no comparison?)") from exc
     p = k - 1
     correction = g / (g - 1.0) * (n - 1.0) / (n - p) if small_sample and n > p else 1.0
-    v_r = correction * bread @ meat @ bread
+    v_r = correction * bread @ meat[1:, 1:] @ bread
     m = centering_map(k)
     cov = m @ v_r @ m.T
     model_cov = m @ bread @ m.T
