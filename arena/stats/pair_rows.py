@@ -9,9 +9,9 @@ builds from the ``cases`` frame of the same run, array for array: rows in pair-i
 verdicts relative to the lower-index model. No frame of names is built and no string is parsed per judgment.
 
 Why per case and not per case type: the case and context bootstraps need only case-type counts (by context), but
-the document's ``honest_intervals`` section simulates every judgment in row order (its coverage estimate) and sums
-per-judgment scores by context (the sandwich), so a document equal bit for bit needs the cases themselves, in the
-same order. Integer rows are cheap; the names, batches and contexts are looked up once per distinct value.
+the document's ``honest_intervals`` section draws its simulated verdicts judgment by judgment in row order (its
+coverage estimate keeps that random stream), so a document equal bit for bit needs the cases themselves, in the same
+order. Integer rows are cheap; the names, batches and contexts are looked up once per distinct value.
 """
 
 from __future__ import annotations
