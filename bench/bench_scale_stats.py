@@ -10,19 +10,21 @@ Prints, on synthetic data with known strengths (bench/synthetic.py, 4 models per
 1. ``encode_cases`` at 1,000,000 cases: the vectorised version against the row-by-row one it replaced
    (``encode_cases_reference`` below), identical output checked;
 2. case vs context-cluster bootstrap, 1,000 replicates at 50,000 contexts × 20 models (target: cluster
-   ≤ 1.5× case), alternately with the code before issue 25 (``issue_10_paths``) and the current code; the
-   cluster draw alone, issue 10 (``context_counts_reference``) against issue 25 (identical values checked);
-   and the pre-issue-10 cluster draw (``cluster_counts_reference``) on a few replicates, extrapolated and flagged;
+   ≤ 1.5× case), alternately with the code before issue 25 (``issue_10_paths``), the first issue-25 pass
+   (commit a59ca5b, ``a59ca5b_paths``) and the current code; the cluster draw alone, the three of them (the
+   current one is a new stream of the same law: equal sums checked, the law in tests/stats); and the
+   pre-issue-10 cluster draw (``cluster_counts_reference``) on a few replicates, extrapolated and flagged;
 3. peak RSS of a 200-model cluster bootstrap in a child process (target < 8 GB);
-4. case bootstrap, 1,000 replicates at 200 models × 500,000 cases, alternately issue 10 and issue 25 paths
-   (target < 3 s); the draw alone; Newman against the old MM on 100 replicates; a scipy L-BFGS check; and
-   the peers on the same win matrices, a few fits extrapolated and flagged: evalica 0.4.2's Rust
-   Bradley–Terry and choix 0.4.1's dense I-LSR (targets ≥ 50× and ≥ 20×);
+4. case bootstrap, 1,000 replicates at 200 models × 500,000 cases, alternately issue 10, a59ca5b and current
+   paths (target < 3 s; wall and CPU); the draw alone; Newman against the old MM on 100 replicates; a scipy
+   L-BFGS check; and the peers on the same win matrices, a few fits extrapolated and flagged: evalica 0.4.2's
+   Rust Bradley–Terry and choix 0.4.1's dense I-LSR (targets ≥ 50× and ≥ 20×);
 5. coverage of the 95% case-bootstrap CI of the ordered fit against the known truth at 200 models
    (~25 cases per pair), with the pseudo-count 0.5 and the prior-weight diagnostic.
 
-The reference implementations at the top of this file are the code before issue 10 (commit 7e29fba) and the
-issue-10 cluster draw, verbatim except their names; tests/stats import them too. They are not part of the package.
+The reference implementations at the top of this file are the code before issue 10 (commit 7e29fba), the
+issue-10 cluster draw and the pieces of commit a59ca5b replaced since, verbatim except their names; tests/stats
+import some of them too. They are not part of the package.
 """
 
 from __future__ import annotations
@@ -195,19 +197,75 @@ def context_counts_reference(table: Any, replicates: int, rng: np.random.Generat
     return out
 
 
+def context_type_table_reference(enc: EncodedCases, types: CaseTypes) -> Any:
+    """``context_type_table`` before the second issue-25 pass, verbatim but for its name (np.unique on strings)."""
+    from scipy import sparse
+
+    ctx = enc.context[enc.complete]
+    _, ctx_idx = np.unique(ctx.astype(str), return_inverse=True)
+    ctx_idx = ctx_idx.reshape(-1)
+    n_ctx = int(ctx_idx.max()) + 1 if len(ctx_idx) else 0
+    ones = np.ones(len(ctx_idx), dtype=np.int64)
+    return sparse.csr_matrix((ones, (ctx_idx, types.of_case)), shape=(n_ctx, types.n_types))
+
+
+class Issue10ClusterCounts:
+    """Stands in for ``bootstrap._ClusterCounts`` in :func:`issue_10_paths`: chunks drawn by :func:`context_counts_reference`."""
+
+    def __init__(self, table: Any, replicates: int, rng: np.random.Generator) -> None:
+        self.table, self.rng = table, rng
+
+    def take(self, m: int) -> np.ndarray:
+        return context_counts_reference(self.table, m, self.rng)
+
+
 @contextlib.contextmanager
 def issue_10_paths() -> Any:
     """The code paths before issue 25, restored by its switches: the multinomial case draw whatever its size, the
-    dense Newman fit in one block per chunk, and :func:`context_counts_reference` as the cluster draw."""
+    dense Newman fit in one block per chunk, :func:`context_counts_reference` as the cluster draw (chunk by chunk) and
+    :func:`context_type_table_reference`."""
     from arena.stats import bootstrap, bt
 
-    saved = (bootstrap._POISSON_MIN_TYPES, bt._NEWMAN_BLOCK_ELEMENTS, bootstrap.draw_context_counts)
+    saved = (bootstrap._POISSON_MIN_TYPES, bt._NEWMAN_BLOCK_ELEMENTS, bootstrap._ClusterCounts, bootstrap.context_type_table)
     bootstrap._POISSON_MIN_TYPES, bt._NEWMAN_BLOCK_ELEMENTS = 2**62, 2**62
-    bootstrap.draw_context_counts = context_counts_reference
+    bootstrap._ClusterCounts = Issue10ClusterCounts  # type: ignore[assignment,misc]
+    bootstrap.context_type_table = context_type_table_reference
     try:
         yield
     finally:
-        bootstrap._POISSON_MIN_TYPES, bt._NEWMAN_BLOCK_ELEMENTS, bootstrap.draw_context_counts = saved
+        bootstrap._POISSON_MIN_TYPES, bt._NEWMAN_BLOCK_ELEMENTS, bootstrap._ClusterCounts, bootstrap.context_type_table = saved
+
+
+def poisson_invert_reference(self: Any, u: np.ndarray) -> np.ndarray:
+    """``_PoissonMultinomial``'s inversion at commit a59ca5b (every type stepped until the last is done), as a method."""
+    k = self.guide[self.guide_start + (u * self.cells).astype(np.intp)]
+    step = self.cdf[k] < u
+    while step.any():
+        k += step
+        step = self.cdf[k] < u
+    return k - self.cdf_start
+
+
+@contextlib.contextmanager
+def a59ca5b_paths() -> Any:
+    """The code of the first issue-25 pass (commit a59ca5b), restored by the switches of the second: the cluster
+    draw by ``rng.integers`` + ``bincount`` at any size (its issue-10 stream), :func:`context_type_table_reference`
+    and :func:`poisson_invert_reference` (the same values as now, slower)."""
+    from arena.stats import bootstrap
+
+    pm = bootstrap._PoissonMultinomial
+    saved = (bootstrap._FAST_MIN_CONTEXTS, bootstrap.context_type_table, pm.invert)
+    bootstrap._FAST_MIN_CONTEXTS, bootstrap.context_type_table = 2**62, context_type_table_reference
+    pm.invert = poisson_invert_reference  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        bootstrap._FAST_MIN_CONTEXTS, bootstrap.context_type_table, pm.invert = saved
+
+
+def code_paths(label: str) -> Any:
+    """The context manager that runs ``label``'s code: "issue 10", "a59ca5b" or "now"."""
+    return {"issue 10": issue_10_paths, "a59ca5b": a59ca5b_paths}.get(label, contextlib.nullcontext)()
 
 
 def load() -> str:
@@ -268,25 +326,49 @@ def bench_cluster(n_contexts: int, n_models: int, replicates: int, old_replicate
     print(
         f"bootstrap, {replicates:,} replicates, ordered fit, {n_contexts:,} contexts x {n_models} models ({len(enc.lo):,} cases):"
     )
-    for label in ("issue 10", "issue 25", "issue 10", "issue 25"):
-        ctx_mgr = issue_10_paths() if label == "issue 10" else contextlib.nullcontext()
-        with ctx_mgr:
+    ratios: dict[str, list[float]] = {}
+    cpu_ratios: dict[str, list[float]] = {}
+    thetas = {}
+    for label in ("issue 10", "a59ca5b", "now") * 3:
+        with code_paths(label):
+            c0 = time.process_time()
             t_case, case = timed(lambda: run("case"))
+            c1 = time.process_time()
             t_ctx, ctx = timed(lambda: run("context"))
+            c_case, c_ctx = c1 - c0, time.process_time() - c1
+        ratios.setdefault(label, []).append(t_ctx / t_case)
+        cpu_ratios.setdefault(label, []).append(c_ctx / c_case)
+        thetas[label] = ctx.theta["ordered"]
         print(
-            f"  [{label}] case {t_case:7.3f} s   context-cluster {t_ctx:7.3f} s   cluster/case {t_ctx / t_case:5.2f}x"
-            f" (target <= 1.5)   {load()}"
+            f"  [{label:8}] case {t_case:7.3f} s   context-cluster {t_ctx:7.3f} s   cluster/case {t_ctx / t_case:5.2f}x"
+            f" (target <= 1.5); CPU {c_case:.3f} / {c_ctx:.3f} s = {c_ctx / c_case:.2f}x   {load()}"
         )
+    print(
+        "  cluster/case, median of 3, wall (CPU): "
+        + ", ".join(f"{k} {np.median(v):.2f}x ({np.median(cpu_ratios[k]):.2f}x)" for k, v in ratios.items())
+    )
     width = lambda th: np.diff(percentile_ci(th), axis=1).ravel()  # noqa: E731
     ratio_w = width(ctx.theta["ordered"]) / width(case.theta["ordered"])
     print(f"  cluster/case CI width ratio: median {np.median(ratio_w):.2f} (range {ratio_w.min():.2f}-{ratio_w.max():.2f})")
+    # The new cluster stream against the old one (same seed, different streams): CI ends apart in bootstrap SDs.
+    sd = thetas["a59ca5b"].std(axis=0)
+    gap = np.abs(percentile_ci(thetas["now"]) - percentile_ci(thetas["a59ca5b"])).max(axis=1) / sd
+    se = np.sqrt(2 * 0.025 * 0.975 / replicates) / 0.0584  # SD of the gap of two independent 2.5% ends, normal θ
+    print(
+        f"  cluster CI ends, now vs a59ca5b stream: max gap {gap.max():.2f} bootstrap SD over {gap.size * 2} ends"
+        f" (Monte Carlo: {se:.2f} SD per end for independent streams)"
+    )
     types = case_types(enc)
+    t_table_old, _ = timed(lambda: context_type_table_reference(enc, types))
     t_table, table = timed(lambda: context_type_table(enc, types))
     t_old, old = timed(lambda: context_counts_reference(table, replicates, np.random.default_rng(0)))
+    with a59ca5b_paths():
+        t_mid, _ = timed(lambda: draw_context_counts(table, replicates, np.random.default_rng(0)))
     t_new, new = timed(lambda: draw_context_counts(table, replicates, np.random.default_rng(0)))
     print(
-        f"  cluster draw alone: issue 10 {t_old:.3f} s, issue 25 {t_new:.3f} s, old/new {t_old / t_new:.2f}x,"
-        f" identical {np.array_equal(old, new)}; context_type_table {t_table:.3f} s   {load()}"
+        f"  cluster draw alone: issue 10 {t_old:.3f} s, a59ca5b {t_mid:.3f} s, now {t_new:.3f} s"
+        f" (a59ca5b/now {t_mid / t_new:.2f}x; a new stream of the same law, sums equal {np.array_equal(old.sum(axis=1), new.sum(axis=1))});"
+        f" context_type_table a59ca5b {t_table_old:.3f} s, now {t_table:.3f} s   {load()}"
     )
     if old_replicates:
         t_old, _ = timed(lambda: cluster_counts_reference(enc, types, old_replicates, np.random.default_rng(0)))
@@ -369,7 +451,7 @@ def choix_fit(w: np.ndarray, pseudo_count: float) -> np.ndarray:
 def bench_case(n_cases: int, n_models: int, replicates: int, old_replicates: int, peer_replicates: int) -> None:
     from arena.stats import bootstrap_fits, encode_cases, fit_bt, win_matrix
     from arena.stats.bootstrap import draw_case_counts
-    from arena.stats.bt import fit_bt_batch
+    from arena.stats.bt import blas_single_threaded, fit_bt_batch
     from arena.stats.matrices import case_types, win_matrices_from_counts
     from bench.synthetic import synthetic_cases
 
@@ -385,14 +467,25 @@ def bench_case(n_cases: int, n_models: int, replicates: int, old_replicates: int
         f"case bootstrap, {replicates:,} replicates, ordered fit, {n_models} models x {len(enc.lo):,} cases"
         f" ({types.n_types:,} case types):"
     )
-    times = {}
-    for label in ("issue 10", "issue 25", "issue 10", "issue 25"):
-        with issue_10_paths() if label == "issue 10" else contextlib.nullcontext():
+    times: dict[str, list[float]] = {}
+    cpus: dict[str, list[float]] = {}
+    thetas = {}
+    for label in ("issue 10", "a59ca5b", "now") * 2:
+        with code_paths(label):
+            c0 = time.process_time()
             t, boot = timed(run)
+            cpu = time.process_time() - c0
         times.setdefault(label, []).append(t)
-        print(f"  [{label}] bootstrap_fits {t:7.3f} s (target < 3 s)   {load()}")
-    t_new = min(times["issue 25"])
-    print(f"  issue 10 / issue 25 (best of 2 each): {min(times['issue 10']) / t_new:.2f}x")
+        cpus.setdefault(label, []).append(cpu)
+        thetas[label] = boot.theta["ordered"]
+        print(f"  [{label:8}] bootstrap_fits {t:7.3f} s wall (target < 3 s), {cpu:6.3f} s CPU   {load()}")
+    t_new = min(times["now"])
+    print(
+        "  best of 2, wall (CPU): "
+        + ", ".join(f"{k} {min(v):.3f} s ({min(cpus[k]):.3f} s)" for k, v in times.items())
+        + f"; issue 10 / now {min(times['issue 10']) / t_new:.2f}x, a59ca5b / now {min(times['a59ca5b']) / t_new:.2f}x;"
+        f" now identical to a59ca5b: {np.array_equal(thetas['now'], thetas['a59ca5b'])}"
+    )
     # The draw alone, in chunks of 100 replicates as bootstrap_fits draws at 200 models (CPU time: less
     # sensitive to the other processes on the machine than wall time), against numpy's multinomial.
     n = int(types.counts.sum())
@@ -400,13 +493,18 @@ def bench_case(n_cases: int, n_models: int, replicates: int, old_replicates: int
     c0 = time.process_time()
     counts = [draw_case_counts(types, 100, rng) for _ in range(max(1, replicates // 100))]
     c_draw = time.process_time() - c0
+    with a59ca5b_paths():
+        c0 = time.process_time()
+        for _ in range(max(1, replicates // 100)):
+            draw_case_counts(types, 100, rng)
+        c_mid = time.process_time() - c0
     c0 = time.process_time()
     for _ in range(max(1, replicates // 100)):
         rng.multinomial(n, types.counts / n, size=100)
     c_multi = time.process_time() - c0
     print(
-        f"  draw alone, CPU for {replicates:,}: issue 25 {c_draw:.3f} s, numpy multinomial (issue 10) {c_multi:.3f} s,"
-        f" old/new {c_multi / c_draw:.2f}x   {load()}"
+        f"  draw alone, CPU for {replicates:,}: now {c_draw:.3f} s, a59ca5b {c_mid:.3f} s, numpy multinomial (issue 10)"
+        f" {c_multi:.3f} s; a59ca5b/now {c_mid / c_draw:.2f}x, issue 10/now {c_multi / c_draw:.2f}x   {load()}"
     )
     w = win_matrices_from_counts(types, counts[0][:old_replicates], "ordered")
     t_fit_new, fit_new = timed(lambda: fit_bt_batch(w, pseudo_count=0.5, init=point.theta))
@@ -424,12 +522,15 @@ def bench_case(n_cases: int, n_models: int, replicates: int, old_replicates: int
         except ImportError:
             print(f"  {label} not installed: skipped")
             continue
-        t_peer, thetas = timed(lambda fn=fn: [fn(w[r], 0.5) for r in range(peer_replicates)])
+        # One BLAS thread, as our fits run (choix's linear algebra took 100× longer in some runs with two BLAS
+        # threads on two busy cores: 3.9-5.1 s against 0.04 s for 10 fits).
+        with blas_single_threaded():
+            t_peer, thetas = timed(lambda fn=fn: [fn(w[r], 0.5) for r in range(peer_replicates)])
         est = t_peer * replicates / peer_replicates
         err = max(float(np.abs(th - fit_new.theta[r]).max()) for r, th in enumerate(thetas))
         print(
             f"  {label} loop: {t_peer:.3f} s for {peer_replicates} fits -> EXTRAPOLATED {est:.1f} s for {replicates:,}"
-            f" (fits only, no draw); {label}/ours {est / t_new:.1f}x; max |Δθ| {err:.1e}   {load()}"
+            f" (fits only, no draw); {label}/ours (whole bootstrap, best wall) {est / t_new:.1f}x; max |Δθ| {err:.1e}   {load()}"
         )
 
 

@@ -14,8 +14,11 @@ the same bootstrap distribution, but 655 s and 20 GiB at 50,000 contexts; the ra
 so cluster values match that version only up to Monte Carlo error (tests/stats/test_stats_bootstrap.py).
 
 Issue 25: large case draws go through independent Poisson counts corrected to n (:func:`draw_case_counts`;
-the same distribution, another stream, tests/stats/test_stats_bootstrap_draws.py), and the cluster draw turns
-context counts into type counts block by block (the same stream and values as issue 10).
+the same distribution, another stream, tests/stats/test_stats_bootstrap_draws.py); the cluster draw turns
+context counts into type counts block by block, and from 4,096 contexts on draws the context counts as
+Poisson counts, two per 16-bit table lookup, corrected to C (:class:`_ContextCounts`; the same distribution,
+another stream, tests/stats/test_stats_bootstrap_clusters.py). Smaller data (the release) keep the streams
+and values of issue 10.
 
 Replicates are drawn and fitted in chunks, so memory is bounded; chunks consume the random stream as
 one big draw would, so the chunk size never changes a value.
@@ -31,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 from scipy import sparse, special
 
 from .bt import fit_bt_batch, ranking_from_theta
@@ -48,6 +52,9 @@ _POISSON_MIN_TYPES = 4096
 _POISSON_MAX_TABLE = 1_000_000
 #: Replicates whose context counts are turned into type counts by one sparse product.
 _CONTEXT_BLOCK = 64
+#: The cluster draw uses :class:`_ContextCounts` from this many contexts on (the release's ~200 keep the
+#: issue-10 stream of ``rng.integers``).
+_FAST_MIN_CONTEXTS = 4096
 
 
 def as_generator(seed: int | np.random.Generator | None) -> np.random.Generator:
@@ -117,15 +124,7 @@ class _PoissonMultinomial:
 
     def draw(self, rng: np.random.Generator) -> np.ndarray:
         """One (T,) count vector."""
-        u = rng.random(len(self.counts))
-        # Inversion: X_t = the smallest k with u_t <= F_t(k) (as searchsorted(F_t, u_t, "left")), from the
-        # guide cell's start, stepping forward while F_t(k) < u_t (a step or two).
-        k = self.guide[self.guide_start + (u * self.cells).astype(np.intp)]
-        step = self.cdf[k] < u
-        while step.any():
-            k += step
-            step = self.cdf[k] < u
-        x = k - self.cdf_start
+        x = self.invert(rng.random(len(self.counts)))
         total = int(x.sum())
         if total > self.n:
             # Items numbered type by type; drop a uniform random subset of total − n of them.
@@ -137,6 +136,22 @@ class _PoissonMultinomial:
             x += np.bincount(np.searchsorted(self.cum, extra, side="right"), minlength=len(x))
         return x
 
+    def invert(self, u: np.ndarray) -> np.ndarray:
+        """X_t = the smallest k with u_t <= F_t(k) (as searchsorted(F_t, u_t, "left")) for uniforms u (T,).
+
+        From the guide cell's start, stepping forward while F_t(k) < u_t: a step or two for most types, but
+        a u in a table's last guide cell (where the tail's entries crowd near 1) may need ~14, so the steps
+        after the first run on the types still short only (issue 25: all types stepped until the last was
+        done, 2/3 of the draw at 200 models; the same k).
+        """
+        k = self.guide[self.guide_start + (u * self.cells).astype(np.intp)]
+        k += self.cdf[k] < u
+        short = np.flatnonzero(self.cdf[k] < u)
+        while len(short):
+            k[short] += 1
+            short = short[self.cdf[k[short]] < u[short]]
+        return k - self.cdf_start
+
 
 def context_type_table(enc: EncodedCases, types: CaseTypes) -> sparse.csr_matrix:
     """Case-type counts of each context, as a sparse (C, T) matrix over the contexts with a complete case.
@@ -145,8 +160,16 @@ def context_type_table(enc: EncodedCases, types: CaseTypes) -> sparse.csr_matrix
     most in the release's design) among T, which grows with models² (about 120,000 at 200 models).
     """
     ctx = enc.context[enc.complete]
-    _, ctx_idx = np.unique(ctx.astype(str), return_inverse=True)
-    ctx_idx = ctx_idx.reshape(-1)
+    # Codes in sorted order of the context ids, as np.unique(ctx.astype(str)) gave them, 3× faster at 300,000
+    # cases: the cases of a context usually come together, so only the first of each run is hashed
+    # (pd.factorize), and only the distinct ids are sorted. Any order gives the same codes.
+    head = np.ones(len(ctx), dtype=bool)
+    np.not_equal(ctx[1:], ctx[:-1], out=head[1:])
+    run_idx, ids = pd.factorize(ctx[head], sort=True, use_na_sentinel=False)
+    ctx_idx = np.repeat(run_idx, np.diff(np.append(np.flatnonzero(head), len(ctx))))
+    if not all(isinstance(i, str) for i in ids):  # ids are strings (EncodedCases); anything else sorts as its str
+        _, ctx_idx = np.unique(ctx.astype(str), return_inverse=True)
+        ctx_idx = ctx_idx.reshape(-1)
     n_ctx = int(ctx_idx.max()) + 1 if len(ctx_idx) else 0
     ones = np.ones(len(ctx_idx), dtype=np.int64)
     # Duplicate (context, type) entries are summed by the conversion to CSR.
@@ -156,29 +179,137 @@ def context_type_table(enc: EncodedCases, types: CaseTypes) -> sparse.csr_matrix
 def draw_context_counts(table: sparse.csr_matrix, replicates: int, rng: np.random.Generator) -> np.ndarray:
     """Type counts (R, T) of ``replicates`` context-cluster bootstrap resamples (C contexts with replacement).
 
-    Each replicate draws C context indices uniformly (``rng.integers``) and counts them; context counts
-    become type counts through one sparse product per block of :data:`_CONTEXT_BLOCK` replicates, with the
-    counts laid out (C, block) so that every stored entry of the table adds a short contiguous row
-    (issue 25: one mat-vec per replicate walked the table R times). Sums of counts are integers below
-    2**24 when float32 is used (checked), so the product is exact either way. The stream is the one of
-    issue 10 (C indices per replicate, replicate after replicate): chunking does not change the values.
+    See :class:`_ClusterCounts` (this is ``_ClusterCounts(table, replicates, rng).take(replicates)``).
     """
-    n_ctx, t = table.shape
-    if n_ctx == 0:
-        return np.zeros((replicates, t), dtype=np.int64)
-    idx_type = np.int32 if n_ctx < 2**31 else np.int64  # 32-bit draws are about twice as fast
-    dtype = np.float32 if table.sum() < 2**24 else np.float64
-    by_type = sparse.csc_matrix(table.T, dtype=dtype)
-    out = np.empty((replicates, t), dtype=np.int64)
-    for start in range(0, replicates, _CONTEXT_BLOCK):
-        m = min(_CONTEXT_BLOCK, replicates - start)
-        picks = rng.integers(0, n_ctx, size=(m, n_ctx), dtype=idx_type)
-        counts = np.empty((m, n_ctx), dtype=dtype)
-        for r in range(m):
-            counts[r] = np.bincount(picks[r], minlength=n_ctx)
-        # One transposing copy per block (cheaper than writing each replicate's counts as a strided column).
-        out[start : start + m] = np.rint(by_type @ np.ascontiguousarray(counts.T)).T
-    return out
+    return _ClusterCounts(table, replicates, rng).take(replicates)
+
+
+class _ClusterCounts:
+    """The type counts of R context-cluster bootstrap resamples, served chunk by chunk (:meth:`take`).
+
+    Each replicate's context counts are Multinomial(C, 1/C) (C indices drawn uniformly and counted), and become
+    type counts through one sparse product per block of :data:`_CONTEXT_BLOCK` replicates, with the counts laid
+    out (C, block) so that every stored entry of the table adds a short contiguous row (issue 25: one mat-vec
+    per replicate walked the table R times). Partial sums stay below 2**24 when float32 is used (checked: C
+    times the largest context), so the product is exact either way.
+
+    Two exact samplers, chosen by size: below :data:`_FAST_MIN_CONTEXTS` contexts (the release: ~200), the
+    issue-10 stream (``rng.integers`` then ``bincount``); from there on :class:`_ContextCounts` (issue 25:
+    ~3× cheaper at 50,000 contexts; the same law, another stream, tests/stats/test_stats_bootstrap_clusters.py).
+    Blocks always hold :data:`_CONTEXT_BLOCK` replicates but the last (R is known from the start), so any
+    sequence of :meth:`take` calls gives the values of one ``take(R)``.
+    """
+
+    def __init__(self, table: sparse.csr_matrix, replicates: int, rng: np.random.Generator) -> None:
+        self.n_ctx, self.n_types = table.shape
+        self.rng = rng
+        self.to_draw = replicates
+        self.ready = np.zeros((0, self.n_types), dtype=np.int64)
+        largest = int(np.asarray(table.sum(axis=1)).max()) if self.n_ctx else 0
+        self.dtype = np.float32 if self.n_ctx * largest < 2**24 else np.float64
+        self.by_type = sparse.csc_matrix(table.T, dtype=self.dtype)
+        self.fast = _ContextCounts(self.n_ctx) if self.n_ctx >= _FAST_MIN_CONTEXTS else None
+
+    def take(self, m: int) -> np.ndarray:
+        """The next ``m`` replicates' type counts (m, T), int64."""
+        if m > len(self.ready) + self.to_draw:
+            raise ValueError(f"take({m}): only {len(self.ready) + self.to_draw} of the replicates are left")
+        if self.n_ctx == 0:
+            self.to_draw -= m
+            return np.zeros((m, self.n_types), dtype=np.int64)
+        parts = []
+        while m > 0:
+            if not len(self.ready):
+                self.ready = self._block(min(_CONTEXT_BLOCK, self.to_draw))
+            parts.append(self.ready[:m])
+            m -= len(parts[-1])
+            self.ready = self.ready[len(parts[-1]) :]
+        return np.concatenate(parts) if len(parts) != 1 else parts[0]
+
+    def _block(self, m: int) -> np.ndarray:
+        self.to_draw -= m
+        if self.fast is not None:
+            by_ctx = self.fast.draw_block(m, self.rng, self.dtype)
+        else:
+            idx_type = np.int32 if self.n_ctx < 2**31 else np.int64  # 32-bit draws are about twice as fast
+            picks = self.rng.integers(0, self.n_ctx, size=(m, self.n_ctx), dtype=idx_type)
+            counts = np.empty((m, self.n_ctx), dtype=self.dtype)
+            for r in range(m):
+                counts[r] = np.bincount(picks[r], minlength=self.n_ctx)
+            # One transposing copy per block (cheaper than writing each replicate's counts as a strided column).
+            by_ctx = np.ascontiguousarray(counts.T)
+        return np.rint(self.by_type @ by_ctx).T.astype(np.int64, order="C")
+
+
+class _ContextCounts:
+    """Exact Multinomial(C, 1/C) counts (C contexts drawn with replacement), two counts per 16 random bits.
+
+    Independent X_c ~ Poisson(λ) are, given their sum S, Multinomial(S, 1/C); adding C − S more uniform draws
+    (S ≤ C) or removing a uniformly random subset of S − C of the S items (S > C) leaves Multinomial(C, 1/C)
+    whatever λ. With λ = 1 − 4/√C the sum falls short of C by ~4√C (~900 uniform draws to add at 50,000) and
+    exceeds it with probability ~3e-5 (the removal, exact but slower, is then taken).
+
+    Counts are drawn a block of m replicates at a time, laid out (C, m) as the sparse product wants them: one
+    16-bit word gives the counts of one context in two neighbouring replicates, (X, Y) drawn from the joint law
+    of two independent Poisson(λ) by inversion. Its table G (lexicographic joint CDF, float64: the precision of
+    numpy's own samplers) is cut into 2**16 cells; a word whose cell holds no boundary of G gives the pair by
+    one lookup (:attr:`lut`), the rare others (52 cells of 65,536 at λ ≈ 1) are completed with a uniform from
+    ``rng.random`` and located in G. A replicate thus costs C/8 raw 64-bit words from the generator and one
+    table lookup per two counts, against one bounded integer and one scattered count per context for
+    ``rng.integers`` + ``bincount``, and no transposing copy.
+
+    Stream of a block: its C·⌈m/2⌉ words, the refinement uniforms (in word order), the added draws of the
+    replicates short of C (one ``rng.integers`` call, replicate after replicate), then the removals of those
+    over C in turn (:class:`_ClusterCounts` fixes the block sizes).
+    """
+
+    #: Values 0 … L − 1 of each Poisson count; the mass beyond L − 1 (< 1e-22 for λ ≤ 1) goes to L − 1.
+    L = 24
+    #: Lookup-table entry of a cell holding a boundary of G (needs more bits).
+    SPLIT = 0xFFFF
+
+    def __init__(self, n_ctx: int) -> None:
+        self.n_ctx = n_ctx
+        lam = max(0.5, 1.0 - 4.0 / np.sqrt(n_ctx))  # 0.5 for tiny C (tests): both corrections then occur often
+        cdf = special.pdtr(np.arange(self.L), lam)
+        cdf[-1] = 1.0
+        pmf = np.diff(cdf, prepend=0.0)
+        g = (cdf - pmf)[:, None] + pmf[:, None] * cdf[None, :]  # P(X < a) + P(X = a) P(Y <= b)
+        g[:, -1] = cdf  # each row ends exactly where the next begins
+        self.g = np.maximum.accumulate(g.ravel())
+        self.g[-1] = 1.0
+        edge = np.searchsorted(self.g, np.arange(2**16 + 1) / 2**16, side="left")  # #{G < u} at each cell edge
+        # The pair of u is #{G < u} (X = index // L, Y = index % L): constant over a cell without a boundary.
+        pure = edge[:-1] == edge[1:]
+        x, y = np.divmod(edge[:-1], self.L)
+        self.lut = np.where(pure, x | (y << 8), self.SPLIT).astype("<u2")  # bytes (X, Y)
+        self.sum_type = np.uint32 if n_ctx < 2**27 else np.uint64  # uint32 sums are 2× faster; no overflow here
+
+    def draw_block(self, m: int, rng: np.random.Generator, dtype: type) -> np.ndarray:
+        """Counts of ``m`` replicates, laid out (C, m) in ``dtype``."""
+        c, half = self.n_ctx, (m + 1) // 2
+        words = rng.bit_generator.random_raw((c * half + 3) // 4).astype("<u8", copy=False)
+        cell = words.view("<u2")[: c * half]
+        pairs = self.lut.take(cell, mode="clip")  # every 16-bit word is an index: no bounds check needed
+        split = np.flatnonzero(pairs == self.SPLIT)
+        if len(split):
+            u = (cell[split] + rng.random(len(split))) / 2**16
+            x, y = np.divmod(np.searchsorted(self.g, u, side="left"), self.L)
+            pairs[split] = x | (y << 8)
+        counts = pairs.view(np.uint8).reshape(c, 2 * half)[:, :m]
+        short = c - counts.sum(axis=0, dtype=self.sum_type).astype(np.int64)
+        by_ctx = counts.astype(dtype, order="C")
+        one = by_ctx.dtype.type(1)  # a scalar of the array's type: np.add.at casts a Python 1 per item, 6× slower
+        add = np.flatnonzero(short >= 0)
+        # The missing draws of all replicates short of C at once (uniform contexts), then the removals.
+        picks = rng.integers(0, c, size=int(short[add].sum()))
+        np.add.at(by_ctx.reshape(-1), picks * m + np.repeat(add, short[add]), one)
+        for r in np.flatnonzero(short < 0).tolist():
+            # Items numbered context by context; remove a uniform random subset of s − C of them.
+            s = c - int(short[r])
+            drop = rng.choice(s, s - c, replace=False)
+            np.subtract.at(by_ctx[:, r], np.searchsorted(np.cumsum(counts[:, r], dtype=np.int64), drop, side="right"), one)
+        return by_ctx
 
 
 def _chunk_replicates(n_models: int, n_types: int, n_contexts: int) -> int:
@@ -237,10 +368,12 @@ def bootstrap_fits(
 
     elif unit == "context":
         table = context_type_table(enc, types)
-        n_ctx = table.shape[0]
+        # The draw holds only blocks of (C, _CONTEXT_BLOCK) context counts, whatever the chunk: no (R, C) bound.
+        n_ctx = 0
+        clusters = _ClusterCounts(table, replicates, rng)
 
         def draw(m: int) -> np.ndarray:
-            return draw_context_counts(table, m, rng)
+            return clusters.take(m)
 
     else:
         raise ValueError("unit must be 'case' or 'context'")

@@ -139,3 +139,37 @@ def test_poisson_bootstrap_cis_match_multinomial_within_monte_carlo_error(monkey
     assert poisson.std(axis=0) == pytest.approx(sd, rel=0.1)
     assert (np.abs(percentile_ci(poisson) - percentile_ci(multi)) < 0.34 * sd[:, None]).all()
     assert (np.abs(poisson.mean(axis=0) - multi.mean(axis=0)) < 0.15 * sd).all()
+
+
+def test_poisson_inversion_equals_a_search_of_each_types_cdf() -> None:
+    # The guide table and the stepping (all types one step, then only those still short) must give, for every
+    # type, searchsorted(F_t, u_t, "left") on the Poisson(c_t) CDF (scipy.special.pdtr, last entry 1). Half the
+    # uniforms sit in the top 1e-3 of [0, 1), where a table's tail entries crowd into its last guide cell
+    # and a u needs many steps.
+    from scipy import special
+
+    counts = np.array([1, 1, 2, 3, 5, 9, 9, 40, 41, 250, 1000] * 30)
+    sampler = bootstrap_module._PoissonMultinomial(counts)
+    rng = np.random.default_rng(12)
+    for u in (rng.random(len(counts)), 1 - 1e-3 * rng.random(len(counts)), np.nextafter(1.0, 0) * np.ones(len(counts))):
+        expect = []
+        for c, ut in zip(counts.tolist(), u.tolist(), strict=True):
+            cdf = special.pdtr(np.arange(int(c + 12 * np.sqrt(c) + 30)), c)
+            cdf[-1] = 1.0
+            expect.append(int(np.searchsorted(cdf, ut, side="left")))
+        assert sampler.invert(u).tolist() == expect
+
+
+def test_context_table_codes_follow_sorted_context_ids_in_any_row_order() -> None:
+    # Contexts interleaved and repeated in runs: rows of the table follow the sorted context ids.
+    enc = encode_cases(synthetic_cases(40, 5, seed=1).cases)
+    order = np.random.default_rng(0).permutation(len(enc.case))
+    for e in (enc, enc.subset(order)):  # grouped by context (the usual layout), and shuffled
+        types = case_types(e)
+        table = context_type_table(e, types).toarray()
+        ids = sorted(set(e.context[e.complete].tolist()))
+        ctx = e.context[e.complete]
+        expect = np.zeros_like(table)
+        for case_type, c in zip(types.of_case.tolist(), ctx.tolist(), strict=True):
+            expect[ids.index(c), case_type] += 1
+        assert np.array_equal(table, expect)
