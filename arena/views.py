@@ -11,15 +11,28 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from .aliases import MODE_HELP, WORD, AliasError
+from .aliases import BRAND, EXACT, MODE_HELP, PROPER, WORD, AliasError
 from .blindness import benchmark_blindness, benchmark_redact, participant_aliases, participant_aliases_update
 from .forms import ParticipantAliasesForm
 from .models import Benchmark, Participant
 from .permissions import researcher_required
 from .protocols import ProtocolSpec, benchmark_protocols, protocol_label, protocol_phrase, protocols
+
+#: The alias modes' help (``arena.aliases.MODE_HELP``, English there) as the blindness pages print it.
+MODE_HELP_SHOWN = {
+    WORD: gettext_lazy("any capitalisation, plural included"),
+    PROPER: gettext_lazy("only with a capital first letter"),
+    BRAND: gettext_lazy("a common word: only capitalised and in an identifying position (version, 'AI', 'model', 'by …')"),
+    EXACT: gettext_lazy("case-sensitive"),
+}
+
+
+def alias_modes() -> dict[str, str]:
+    """Each alias mode with its help in the active language (a mode added without a translation reads in English)."""
+    return {mode: MODE_HELP_SHOWN.get(mode, text) for mode, text in MODE_HELP.items()}
 
 
 def _panels(request: HttpRequest) -> tuple[list[dict[str, Any]], HttpResponse | None]:
@@ -148,7 +161,9 @@ def benchmark_blindness_page(request: HttpRequest, benchmark_id: int) -> HttpRes
     """Each model's aliases, and every proposal with redactions: what was replaced, where, and the text around it."""
     benchmark = get_object_or_404(Benchmark, pk=benchmark_id)
     return render(
-        request, "arena/blindness.html", {"benchmark": benchmark, "modes": MODE_HELP} | benchmark_blindness(benchmark=benchmark)
+        request,
+        "arena/blindness.html",
+        {"benchmark": benchmark, "modes": alias_modes()} | benchmark_blindness(benchmark=benchmark),
     )
 
 
@@ -180,5 +195,11 @@ def participant_aliases_edit(request: HttpRequest, participant_id: int) -> HttpR
     return render(
         request,
         "arena/participant_aliases.html",
-        {"participant": participant, "benchmark": participant.benchmark, "aliases": current, "form": form, "modes": MODE_HELP},
+        {
+            "participant": participant,
+            "benchmark": participant.benchmark,
+            "aliases": current,
+            "form": form,
+            "modes": alias_modes(),
+        },
     )

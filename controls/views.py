@@ -29,7 +29,7 @@ from arena.schemas import JUDGE_DIMENSIONS as DIMENSIONS
 from arena.views import protocol_only
 from jobs.selectors import run_progress
 
-from .demo import HEURISTIC_DESCRIPTION, is_demo_run
+from .demo import TIE_WITHIN, WORDS_PER_POINT, is_demo_run
 from .forms import ACTIONS, ControlFilterForm, ControlReviewForm
 from .models import LIT2TEST, ControlJudgment, ControlVariant
 from .reports import DEFAULT_REPLICATES, ControlReportError, controls_report, controls_run_default, controls_runs
@@ -166,6 +166,17 @@ def _estimate(block: dict[str, Any] | None, key: str = "mean") -> tuple[float | 
     return block.get(key), block.get("ci")
 
 
+def demo_description() -> str:
+    """The demo judge's description (:data:`controls.demo.HEURISTIC_DESCRIPTION`, stored in English with its runs) in
+    the active language; in English it is that text exactly."""
+    return gettext(
+        "Demo heuristic judge, not a language model: the proposal with more words wins (a tie when the counts differ "
+        "by at most %(tie)s of the larger); each dimension is scored min(4, words // %(per_point)s) of its own field "
+        "(a prose rendering: a fifth of its words per dimension). It fails the rendering control by design: prose is "
+        "longer."
+    ) % {"tie": f"{TIE_WITHIN:.0%}", "per_point": WORDS_PER_POINT}
+
+
 def report_sections(document: dict[str, Any]) -> dict[str, Any]:
     """The document as rows the template prints as they are, and the geometry of the two plots (Figure 3's style)."""
     from arena.stats.controls import TARGETS
@@ -270,7 +281,7 @@ def controls_report_page(request: HttpRequest, benchmark_id: int) -> HttpRespons
         if structured and structured.status in JudgeRun.ACTIVE_STATUSES
         else None,
         "demo": is_demo_run(run) or is_demo_run(structured),
-        "demo_description": HEURISTIC_DESCRIPTION,
+        "demo_description": demo_description(),
         "replicates_range": replicates_range,
     }
     try:

@@ -118,7 +118,7 @@ def leaderboard_sections(doc: dict[str, Any]) -> dict[str, Any]:
         return interval_plot(
             [
                 (
-                    m + (" (Reference)" if m in references else ""),
+                    gettext("%(model)s (Reference)") % {"model": m} if m in references else m,
                     series,
                     (entries.get(m) or {}).get("rating"),
                     (entries.get(m) or {}).get("ci"),
@@ -138,7 +138,7 @@ def leaderboard_sections(doc: dict[str, Any]) -> dict[str, Any]:
         {"name": b["name"], "slug": f"domain-{i}", "plot": plot(b, formatting.domain_label(str(b["name"])))}
         for i, b in enumerate(blocks)
     ]
-    plots.append({"name": "pooled", "slug": "pooled", "plot": plot(pooled, "pooled fit")})
+    plots.append({"name": "pooled", "slug": "pooled", "plot": plot(pooled, gettext("pooled fit"))})
     diverged = [b["name"] for b in blocks if b["point_diverged"] or b["diverged_replicates"]]
     if pooled["point_diverged"] or pooled["diverged_replicates"]:
         diverged.append("pooled")

@@ -11,13 +11,14 @@ import json
 import secrets
 from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db import models
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
-from django.utils.translation import gettext
+from django.utils.translation import gettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -25,6 +26,8 @@ from arena.models import Benchmark, JudgeRun
 from arena.permissions import researcher_required
 from arena.protocols import protocols
 from arena.selectors import RUN_PAGE_SIZE
+from arena.templatetags.doc_text import SUBJECT_NAMES, SUBJECT_WORDS
+from arena.templatetags.doc_text import TASK_STATUSES as TASK_WORDS
 
 from .adaptive import AdaptiveError, adaptive_parameters, adaptive_summary
 from .cost_to_precision import cost_to_precision
@@ -323,6 +326,50 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     return _subject_run_detail(request, run)
 
 
+#: The words of a verdict list's search, filters and order (``jobs.verdicts.VerdictListForm``, written in English there)
+#: as the page prints them in the active language: field labels by field name, choices by their English label. A kind
+#: adds its own filters' words (``translate_filters``'s ``labels`` and ``choices``); a word not listed is shown as it is.
+FILTER_LABELS = {
+    "q": _("Search"),
+    "status": _("Answer"),
+    "slower_than": _("Slower than (s)"),
+    "more_tokens_than": _("More tokens than"),
+    "costlier_than": _("Costlier than ($)"),
+    "sort": _("Sort"),
+    "verdict": _("Verdict"),
+}
+FILTER_CHOICES = {
+    "any answer": _("any answer"),
+    "accepted": pgettext_lazy("verdict status", "accepted"),
+    "invalid": pgettext_lazy("verdict status", "invalid"),
+    "newest first": _("newest first"),
+    "oldest first": _("oldest first"),
+    "slowest first": _("slowest first"),
+    "fastest first": _("fastest first"),
+    "most tokens first": _("most tokens first"),
+    "costliest first": _("costliest first"),
+    "any verdict": _("any verdict"),
+}
+
+
+def translate_filters(
+    form: VerdictListForm, *, subject: str = "", labels: dict[str, Any] | None = None, choices: dict[str, Any] | None = None
+) -> VerdictListForm:
+    """The verdict list's form with its labels, choices and search hint in the active language (the English ones stay
+    exactly as ``jobs.verdicts`` writes them). ``subject`` is the verbose name of what the search looks in besides the
+    answers; ``labels`` and ``choices`` are a kind's own filters' words."""
+    labels, choices = FILTER_LABELS | (labels or {}), FILTER_CHOICES | (choices or {})
+    for name, field in form.fields.items():
+        field.label = labels.get(name, field.label)
+        if isinstance(field, forms.ChoiceField):
+            field.choices = [(value, choices.get(label, label)) for value, label in field.choices]
+    if subject:
+        hint = gettext("the %(subject)s and the answers") % {"subject": SUBJECT_NAMES.get(subject, subject)}
+        form.fields["q"].help_text = gettext("looks in %(where)s") % {"where": hint}
+        form.fields["q"].widget.attrs["placeholder"] = hint
+    return form
+
+
 def _subject_rows(kind: Any, verdicts: list[Any]) -> list[dict[str, Any]]:  # noqa: ANN401
     rows = []
     for j in verdicts:
@@ -344,6 +391,8 @@ def _subject_run_detail(request: HttpRequest, run: JudgeRun) -> HttpResponse:
     filters = VerdictListForm(
         request.GET, parameters=run.parameters or {}, search_label=search_label, verdicts=verdict_choices(run_verdicts)
     )
+    subject = kind.judgment_model._meta.get_field(kind.subject_field).related_model._meta.verbose_name
+    translate_filters(filters, subject=str(subject))
     shown = filters.apply(run_verdicts.select_related(kind.subject_field), search=search)
     page_number = request.GET.get("page") or "1"
     on_top = filters.chosen_sort == "" and page_number == "1"
@@ -363,10 +412,10 @@ def _subject_run_detail(request: HttpRequest, run: JudgeRun) -> HttpResponse:
             "subject_page": page,
             "subject_rows": _subject_rows(kind, list(page)),
             "verdict_count": page.paginator.count,
-            "subjects": run.get_subjects_display(),
+            "subjects": SUBJECT_WORDS.get(run.get_subjects_display(), run.get_subjects_display()),
             "others": others,
             "report_link": report_link,
-            "report_label": report_label,
+            "report_label": SUBJECT_WORDS.get(report_label, report_label),
         },
     )
 
@@ -387,7 +436,7 @@ def _subject_fields(task_model: type[models.Model]) -> list[str]:
     return [f.name for f in task_model._meta.get_fields() if f.many_to_one and f.concrete and f.name != "run"]
 
 
-TASK_STATUSES = [("", "any state"), *TaskStatus.choices]
+TASK_STATUSES = [("", _("any state")), *((value, TASK_WORDS.get(value, label)) for value, label in TaskStatus.choices)]
 TASKS_PER_PAGE = 50
 
 

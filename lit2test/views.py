@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import tempfile
 import zipfile
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.html import format_html
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from arena.charts import Forest, forest_plot, heat_map
@@ -42,7 +43,7 @@ from arena.views import protocol_only
 from jobs.lifecycle import AlreadyLaunched, RunError
 from jobs.prompts import PROMPTS
 from jobs.verdicts import POLL, VerdictListForm, is_feed_poll, verdict_feed
-from jobs.views import run_page_url
+from jobs.views import run_page_url, translate_filters
 
 from .forms import GenerationRunForm, ReleaseUploadForm
 from .generation import generation_run_create, generation_run_launch
@@ -126,9 +127,15 @@ def benchmark_export(request: HttpRequest, benchmark_id: int) -> FileResponse:
 
 
 FITS = {
-    "ordered": ("Ordered", "every ordered judgment is one comparison (two per pair); the fit the paper’s Table 1 prints"),
-    "folded": ("Folded", "an order-stable pair is one win; an order-sensitive pair is half a win to each side"),
-    "stable": ("Stable-only", "order-stable pairs only; order-sensitive pairs are left out"),
+    "ordered": (
+        gettext_lazy("Ordered"),
+        gettext_lazy("every ordered judgment is one comparison (two per pair); the fit the paper’s Table 1 prints"),
+    ),
+    "folded": (
+        gettext_lazy("Folded"),
+        gettext_lazy("an order-stable pair is one win; an order-sensitive pair is half a win to each side"),
+    ),
+    "stable": (gettext_lazy("Stable-only"), gettext_lazy("order-stable pairs only; order-sensitive pairs are left out")),
 }
 DIGITS = (2, 3)
 
@@ -189,7 +196,7 @@ def leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
         "human": doc.get("human_win_rate_detail"),
         **leaderboard_sections(doc, fit=fit),
         "forest": scaled_forest(doc, fit, scale=scale, figures=figures, digits=digits),
-        "heat": heat_map(doc),
+        "heat": translated_heat_map(doc),
         "comparisons_map": comparison_map(doc),
     }
     # The printed Table 1 is on the log-ability scale: it is set against the unscaled document.
@@ -262,6 +269,25 @@ def scaled_forest(doc: dict, fit: str, *, scale: str, figures: str, digits: int)
 
     centre, places = (ELO_CENTER, int(figures.rpartition(":")[2])) if scale == ELO else (0.0, digits)
     return forest_plot(doc, fit, digits=places, reference=centre, number=number, tick_digits=0 if scale == ELO else None)
+
+
+def translated_heat_map(doc: dict) -> dict[str, Any] | None:
+    """:func:`arena.charts.heat_map` with each cell's tooltip in the active language (the chart writes it in English;
+    the diagonal's tooltip is the model's name)."""
+    heat = heat_map(doc)
+    if heat is None:
+        return None
+    models, folded = heat["models"], _pair_lookup(doc.get("head_to_head", []))
+    cells = []
+    for i, cell in enumerate(heat["cells"]):
+        row, col = models[i // len(models)], models[i % len(models)]
+        if row != col:
+            wins, losses, sensitive = folded.get((row, col), (0, 0, 0))
+            title = gettext("%(row)s vs %(col)s: %(wins)s stable wins, %(losses)s stable losses, %(sensitive)s order-sensitive")
+            numbers = {"wins": wins, "losses": losses, "sensitive": sensitive}
+            cell = replace(cell, title=title % {"row": row, "col": col, **numbers})
+        cells.append(cell)
+    return heat | {"cells": cells}
 
 
 #: Shades of the comparisons map: a cell's count in tenths of the largest pair's (``cmp-0`` … ``cmp-9`` in app.css).
@@ -397,6 +423,21 @@ def honest_rows(doc: dict) -> list[dict]:
     ]
 
 
+#: The run page's own filters' words in the active language (``jobs.views.translate_filters``).
+FILTER_LABELS = {"winner": gettext_lazy("Winner"), "order": gettext_lazy("Order"), "stability": gettext_lazy("Pair")}
+FILTER_CHOICES = {
+    "any winner": gettext_lazy("any winner"),
+    "TIE": gettext_lazy("TIE"),
+    "any order": gettext_lazy("any order"),
+    "original": pgettext_lazy("presentation order", "original"),
+    "reverse": pgettext_lazy("presentation order", "reverse"),
+    "any pair": gettext_lazy("any pair"),
+    "order-stable": gettext_lazy("order-stable"),
+    "order-sensitive": gettext_lazy("order-sensitive"),
+    "incomplete": gettext_lazy("incomplete"),
+}
+
+
 class JudgmentFilterForm(VerdictListForm):
     """The run page's search, filters and order (GET parameters): the engine's (``jobs.verdicts``: answer, latency,
     tokens, cost, order) and the pairs' own (winner, presentation order, the pair's stability); a value that is not a
@@ -415,7 +456,7 @@ class JudgmentFilterForm(VerdictListForm):
         super().__init__(
             data,
             parameters=run.parameters or {},
-            search_label="context ids, fields and texts, and answers",
+            search_label=gettext("context ids, fields and texts, and answers"),
             verdicts=list(OrderedJudgment.Verdict.choices),
         )
         participants = run.benchmark.participants.order_by("name").values_list("pk", "name")
@@ -471,7 +512,8 @@ def pairs_run_page(request: HttpRequest, run: JudgeRun, context: dict[str, Any])
     ordered judgment with its context, both proposals' models, rendered prompt, raw answer, parse result, calls,
     latency, tokens and cost; searched, filtered and ordered (``JudgmentFilterForm``), and live while the run works:
     new judgments come on top of the first page, newest first (``jobs.verdicts.verdict_feed``)."""
-    filters = JudgmentFilterForm(request.GET, run=run)
+    filters = translate_filters(JudgmentFilterForm(request.GET, run=run), labels=FILTER_LABELS, choices=FILTER_CHOICES)
+    filters.fields["q"].help_text = gettext("looks in %(where)s") % {"where": filters.fields["q"].widget.attrs["placeholder"]}
     pair_filters = filters.pair_filters()
     shown = filters.apply(run_judgments(run=run, **pair_filters), search=JUDGMENT_SEARCH).select_related(
         "pair__context__batch", "pair__participant_a", "pair__participant_b", "shown_a", "winner"

@@ -9,6 +9,7 @@ catalog. The default language stays English: tests elsewhere keep asserting the 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -22,6 +23,7 @@ from annotation.flow import assignment_flag, assignment_skip
 from annotation.models import Assignment
 from annotation.services import assignment_submit, study_create
 from arena import formatting
+from arena.aliases import derive_aliases
 from arena.models import Benchmark, JudgeRun
 from arena.stats.style_leaderboard import STYLE_FEATURES
 from hypoarena.models import Domain
@@ -69,6 +71,7 @@ class Page(HTMLParser):
 
     def __init__(self, html: str) -> None:
         super().__init__()
+        self.html = html
         self.elements: list[Element] = []
         self.open: list[Element] = []
         self.feed(html)
@@ -76,6 +79,7 @@ class Page(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = {k: v or "" for k, v in attrs}
         inside = tuple(x for e in self.open for x in (e.tag, *(f".{c}" for c in e.attrs.get("class", "").split())))
+        inside += tuple(f"#{e.attrs['id']}" for e in self.open if e.attrs.get("id"))
         element = Element(tag, a, inside)
         self.elements.append(element)
         if tag not in VOID:
@@ -92,7 +96,7 @@ class Page(HTMLParser):
             element.parts.append(data)
 
     def select(self, selector: str) -> list[Element]:
-        """``tag`` or ``inside tag`` (an enclosing tag, or ``.class``): all this file needs."""
+        """``tag`` or ``inside tag`` (an enclosing tag, ``.class`` or ``#id``): all this file needs."""
         *outer, tag = selector.split()
         return [e for e in self.elements if e.tag == tag and all(o in e.inside for o in outer)]
 
@@ -124,15 +128,23 @@ def leftover_english(soup: Page, names: list[str]) -> list[str]:
     for el in [e for e in soup.elements if e.tag in ("h1", "h2", "th")]:
         if el.attrs.get("scope") == "row" or el.attrs.get("id", "").startswith("tag-"):
             continue
-        text = el.text
-        if CJK.search(text):
-            continue
-        rest = text
-        for name in sorted([*names, *ALLOWED], key=len, reverse=True):
-            rest = rest.replace(name, " ")
-        if LEFTOVER.search(re.sub(r"\bv\d+\b", " ", rest)):
-            out.append(text)
+        if not CJK.search(el.text) and is_english(el.text, names):
+            out.append(el.text)
     return out
+
+
+def is_english(text: str, names: list[str]) -> bool:
+    """Whether ``text`` holds an English word once the data's names, the allowed names and symbols (each as a whole
+    word) and version numbers are taken out."""
+    rest = allowed_pattern(tuple(names)).sub(" ", text)
+    return bool(LEFTOVER.search(re.sub(r"\bv\d+\b", " ", rest)))
+
+
+@functools.cache
+def allowed_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern for every allowed name, the longest first, each as a whole word (compiled once per page set)."""
+    words = sorted({*names, *ALLOWED, *SYMBOLS} - {""}, key=len, reverse=True)
+    return re.compile(rf"(?<![A-Za-z])(?:{'|'.join(map(re.escape, words))})(?![A-Za-z])")
 
 
 def data_names() -> list[str]:
@@ -146,9 +158,94 @@ def data_names() -> list[str]:
     return names
 
 
+#: Where body text is read (issue 24: the pages' own sentences, not only their headings), and what is never read there:
+#: code, the select's options (their values are data: run labels, statuses) and scripts.
+BODY = {"p", "td", "dd", "dt", "li", "label", "caption", "figcaption", "summary", "legend", "button", "th"}
+BODY |= {"h1", "h2", "h3", "h4", "title", "desc", "text"}  # <title>, <desc> and <text> also inside a chart's <svg>
+NOT_READ = {"code", "pre", "option", "script", "style", "textarea", "kbd", "samp"}
+#: A run page's "Judged" column names each verdict's subject as its protocol's code describes it, in English
+#: (hypoarena/judging.py, reconstruction/judging.py: "Aster-L on bio-001", "seed mat-2, slot 3, round 1: a"); not read
+#: until those descriptions are translated.
+NOT_READ |= {".judged"}
+#: A run's log: each line is written once, in English, when it happens (the page composes none of it).
+NOT_READ |= {"#run-log"}
+#: Symbols and names the body prints as the papers do (statistics, file and field names), beside ALLOWED.
+SYMBOLS = ("Bradley–Terry–Davidson", "Bradley–Terry", "Condorcet", "Wald", "Buchholz", "Wilson", "Davidson", "Elo")
+SYMBOLS += ("JSON", "API", "URL", "WR", "BT", "BTD", "Avg", "S_rubric", "ln", "log", "max", "exp", "inverted_cdf")
+SYMBOLS += ("one_order_matches", "conflict_share", "avg_domain_rating", "Top-", "vs", "n", "S", "K")
+SYMBOLS += ("HTTP", "TIE", "INVALID", "Logprobs", "logprobs", "Lit2Test Web", "Hit@k")
+SYMBOLS += ("word", "proper", "brand", "exact")  # the alias modes: codes the aliases form takes ("gpt · word")
+
+
+class Body(HTMLParser):
+    """Every text node of a page inside one of :data:`BODY`'s elements (and no :data:`NOT_READ` one), and every title
+    and aria-label attribute, each with the tag it is read in."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__()
+        self.open: list[str] = []
+        self.classes: list[set[str]] = []
+        self.texts: list[tuple[str, str]] = []
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name in ("title", "aria-label") and value:
+                self.texts.append((f"{tag}@{name}", value))
+        if tag not in VOID:
+            a = {k: v or "" for k, v in attrs}
+            classes = {f".{c}" for c in a.get("class", "").split()} | ({f"#{a['id']}"} if a.get("id") else set())
+            self.open.append(tag)
+            self.classes.append(classes)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.open:
+            while self.open.pop() != tag:
+                self.classes.pop()
+            self.classes.pop()
+
+    def handle_data(self, data: str) -> None:
+        text = " ".join(data.split())
+        if text and BODY & set(self.open) and not NOT_READ & set(self.open).union(*self.classes):
+            self.texts.append((self.open[-1], text))
+
+
+def leftover_body(html: str, names: list[str]) -> list[str]:
+    """The text nodes and title/aria-label attributes that, once the data's names and the allowed symbols are taken
+    out, still hold an English word and no Chinese."""
+    return sorted({f"{tag}: {text}" for tag, text in Body(html).texts if not CJK.search(text) and is_english(text, names)})
+
+
+def body_names() -> list[str]:
+    """The data a page's body prints beside the headings' names: participants (every protocol's models, their
+    aliases) and judges,
+    runs' labels and source files, studies, batches, contexts and HypoArena's matches; Reconstruction's seeds, references and hypotheses (titles, abstracts,
+    ids) and its controls' names; Intrinsic's scorers, their criteria and where their numbers came from."""
+    from annotation.models import Study
+    from arena.models import Batch, Context, Participant
+    from hypoarena.models import Match
+    from reconstruction.models import Hypothesis, Reference
+
+    names = [*data_names(), *Participant.objects.values_list("name", flat=True)]
+    names += [alias["text"] for aliases in Participant.objects.values_list("aliases", flat=True) for alias in aliases or []]
+    names += [a.text for p in Participant.objects.all() for a in derive_aliases(p.name, p.provider)]
+    names += [a.text for judge in {r.judge_model for r in JudgeRun.objects.all()} for a in derive_aliases(judge)]
+    names += [n for run in JudgeRun.objects.all() for n in (run.judge_model, run.label, run.parameters.get("source"))]
+    names += list(Match.objects.values_list("public_id", flat=True))
+    names += list(Study.objects.values_list("name", flat=True))
+    names += list(Hypothesis.objects.values_list("family", flat=True).distinct())
+    names += list(Batch.objects.values_list("name", flat=True).distinct())
+    names += list(Context.objects.values_list("external_id", flat=True))
+    names += [n for seed in SeedPaper.objects.all() for n in (seed.external_id, seed.title, seed.abstract)]
+    names += list(Reference.objects.values_list("title", flat=True)) + list(Hypothesis.objects.values_list("title", flat=True))
+    names += ["best_single", "slot_oracle", "top5_oracle", "inf"]  # the controls' names, a ratio over a zero rate
+    names += [n for s in Scorer.objects.all() for n in (s.name, s.model, s.criterion, s.endpoint)]
+    return [n for n in names if n]
+
+
 def crawl(client, urls: list[str]) -> dict[str, Page]:  # noqa: ANN001
     """Every page, and the property: no leftover English heading on any of them."""
-    names = data_names()
+    names = body_names()
     pages = {url: page(client, url) for url in urls}
     problems = {url: bad for url, soup in pages.items() if (bad := leftover_english(soup, names))}
     assert not problems, f"English headings left on pages served in Chinese (mark them for translation): {problems}"
@@ -170,8 +267,12 @@ def test_the_top_bar_pages_and_the_lit2test_pages_are_in_chinese(researcher, ann
         "run": reverse("jobs:run", args=[run.pk]),
         "blindness": reverse("arena:blindness", args=[imported.pk]),
         "controls": reverse("controls:report", args=[imported.pk]),
+        "aliases": reverse("arena:participant-aliases", args=[imported.participants.order_by("pk").first().pk]),
     }
     pages = crawl(client, list(urls.values()))
+    names = body_names()
+    english = {u: bad for n in ("run", "blindness", "aliases") if (bad := leftover_body(pages[(u := urls[n])].html, names))}
+    assert not english, f"English left in the body of pages served in Chinese (mark it for translation): {english}"
     expect = {
         "dashboard": {"h1": ["基准"], "th": ["基准", "上下文", "含文本", "参评模型", "配对", "评判运行", "规范评判模型", "页面"]},
         "runs": {
@@ -219,7 +320,42 @@ def test_a_refused_launch_says_what_is_wrong_in_chinese(researcher, imported) ->
     assert not JudgeRun.objects.filter(judge_model="judge-x").exists()
 
 
-def test_each_protocols_benchmark_pages_are_in_chinese(researcher) -> None:  # noqa: ANN001
+def run_pages() -> list[str]:
+    """A page per kind of run: the first judge run of each subject (pairs, controls, HypoArena matches, ...) and the
+    first run of every other kind (generation, proposing, scoring ...)."""
+    from django.apps import apps
+
+    from jobs.models import EngineRun
+    from jobs.views import run_page_url
+
+    subjects = JudgeRun.objects.order_by("subjects").values_list("subjects", flat=True).distinct()
+    runs = [JudgeRun.objects.filter(subjects=s).order_by("pk").first() for s in subjects]
+    runs += [m.objects.order_by("pk").first() for m in apps.get_models() if issubclass(m, EngineRun) and m is not JudgeRun]
+    return [run_page_url(run) for run in runs if run is not None]
+
+
+#: The endpoint of the runs made and never launched: never called.
+PROBE_URL = "http://127.0.0.1:9/v1"
+
+
+def engine_runs_create(lit2test: Benchmark, hypo: Benchmark, recon: Benchmark, intrinsic: Benchmark) -> None:
+    """A run of each kind that is not a judge run (made, not launched: its page is what is read, no call is made)."""
+    from hypoarena.generation import generation_run_create as hypoarena_generation
+    from intrinsic.scoring import scoring_run_create
+    from lit2test.generation import generation_run_create as lit2test_generation
+    from reconstruction.runs import proposer_run_create
+
+    for benchmark, generation in ((lit2test, lit2test_generation), (hypo, hypoarena_generation)):
+        benchmark.participants.create(name="Probe-1")  # every participant of the data has its texts already
+        generation(benchmark=benchmark, base_url=PROBE_URL, participants=["Probe-1"])
+    proposer_run_create(benchmark=recon, base_url=PROBE_URL, proposers=["Probe-1"], families={"Probe-1": "probe"})
+    scoring_run_create(benchmark=intrinsic, model="toy", criterion="nll", logprobs_mode="raw_logprobs", base_url=PROBE_URL)
+
+
+def test_each_protocols_pages_and_both_leaderboards_are_in_chinese(researcher, imported) -> None:  # noqa: ANN001
+    """Each protocol's benchmark pages (headings and headers), and the pages a researcher reads longest, the two
+    leaderboards, the results, seed, bracket and report pages, the sentinels and a run of each kind: no English left in
+    their body text either."""
     call_command("demo_hypoarena", "--cases", "1", stdout=StringIO())
     call_command("demo_reconstruction", stdout=StringIO())
     call_command("demo_intrinsic", stdout=StringIO())
@@ -228,6 +364,7 @@ def test_each_protocols_benchmark_pages_are_in_chinese(researcher) -> None:  # n
     )
     seed = SeedPaper.objects.filter(benchmark=recon).order_by("pk").first()
     selection = SwissSelection.objects.filter(benchmark=recon).order_by("pk").first()
+    engine_runs_create(imported, hypo, recon, intrinsic)
     urls = {
         "dashboard": reverse("arena:dashboard"),
         "hypoarena": reverse("hypoarena:benchmark", args=[hypo.pk]),
@@ -240,8 +377,12 @@ def test_each_protocols_benchmark_pages_are_in_chinese(researcher) -> None:  # n
         "results": reverse("reconstruction:results", args=[recon.pk]),
         "bracket": reverse("reconstruction:bracket", args=[recon.pk, selection.pk]),
         "report": reverse("intrinsic:report", args=[intrinsic.pk]),
+        "leaderboard": reverse("lit2test:leaderboard", args=[imported.pk]),
+        "hypo-leaderboard": reverse("hypoarena:leaderboard", args=[hypo.pk]),
+        "sentinels": reverse("jobs:sentinels", args=[imported.pk]),
     }
-    pages = crawl(zh_client(researcher), list(urls.values()))
+    runs = run_pages()
+    pages = crawl(zh_client(researcher), [*urls.values(), *runs])
     expect = {
         "dashboard": {
             "th": ["领域", "案例", "模型", "提交", "对局", "种子论文", "已冻结", "系统", "假设", "论文", "候选", "评分器"]
@@ -278,6 +419,53 @@ def test_each_protocols_benchmark_pages_are_in_chinese(researcher) -> None:  # n
             "th": ["模型", "准则", "金标准胜出 %", "已排序论文", "含平局的论文", "学科", "评分器", "来源", "端点"],
         },
     }
+    names = [*body_names(), PROBE_URL]
+    read = [urls[n] for n in ("results", "seed", "bracket", "report", "leaderboard", "hypo-leaderboard", "sentinels")]
+    english = {url: bad for url in [*read, *runs] if (bad := leftover_body(pages[url].html, names))}
+    assert not english, f"English left in the body of pages served in Chinese (mark it for translation): {english}"
+    expect |= {
+        "leaderboard": {
+            "h1": ["排行榜"],
+            "label": ["评判运行", "拟合", "小数位数"],
+            "h2": [
+                *("表 1 · 有序拟合", "诚实区间", "风格控制", "三种拟合并列", "有序对战", "Condorcet 关系"),
+                *("自助法名次复现", "上下文聚类自助法", "位置偏差", "平局敏感性", "各批次的排序", "诊断", "评审模型可靠性"),
+            ],
+            "#table1 th": [
+                *("排名", "模型", "BT 强度（有序） [95% CI]", "稳定 胜–负–平", "名次范围", "秩集（95% 同时置信）"),
+                *("评判", "对 GPT 5.2", "顺序敏感"),
+            ],
+            "#fits-table th": ["与有序拟合的排序相同", "案例自助法：众数排名占比", "上下文自助法：发散的重抽样", "点拟合"],
+            "#condorcet th": ["模型", "胜过的模型数"],
+            "#cluster-bootstrap th": ["案例 95% 置信区间", "上下文 95% 置信区间", "宽度比"],
+            "#diagnostics li": ["完全分离：无。", "强度仅供诊断：否。", "不完整案例（已排除）：0。"],
+            "figcaption": ["有序拟合的强度（中心化对数能力）及案例自助法 95% 置信区间；虚线为 0。"],
+        },
+        "hypo-leaderboard": {
+            "h1": ["HypoArena 排行榜"],
+            "label": ["Arena 运行", "自助法重抽样次数", "随机种子"],
+            "h2": ["各领域评分", "众数排名", "各领域的量表评分", "评审模型可靠性"],
+            "#hypoarena-table th": [
+                "排名 [95%]",
+                "模型",
+                "平均",
+                "量表",
+                "各领域均值",
+                "合并拟合",
+                "平局参数 ν [95%]",
+                "对局 · 案例",
+            ],
+            "#modal-table th": ["拟合", "众数排名", "重抽样占比", "合并"],
+            "summary": ["各领域的名次及其区间", "这些数字是怎么得出的"],
+            "dt": ["模型", "尺度", "份额", "一致性", "自助法", "合并与平均", "区间", "名次"],
+            "dd": [
+                "评分 = 1500 + 400·θ/ln 10，θ 为中心化的自然对数强度（每次拟合均值为 0）",
+                "1 = 最好；评分相同时按模型名称排序",
+            ],
+        },
+    }
+    # A tooltip of the head-to-head heat map: the release's counts (tests/arena/test_leaderboard_page.py reads them too).
+    assert "GPT 5.2 对 Claude-Sonnet-4.6：稳定胜 90，稳定负 38，顺序敏感 72" in pages[urls["leaderboard"]].html
     for name, selectors in expect.items():
         for selector, wanted in selectors.items():
             assert_shows(pages[urls[name]], urls[name], selector, wanted)
@@ -385,3 +573,24 @@ def test_the_leaderboards_style_section_names_its_features_in_chinese(researcher
     assert [r[0] for r in rows] == ["长度", "引用", "结构"], f"{url}: the coefficients' features read {rows}"
     assert [r[3] for r in rows] == ["词", "被引论文", "标题、列表项或加粗片段"], f"{url}: the units read {rows}"
     assert "特征：长度、引用、结构。" in by_id(Page(html), "style-control"), f"{url}: the features are not listed in Chinese"
+
+
+def test_the_controls_dimensions_and_the_demo_judge_read_in_chinese(researcher, imported) -> None:  # noqa: ANN001
+    """A control's corrupted dimension and provenance (labelled in English by the model) in Chinese, the field's name
+    kept; the demo judge's description (on the report beside its runs) reads in English exactly as it is stored."""
+    from django.utils import translation
+
+    from controls.demo import HEURISTIC_DESCRIPTION
+    from controls.models import ControlVariant
+    from controls.views import demo_description
+
+    call_command("generate_controls", str(imported.pk), "--kinds", "clear", "--contexts", "1", stdout=StringIO())
+    variant = ControlVariant.objects.filter(target="decisive_metric").order_by("pk").first()
+    url = reverse("controls:variant", args=[variant.pk])
+    assert_shows(
+        page(zh_client(researcher), url), url, "dd", ["决定性指标（decisive_metric）", "确定性模板: clear-decisive-metric v1"]
+    )
+    with translation.override("zh-hans"):
+        assert demo_description().startswith("演示用启发式评判模型，不是语言模型：")
+    with translation.override("en"):
+        assert demo_description() == HEURISTIC_DESCRIPTION

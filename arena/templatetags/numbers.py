@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django import template
+from django.utils.translation import gettext
 
 from arena import formatting
 
@@ -46,8 +47,9 @@ def wlt(value: Mapping[str, Any] | Sequence[Any] | None) -> str:
 
 @register.filter
 def domain(value: str | None) -> str:
-    """``{{ d|domain }}``: ``it_operations`` → ``IT operations`` (:func:`arena.formatting.domain_label`)."""
-    return formatting.domain_label(value)
+    """``{{ d|domain }}``: ``it_operations`` → ``IT operations`` (:func:`arena.formatting.domain_label`); the pooled
+    scope ``all`` reads "All domains" in the active language."""
+    return gettext("All domains") if value == "all" else formatting.domain_label(value)
 
 
 @register.filter
