@@ -296,6 +296,9 @@ def test_the_top_bar_pages_and_the_lit2test_pages_are_in_chinese(researcher, ann
     assert_shows(pages[urls["dashboard"]], urls["dashboard"], "nav a", ["基准", "运行", "研究", "标注员", "API 文档"])
     assert_shows(pages[urls["new"]], urls["new"], "label", ["基准", "运行类型", "评判模型", "端点 URL", "API 密钥变量", "并发数"])
     assert_shows(pages[urls["studies"]], urls["studies"], "label", ["每个上下文的配对数", "时间上限（每个条目的分钟数）"])
+    # A run's status in the runs list is a word of the page's language, not the stored code ("completed").
+    assert run.status == "completed"
+    assert_shows(pages[urls["runs"]], urls["runs"], "td", ["已完成"])
 
 
 def test_a_refused_launch_says_what_is_wrong_in_chinese(researcher, imported) -> None:  # noqa: ANN001
