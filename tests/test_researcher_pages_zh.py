@@ -432,7 +432,7 @@ def test_each_protocols_pages_and_both_leaderboards_are_in_chinese(researcher, i
             "label": ["评判运行", "拟合", "小数位数"],
             "h2": [
                 *("表 1 · 有序拟合", "诚实区间", "风格控制", "三种拟合并列", "有序对战", "Condorcet 关系"),
-                *("自助法名次复现", "上下文聚类自助法", "位置偏差", "平局敏感性", "各批次的排序", "诊断", "评审模型可靠性"),
+                *("自助法名次复现", "上下文聚类自助法", "位置偏差", "平局敏感性", "各批次的排序", "诊断", "评判模型可靠性"),
             ],
             "#table1 th": [
                 *("排名", "模型", "BT 强度（有序） [95% CI]", "稳定 胜–负–平", "名次范围", "秩集（95% 同时置信）"),
@@ -447,7 +447,7 @@ def test_each_protocols_pages_and_both_leaderboards_are_in_chinese(researcher, i
         "hypo-leaderboard": {
             "h1": ["HypoArena 排行榜"],
             "label": ["Arena 运行", "自助法重抽样次数", "随机种子"],
-            "h2": ["各领域评分", "众数排名", "各领域的量表评分", "评审模型可靠性"],
+            "h2": ["各领域评分", "众数排名", "各领域的量表评分", "评判模型可靠性"],
             "#hypoarena-table th": [
                 "排名 [95%]",
                 "模型",
