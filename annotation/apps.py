@@ -14,10 +14,10 @@ class AnnotationConfig(AppConfig):
     def ready(self) -> None:
         from arena.extensions import human_figures_register
         from arena.protocols import Link, ProtocolSpec, protocol_register
+        from arena.registry import Lazy
 
-        from .caching import human_figures
-
-        human_figures_register("annotation", human_figures)
+        # Named, not imported: a Celery worker never shows a leaderboard (arena.registry.Lazy).
+        human_figures_register("annotation", Lazy("annotation.caching.human_figures"))
         protocol_register(
             ProtocolSpec(
                 name="annotation",

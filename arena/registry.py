@@ -14,7 +14,9 @@ Modelled on lm-evaluation-harness's ``lm_eval/api/registry.py`` and Inspect's re
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TypeVar
+from dataclasses import dataclass
+from importlib import import_module
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -96,6 +98,29 @@ class Registry[T]:
 
     def __repr__(self) -> str:
         return f"<Registry of {self.what}: {', '.join(self._items) or 'empty'}>"
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """A callable named by its dotted path (``"lit2test.views.benchmark_page"``), imported at its first call.
+
+    Why: an ``AppConfig.ready()`` that registered its views themselves imported every page's module (and numpy, the
+    statistics, the forms) into every process, Celery workers included, which never render a page: a tenth of a
+    second or more of each worker's start-up. Two of the same path are equal, so a ``ready()`` run twice registers the
+    same item."""
+
+    path: str
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:  # noqa: ANN401 - whatever the named callable takes
+        return self.target()(*args, **kwargs)
+
+    def target(self) -> Any:  # noqa: ANN401
+        """The named callable (imported now if it was not); an ImportError or AttributeError names the path."""
+        module, _, name = self.path.rpartition(".")
+        try:
+            return getattr(import_module(module), name)
+        except (ImportError, AttributeError) as exc:
+            raise ImportError(f"the registered callable {self.path!r} cannot be imported: {exc}") from exc
 
 
 def _origin(item: object) -> str:

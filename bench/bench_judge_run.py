@@ -90,9 +90,10 @@ def _stop(process: subprocess.Popen) -> float:
 # Steps of ours, matched on any frame of a sample (first rule wins), then libraries on the innermost frame.
 _STEPS = [
     ("limiter (jobs/limits.py)", r"\(jobs/limits\.py"),
-    ("call ledger (count calls before sending)", r"(^|\.)(_flush|_write|calls_count|calls_failed_record|record) \(jobs/"),
+    ("call ledger (count calls before sending)", r"(_CallLedger|_TaskCalls)\.|(^|\.)(calls_count|calls_failed_record) \(jobs/"),
+    ("blindness gate (jobs/gates.py)", r"(^|\.)(blindness_problem|_scan|squash) \(jobs/gates\.py"),
     ("claim + render prompts", r"(^|\.)(claim|tasks_claim|render_judge_task|_blindness_problem|_proposal_map) \("),
-    ("store judgments", r"(^|\.)(store|_create_judgments|_owned|_judgment) \(jobs/"),
+    ("store judgments", r"(^|\.)(store|_create_judgments|_owned|_judgment|tasks_owned|rows_store) \(jobs/"),
     (
         "heartbeat / run status / others_open",
         r"(^|\.)(driver_heartbeat|tasks_open_elsewhere|<lambda>) \(jobs/(services|execution)\.py",

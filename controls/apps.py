@@ -14,14 +14,15 @@ class ControlsConfig(AppConfig):
     def ready(self) -> None:
         from arena.extensions import export_file_register
         from arena.protocols import ProtocolSpec, SelectionRoute, protocol_register
+        from arena.registry import Lazy
         from jobs.subjects import subjects_register
 
-        from .import_export import control_export_rows
         from .judging import CONTROLS_PREFIX, KIND
 
         subjects_register(KIND)
         # A Lit2Test release export writes controls.jsonl too, so that an export imports back with its controls.
-        export_file_register("controls", control_export_rows)
+        # Named, not imported (the import/export module and its LLM client load at the first export: arena.registry.Lazy).
+        export_file_register("controls", Lazy("controls.import_export.control_export_rows"))
         protocol_register(
             ProtocolSpec(
                 name="controls",

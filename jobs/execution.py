@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import models, transaction
+from django.db import connections, models, router, transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
@@ -165,13 +165,30 @@ def tasks_open_elsewhere(*, task_model: type[models.Model], run_id: int, held: f
 
 
 def calls_count(*, task_model: type[models.Model], counts: dict[int, int]) -> None:
-    """Add calls about to be made; one UPDATE per distinct count (almost always one)."""
+    """Add calls about to be made; one UPDATE per distinct count (almost always one: then no transaction is opened,
+    the single statement being atomic by itself).
+
+    Plain SQL: every group of calls waits for this write before it is sent, hundreds of times a minute per driver,
+    and compiling the ORM's ``update(calls=F("calls") + n)`` (with its transaction) cost seven times the statement."""
     by_count: dict[int, list[int]] = defaultdict(list)
     for task_id, n in counts.items():
         by_count[n].append(task_id)
-    with transaction.atomic():
-        for n, ids in by_count.items():
-            task_model.objects.filter(id__in=ids).update(calls=F("calls") + n)
+    connection = connections[router.db_for_write(task_model)]
+    quote = connection.ops.quote_name
+    meta = task_model._meta
+    calls = quote(meta.get_field("calls").column)
+    update = f"UPDATE {quote(meta.db_table)} SET {calls} = {calls} + %s WHERE {quote(meta.pk.column)} IN "
+
+    def execute() -> None:
+        with connection.cursor() as cursor:
+            for n, ids in by_count.items():
+                cursor.execute(update + f"({', '.join(['%s'] * len(ids))})", [n, *ids])
+
+    if len(by_count) > 1:
+        with transaction.atomic(using=connection.alias):
+            execute()
+    else:
+        execute()
 
 
 def calls_failed_record(*, task_model: type[models.Model], failures: dict[int, tuple[int, str]]) -> None:

@@ -43,10 +43,9 @@ def blindness_problem(
     what is judged, or an alias of the benchmark's participants and judges inside a shown block (contexts may cite
     models: the literature names them for both sides). The refusal names a block as its header does ("=== PROPOSAL B
     ===": "proposal B still names ...")."""
-    text = squash(rendered.system + "\n" + rendered.user)
-    for name in names:
-        if squash(name) and squash(name) in text:
-            return "blindness gate: the prompt contains a participant's name"
+    named, text = _scan(rendered, _squashed_names(names))
+    if named:
+        return "blindness gate: the prompt contains a participant's name"
     if squash(internal_key) in text:
         return "blindness gate: the prompt contains the internal id of what is judged"
     leaks = [(i, hit) for i, block in enumerate((rendered.block_a, rendered.block_b)) for hit in hits(block)]
@@ -57,6 +56,74 @@ def blindness_problem(
             f"{', '.join(hit.owners)}) after redaction; re-scan the benchmark's blindness page, then resume"
         )
     return None
+
+
+# The gate's scan of a prompt, piece by piece. A prompt is its system message, the material it shows before the blocks
+# (the same in many tasks), its two shown blocks (each shown in many tasks) and the template's joins; squashing and
+# searching the whole prompt for every name was most of the gate's CPU. ``squash`` maps a concatenation to the
+# concatenation of its pieces' squashes (it works character by character: lower-casing is contextual only for the
+# Greek final sigma, which the ASCII step drops either way), so the squashed prompt is the join of its pieces' squashes,
+# each computed once; and a name is in the joined text exactly when it is inside one piece (remembered per piece) or
+# crosses a join between pieces (searched in a window of the name's length either side of each join).
+_PIECES_MAX = 4096  # pieces remembered per list of names at most (bounded memory on huge benchmarks)
+_pieces: dict[tuple[str, ...], dict[str, tuple[str, bool]]] = {}
+_names: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _squashed_names(names: list[str]) -> tuple[str, ...]:
+    """The names squashed, the empty ones left out (a name that squashes to nothing names nothing)."""
+    key = tuple(names)
+    squashed = _names.get(key)
+    if squashed is None:
+        if len(_names) > 64:
+            _names.clear()
+        squashed = _names[key] = tuple(dict.fromkeys(n for n in map(squash, names) if n))
+    return squashed
+
+
+def _pieces_of(rendered: RenderedTask) -> list[str]:
+    """``rendered.system + "\n" + rendered.user`` cut into consecutive pieces: the system message, and the user message
+    cut around its shown blocks (wherever they are found in it, in order; the cuts only have to join back to it)."""
+    pieces = [rendered.system, "\n"]
+    user, start = rendered.user, 0
+    for block in (rendered.block_a, rendered.block_b):
+        at = user.find(block, start) if block else -1
+        if at >= 0:
+            pieces += (user[start:at], block)
+            start = at + len(block)
+    pieces.append(user[start:])
+    return pieces
+
+
+def _scan(rendered: RenderedTask, names: tuple[str, ...]) -> tuple[bool, str]:
+    """(whether a name is in the squashed prompt, the squashed prompt): the same as ``any(n in text for n in names)``
+    and ``text`` for ``text = squash(rendered.system + "\n" + rendered.user)``."""
+    memory = _pieces.get(names)
+    if memory is None:
+        if len(_pieces) > 16:
+            _pieces.clear()
+        memory = _pieces[names] = {}
+    squashed: list[str] = []
+    named = False
+    for piece in _pieces_of(rendered):
+        known = memory.get(piece)
+        if known is None:
+            if len(memory) > _PIECES_MAX:
+                memory.clear()
+            text = squash(piece)
+            known = memory[piece] = (text, any(n in text for n in names))
+        squashed.append(known[0])
+        named = named or known[1]
+    text = "".join(squashed)
+    if not named and names:
+        reach = max(map(len, names)) - 1  # a name crossing a join lies within ``reach`` characters either side of it
+        join = 0
+        for piece in squashed[:-1]:
+            join += len(piece)
+            window = text[max(0, join - reach) : join + reach]
+            if any(n in window for n in names):
+                return True, text
+    return named, text
 
 
 def _block_name(block: str, index: int) -> str:

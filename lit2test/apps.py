@@ -16,18 +16,20 @@ class Lit2TestConfig(AppConfig):
     def ready(self) -> None:
         from arena.models import CanonicalPair, Context, JudgeRun, Participant
         from arena.protocols import Figure, Link, ProtocolSpec, RunType, protocol_register
+        from arena.registry import Lazy
         from jobs.elicitation import elicit_kind_register
         from jobs.subjects import subjects_register
 
-        from . import views
         from .generation import KIND as GENERATION
         from .judging import PROTOCOL, pairs_kind
         from .models import GenerationRun
         from .prompts import prompts_register
         from .selectors import canonical_judges
 
+        # The pages are named, not imported: lit2test.views (numpy, the statistics, the forms) loads at the first page,
+        # never in a Celery worker (arena.registry.Lazy).
         prompts_register()
-        pairs = subjects_register(pairs_kind(page=views.pairs_run_page))
+        pairs = subjects_register(pairs_kind(page=Lazy("lit2test.views.pairs_run_page")))
         elicit_kind_register(GENERATION)
         protocol_register(
             ProtocolSpec(
@@ -40,7 +42,7 @@ class Lit2TestConfig(AppConfig):
                 ),
                 selection_help="all · batch:NAME · sample:N",
                 selection_option="--pairs",
-                benchmark_view=views.benchmark_page,
+                benchmark_view=Lazy("lit2test.views.benchmark_page"),
                 links=(Link(_("Leaderboard"), "lit2test:leaderboard"), Link(_("Export (.zip)"), "lit2test:benchmark-export")),
                 figures=(
                     Figure.counting(_("Contexts"), Context),
@@ -58,7 +60,7 @@ class Lit2TestConfig(AppConfig):
                 ),
                 urls="lit2test.urls",
                 actions=(Link(_("Launch a generation run"), "lit2test:generation-new"),),
-                panel=views.upload_panel,
+                panel=Lazy("lit2test.views.upload_panel"),
                 panel_template="lit2test/dashboard_panel.html",
                 new_version_url="lit2test:benchmark-new-version",
                 import_command="import_lit2test",
