@@ -434,11 +434,22 @@ class RankingSummary:
         return float(self.counts[0] / self.counts.sum())
 
 
+#: Up to this many models a ranking's digits base K fit an int64 (15**15 < 2**63 <= 16**16).
+_MAX_CODED_MODELS = 15
+
+
 def ranking_summary(theta: np.ndarray) -> RankingSummary:
     """Summarise the rankings implied by replicate strengths ``theta`` (R, K)."""
     ranks = ranking_from_theta(theta)
     r, k = ranks.shape
-    uniq, counts = np.unique(ranks, axis=0, return_counts=True)
+    if k <= _MAX_CODED_MODELS:
+        # Each ranking as one integer (its digits base K): the codes sort as the rows do lexicographically, so the
+        # distinct rankings and their counts are np.unique(ranks, axis=0)'s, several times faster than its row sort.
+        codes = ranks.astype(np.int64) @ (np.int64(k) ** np.arange(k - 1, -1, -1, dtype=np.int64))
+        _, first, counts = np.unique(codes, return_index=True, return_counts=True)
+        uniq = ranks[first]
+    else:
+        uniq, counts = np.unique(ranks, axis=0, return_counts=True)
     order = np.argsort(-counts, kind="stable")
     positions = np.empty_like(ranks)
     np.put_along_axis(positions, ranks, np.broadcast_to(np.arange(k), ranks.shape), axis=1)

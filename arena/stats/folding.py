@@ -289,12 +289,25 @@ def stable_wlt(enc: EncodedCases) -> dict[str, dict[str, int]]:
     return {m: {"w": int(w[i]), "l": int(l_[i]), "t": int(t[i])} for i, m in enumerate(enc.models)}
 
 
+def _pair_codes(enc: EncodedCases) -> np.ndarray:
+    """Each case's canonical pair as one integer, lo·K + hi."""
+    return enc.lo.astype(np.int64) * enc.n_models + enc.hi.astype(np.int64)
+
+
+def _pair_tally(enc: EncodedCases, values: np.ndarray, mask: np.ndarray, n_values: int) -> np.ndarray:
+    """How many cases of ``mask`` have each value (0 .. n_values - 1) of ``values`` (given for those cases), per pair
+    code: (K·K, n_values) integer counts."""
+    k = enc.n_models
+    cells = _pair_codes(enc)[mask] * n_values + values.astype(np.int64)
+    return np.bincount(cells, minlength=k * k * n_values).reshape(k * k, n_values)
+
+
 def _pair_order(enc: EncodedCases, order: Sequence[str] | None) -> list[tuple[int, int]]:
     """Pairs (a, b) of model indices that have at least one complete case, a before b in ``order``."""
     rank = {m: r for r, m in enumerate(order if order is not None else enc.models)}
     pos = [rank[m] for m in enc.models]
-    c = enc.complete
-    seen = sorted(set(zip(enc.lo[c].tolist(), enc.hi[c].tolist(), strict=True)))
+    k = enc.n_models
+    seen = [divmod(int(code), k) for code in np.flatnonzero(np.bincount(_pair_codes(enc)[enc.complete], minlength=k * k))]
     pairs = [(i, j) if pos[i] < pos[j] else (j, i) for i, j in seen]
     return sorted(pairs, key=lambda p: (pos[p[0]], pos[p[1]]))
 
@@ -309,16 +322,16 @@ def folded_head_to_head(enc: EncodedCases, order: Sequence[str] | None = None) -
     Returns:
         ``[{"a", "b", "a_wins", "b_wins", "sensitive"}]`` over pairs with at least one complete case.
     """
-    st, se = enc.stable, enc.sensitive
-    win_lo = st & (enc.original == LO)
-    win_hi = st & (enc.original == HI)
+    st = enc.stable
+    # Per pair code: stable LO wins, stable HI wins, sensitive cases (one count pass instead of a mask per pair).
+    outcome = np.where(st & (enc.original == LO), 0, np.where(st, 1, 2))
+    tally = _pair_tally(enc, outcome[enc.complete], enc.complete, 3)
     out = []
     for a, b in _pair_order(enc, order):
         i, j = min(a, b), max(a, b)
-        on = (enc.lo == i) & (enc.hi == j)
-        lo_w, hi_w = int((on & win_lo).sum()), int((on & win_hi).sum())
+        lo_w, hi_w, sensitive = (int(x) for x in tally[i * enc.n_models + j])
         a_w, b_w = (lo_w, hi_w) if a == i else (hi_w, lo_w)
-        out.append({"a": enc.models[a], "b": enc.models[b], "a_wins": a_w, "b_wins": b_w, "sensitive": int((on & se).sum())})
+        out.append({"a": enc.models[a], "b": enc.models[b], "a_wins": a_w, "b_wins": b_w, "sensitive": sensitive})
     return out
 
 
@@ -328,16 +341,14 @@ def ordered_head_to_head(enc: EncodedCases, order: Sequence[str] | None = None) 
     Returns ``[{"a", "b", "a_wins", "b_wins", "ties"}]``; ``a_wins + b_wins + ties = 2 × complete cases``.
     """
     c = enc.complete
+    # Per pair code: ordered verdicts LO, HI, TIE_CODE of both orders (one count pass instead of a mask per pair).
+    tally = _pair_tally(enc, enc.original[c], c, 3) + _pair_tally(enc, enc.reverse[c], c, 3)
     out = []
     for a, b in _pair_order(enc, order):
         i, j = min(a, b), max(a, b)
-        on = c & (enc.lo == i) & (enc.hi == j)
-        verdicts = np.concatenate([enc.original[on], enc.reverse[on]])
-        lo_w, hi_w = int((verdicts == LO).sum()), int((verdicts == HI).sum())
+        lo_w, hi_w, ties = (int(x) for x in tally[i * enc.n_models + j, [LO, HI, TIE_CODE]])
         a_w, b_w = (lo_w, hi_w) if a == i else (hi_w, lo_w)
-        out.append(
-            {"a": enc.models[a], "b": enc.models[b], "a_wins": a_w, "b_wins": b_w, "ties": int((verdicts == TIE_CODE).sum())}
-        )
+        out.append({"a": enc.models[a], "b": enc.models[b], "a_wins": a_w, "b_wins": b_w, "ties": ties})
     return out
 
 

@@ -167,19 +167,21 @@ def honest_intervals_section(
     seed: int,
     diverged: bool = False,
     drop_k_fits: int = DEFAULT_EXHAUSTIVE_FITS,
+    judgments: PairJudgments | None = None,
 ) -> dict[str, Any]:
     """The ``honest_intervals`` section (see the module docstring), models best first by ``order``.
 
     Preconditions:
         ``theta`` the ordered fit's strengths with ``pseudo_count`` (``diverged``: that fit diverged);
         ``context_replicates`` (R, K) the context bootstrap's replicates of that fit; at least two models and one
-        complete case.
+        complete case; ``judgments``, when given, is :func:`arena.stats.pairwise.judgments_from_cases` of ``enc``
+        (the caller's, computed once).
     Returns:
         The section; ``sandwich``, ``rank_sets``, ``drop_k`` and ``coverage`` are None, and ``unavailable`` says
         why, when the fit diverged, there are fewer than two contexts or the information is singular.
     """
     names = list(enc.models)
-    j = judgments_from_cases(enc)
+    j = judgments if judgments is not None else judgments_from_cases(enc)
     out: dict[str, Any] = {"unit": "context", "contexts": j.n_clusters, "judgments": j.n, "level": level, "unavailable": None}
     out |= {"sandwich": None, "rank_sets": None, "drop_k": None, "coverage": None}
     if diverged or not np.isfinite(theta).all():

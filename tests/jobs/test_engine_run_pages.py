@@ -40,7 +40,10 @@ def test_a_generation_run_page_shows_its_tasks_and_the_step_that_follows_them(be
     # Each task names what it is about: its foreign keys but the run, as the model declares them.
     expected = sorted(f"{t.context.external_id} · {t.participant.name}" for t in GenerationTask.objects.filter(run=run))
     assert len(expected) == len(builders.MODELS) * 2
-    assert sorted(re.findall(r'<tr data-task="\d+" data-status="pending"><td>#\d+</td><td>([^<]*)</td>', page)) == expected
+    assert (
+        sorted(re.findall(r'<tr data-task="\d+" data-status="pending"><td>#\d+</td><td class="judged">([^<]*)</td>', page))
+        == expected
+    )
     assert 'id="cancel"' in page and 'id="pause"' not in page  # pending: it can be cancelled, not paused
 
     generation_run_launch(run=run)  # Celery runs in process here: the run and its step are done on return
