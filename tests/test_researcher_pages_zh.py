@@ -537,7 +537,7 @@ def test_the_study_page_is_in_chinese(researcher, annotator, annotator2, importe
     ):
         assert text in html, f"{url}: no {text!r} on the page served in Chinese"
     for english in (
-        "hidden naive controls",
+        "hidden naive control",
         "Fast answers",
         "A skip is no answer",
         "from annotators",

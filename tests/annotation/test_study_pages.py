@@ -205,7 +205,7 @@ def test_the_study_form_samples_pairs_per_context(imported, annotator, annotator
     assert response.status_code == 302
     assert study.items.count() == 8 and study.items.filter(is_control=True).count() == 1
     detail = rita_client.get(reverse("annotation:study", args=[study.pk])).content.decode()
-    assert "2 contexts (4 items per context), 1 hidden naive controls" in detail
+    assert "2 contexts (4 items per context), 1 hidden naive control;" in detail
 
 
 @pytest.mark.parametrize(
