@@ -148,7 +148,7 @@ class OpenAICompatibleProvider:
         body = self.request_json(messages).encode()
         started = time.perf_counter()
         status, retry_header, content = await self.transport.post(body)
-        if status == 429 or status >= 500:
+        if transient_status(status):
             try:
                 retry_after = float(retry_header) if retry_header is not None else None
             except ValueError:
@@ -188,21 +188,18 @@ class _PoolTransport:
         import httpcore
         import httpx
 
-        from arena.asyncio_network import AsyncioBackend
+        from arena.asyncio_network import certifi_tls, connection_pool
 
         self.httpcore = httpcore
         parsed = httpx.URL(url)  # the same parsing (and refusals) as httpx's
         self.url = httpcore.URL(scheme=parsed.raw_scheme, host=parsed.raw_host, port=parsed.port, target=parsed.raw_path)
         self.headers = [(b"Host", parsed.netloc), *((k.encode(), v.encode()) for k, v in headers.items())]
         self.extensions = {"timeout": {"connect": timeout, "read": timeout, "write": timeout, "pool": timeout}}
-        # TLS as httpx sets it up by default (certifi's roots); a deployment naming its own roots goes through httpx.
+        # TLS as httpx sets it up by default (certifi's roots), one setup shared by every connection of every pool; a
+        # deployment naming its own roots goes through httpx.
+        self.tls = certifi_tls() if parsed.scheme == "https" else None
         self.pools = [
-            httpcore.AsyncConnectionPool(
-                max_connections=None,
-                max_keepalive_connections=CONNECTIONS_PER_POOL * 2,
-                keepalive_expiry=KEEPALIVE_SECONDS,
-                network_backend=AsyncioBackend(),
-            )
+            connection_pool(tls=self.tls, max_keepalive_connections=CONNECTIONS_PER_POOL * 2, keepalive_expiry=KEEPALIVE_SECONDS)
             for _ in range(shards)
         ]
         self._next = itertools.cycle(self.pools)
@@ -230,8 +227,9 @@ class _PoolTransport:
             elif lowered == b"content-encoding":
                 encoding = value.decode("latin-1").strip().lower()
         content = response.content
-        if encoding and encoding != "identity":
-            content = decoded_body(content, encoding)
+        # A 429 or 5xx is retried whatever its body says (the caller does not read it): decoded only when it is read.
+        if encoding and encoding != "identity" and not transient_status(response.status):
+            content = decoded_body(content, encoding, response.status)
         return response.status, retry_after, content
 
     async def close(self) -> None:
@@ -239,18 +237,33 @@ class _PoolTransport:
             await pool.aclose()
 
 
-def decoded_body(content: bytes, encoding: str) -> bytes:
-    """An answer a server compressed though it was not asked to: gzip or deflate (zlib or raw)."""
+def transient_status(status: int) -> bool:
+    """429 and 5xx: worth retrying after a pause."""
+    return status == 429 or status >= 500
+
+
+def decoded_body(content: bytes, encoding: str, status: int = 200) -> bytes:
+    """An answer a server compressed though it was not asked to: gzip or deflate (zlib or raw). One that does not
+    decode as its Content-Encoding says is a PermanentError naming the status, the encoding and zlib's complaint."""
     import zlib
 
-    if encoding in ("gzip", "x-gzip"):
-        return zlib.decompress(content, 16 + zlib.MAX_WBITS)
-    if encoding == "deflate":
+    if encoding not in ("gzip", "x-gzip", "deflate"):
+        raise PermanentError(
+            f"the endpoint answered HTTP {status} in an encoding this client does not read: {encoding!r} "
+            "(only gzip and deflate are decoded)"
+        )
+    try:
+        if encoding != "deflate":
+            return zlib.decompress(content, 16 + zlib.MAX_WBITS)
         try:
             return zlib.decompress(content)
         except zlib.error:
             return zlib.decompress(content, -zlib.MAX_WBITS)
-    raise PermanentError(f"the endpoint answered in an encoding this client does not read: {encoding!r}")
+    except zlib.error as exc:
+        raise PermanentError(
+            f"the endpoint's HTTP {status} answer says Content-Encoding {encoding!r} but does not decode as that "
+            f"({exc}): {shorten(repr(content[:100]))}"
+        ) from None
 
 
 class _HttpxTransport:
