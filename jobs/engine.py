@@ -230,13 +230,7 @@ class Driver[T]:
                         break
                     batch.append(item)
                 if batch:
-                    try:
-                        await in_db(hooks.store, batch)
-                    except DatabaseUnavailable:
-                        raise
-                    except Exception:
-                        # Not stored: their claims are left to expire, and another driver (or this one) redoes them.
-                        log.exception("storing %d results failed; their tasks will be claimed again", len(batch))
+                    await store_results(in_db, hooks, batch)
                     for spec, _ in batch:
                         held.discard(hooks.task_id(spec))
                     progressed.set()
@@ -306,6 +300,54 @@ class Driver[T]:
             for executor in (db, ledger_db):
                 await loop.run_in_executor(executor, _close_connection)
                 executor.shutdown(wait=True)
+
+
+class UnstorableResult(Exception):
+    """A task's result that the database refused for a reason other than an outage: its task is stored as failed."""
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+
+
+async def _refused(
+    in_db: Callable[..., Awaitable[Any]], store: Callable[[list[Any]], None], batch: list[Any]
+) -> Exception | None:
+    """Store ``batch``; the error if the database refused it for a reason other than an outage, else None."""
+    try:
+        await in_db(store, batch)
+    except DatabaseUnavailable:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any refusal: the caller finds the result refused
+        return exc
+    return None
+
+
+async def store_results[T](in_db: Callable[..., Awaitable[Any]], hooks: DriverHooks[T], batch: list[tuple[T, Any]]) -> None:
+    """Store a batch of results in one transaction; if the database refuses it (not an outage), store them one by one.
+
+    A result the database still refuses (an answer with a character it cannot hold, say) is replaced by the kind's
+    failed result (``on_error``) naming why, so its task ends failed once instead of being redone after its lease
+    and refused again forever, taking the results stored with it down each time.
+    """
+    error = await _refused(in_db, hooks.store, batch)
+    if error is None:
+        return
+    if len(batch) > 1:
+        log.warning("storing %d results failed (%s); storing them one by one", len(batch), _first_line(error))
+    for item in batch:
+        refused = error if len(batch) == 1 else await _refused(in_db, hooks.store, [item])
+        if refused is None:
+            continue
+        task_id = hooks.task_id(item[0])
+        log.error("task %s: its result could not be stored (%s)", task_id, _first_line(refused))
+        failed = hooks.on_error(
+            UnstorableResult(f"the database refused to store its result ({_first_line(refused)}); the task is not redone")
+        )
+        if await _refused(in_db, hooks.store, [(item[0], failed)]) is not None:
+            # Not even its failure could be stored: its claim is left to expire, and it is claimed again.
+            log.error("task %s: storing its failure failed too; it will be claimed again", task_id)
 
 
 class _CallLedger:
