@@ -64,7 +64,7 @@ def test_the_runs_list_links_a_scoring_run_to_its_page_which_shows_its_tasks_log
     assert 'id="pause"' not in page and 'id="cancel"' not in page and 'id="resume"' not in page  # completed
     assert "nothing: the run ends when its tasks are done" in page  # scoring runs have no step after them
     # Every task with what it scored (the candidate: its paper and id), its state and its calls.
-    rows = re.findall(r'<tr data-task="(\d+)" data-status="(\w+)"><td>#\d+</td><td>([^<]*)</td>', page)
+    rows = re.findall(r'<tr data-task="(\d+)" data-status="(\w+)"><td>#\d+</td><td class="judged">([^<]*)</td>', page)
     physics = next(p for p in PAPERS if p["discipline"] == "physics")
     assert sorted(about for _, _, about in rows) == sorted(
         f"{physics['paper_id']}/{c.external_id}" for c in Candidate.objects.filter(paper__external_id=physics["paper_id"])
