@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from jobs.engine import run_blocking
 from jobs.providers import OpenAICompatibleProvider, PermanentError, TransientError, decoded_body
 
 USER = "=== PROPOSAL A ===\n[hypothesis]\nünïcode — one\n\n=== PROPOSAL B ===\n[hypothesis]\ntwo\n=== END ===\n\nWhich?"
@@ -38,7 +39,7 @@ async def calls(p: OpenAICompatibleProvider, n: int) -> list:
 
 def test_calls_send_the_request_and_read_the_answer(fake_llm) -> None:  # noqa: ANN001
     fake_llm.script(judge={"policy": "always_a"})
-    answers = asyncio.run(calls(provider(fake_llm.base_url), 3))
+    answers = run_blocking(lambda: calls(provider(fake_llm.base_url), 3))
     assert [a.text.count('"winner"') for a in answers] == [1, 1, 1]
     assert all(a.prompt_tokens and a.completion_tokens for a in answers)
     log = fake_llm.log()
@@ -50,15 +51,15 @@ def test_calls_send_the_request_and_read_the_answer(fake_llm) -> None:  # noqa: 
 def test_a_server_error_is_transient_and_a_client_error_permanent(fake_llm) -> None:  # noqa: ANN001
     fake_llm.script(failures=[{"attempts": [1], "status": 503}])
     with pytest.raises(TransientError, match="HTTP 503"):
-        asyncio.run(calls(provider(fake_llm.base_url), 1))
+        run_blocking(lambda: calls(provider(fake_llm.base_url), 1))
     fake_llm.script(failures=[{"attempts": "all", "status": 400}])
     with pytest.raises(PermanentError, match="HTTP 400"):
-        asyncio.run(calls(provider(fake_llm.base_url), 1))
+        run_blocking(lambda: calls(provider(fake_llm.base_url), 1))
 
 
 def test_a_closed_port_is_a_transient_connection_failure() -> None:
     with pytest.raises(TransientError, match="connection failed: ConnectError"):
-        asyncio.run(calls(provider("http://127.0.0.1:9/v1"), 1))
+        run_blocking(lambda: calls(provider("http://127.0.0.1:9/v1"), 1))
 
 
 def test_a_proxy_the_environment_names_is_used(fake_llm, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
@@ -68,7 +69,7 @@ def test_a_proxy_the_environment_names_is_used(fake_llm, monkeypatch: pytest.Mon
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
     with pytest.raises(TransientError, match="connection failed"):
-        asyncio.run(calls(provider(fake_llm.base_url), 1))
+        run_blocking(lambda: calls(provider(fake_llm.base_url), 1))
     assert fake_llm.log() == []
 
 
@@ -198,7 +199,7 @@ def test_a_tls_server_that_hangs_after_the_handshake_times_out_without_waiting_t
             await p.close()
 
     try:
-        outcome = asyncio.run(scenario())
+        outcome = run_blocking(scenario)
     finally:
         release.set()
         listener.close()
@@ -224,7 +225,7 @@ def test_a_server_that_never_reads_a_large_body_is_a_write_timeout() -> None:
             await p.close()
 
     try:
-        outcome = asyncio.run(scenario())
+        outcome = run_blocking(scenario)
     finally:
         listener.close()
     assert isinstance(outcome, TransientError) and "timed out" in str(outcome), outcome
@@ -249,7 +250,7 @@ def test_the_pools_share_one_tls_context(direct_tls) -> None:  # noqa: ANN001
             assert len(p.transport.pools) == 2, "the test needs two pools: connections=16 should make two of 8"
             return await calls(p, 3)
 
-    assert [a.text for a in asyncio.run(scenario())] == ["ok", "ok", "ok"]
+    assert [a.text for a in run_blocking(scenario)] == ["ok", "ok", "ok"]
     assert connections == 3
 
 
@@ -284,7 +285,7 @@ def test_an_idle_connection_the_server_closed_with_a_408_is_not_reused() -> None
             finally:
                 await p.close()
 
-    assert [a.text for a in asyncio.run(scenario())] == ["ok", "ok"]
+    assert [a.text for a in run_blocking(scenario)] == ["ok", "ok"]
     assert connections == 2
 
 
@@ -313,7 +314,7 @@ def answered(*answers: bytes) -> list:
                 await p.close()
         return outcomes
 
-    return asyncio.run(scenario())
+    return run_blocking(scenario)
 
 
 def test_a_server_error_is_retried_whatever_its_body_encoding() -> None:

@@ -11,6 +11,7 @@ import threading
 from typing import Any
 
 import pytest
+from django.db import connections
 
 from arena.models import JudgeRun, OrderedJudgment
 from jobs.engine import Driver, DriverHooks, run_blocking
@@ -90,7 +91,14 @@ def test_a_judge_answer_with_a_nul_character_is_stored_without_it_and_the_run_co
     fake_llm.script(replies=[{"contains": needles, "answers": [nul_answer]}])
 
     outcome: list[str] = []
-    driver = threading.Thread(target=lambda: outcome.append(judge_run_execute(run_id=run.pk)), daemon=True)
+
+    def drive() -> None:
+        try:
+            outcome.append(judge_run_execute(run_id=run.pk))
+        finally:
+            connections.close_all()  # this thread's connection goes back to the pool (later tests share it)
+
+    driver = threading.Thread(target=drive, daemon=True)
     driver.start()
     driver.join(timeout=60)
     if driver.is_alive():  # the bug: the refused batch is redone after each lease, forever; stop it
