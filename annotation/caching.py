@@ -12,12 +12,10 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from django.core.cache import cache
 from django.db.models import Count, Max
 
+from arena.caching import stored_document
 from arena.models import Benchmark
-
-HUMAN_TIMEOUT = 7 * 24 * 3600
 
 
 def human_figures_version(*, benchmark: Benchmark) -> str:
@@ -40,11 +38,15 @@ def human_win_rate_report_cached(*, benchmark: Benchmark) -> dict[str, Any] | No
     gains a label (or a formal study is created or deleted)."""
     from .selectors import human_win_rate_report
 
-    key = f"human-win-rate:v1:{benchmark.pk}:{human_figures_version(benchmark=benchmark)}"
-    found = cache.get(key)
-    if found is None:
-        found = {"report": human_win_rate_report(benchmark=benchmark)}  # wrapped: a report of None is cached too
-        cache.set(key, found, timeout=HUMAN_TIMEOUT)
+    # Kept in the database too (arena.caching.stored_document): a cold leaderboard after the cache lost it reads one
+    # row instead of bootstrapping the labels again (issue 25, item 1).
+    slot = f"human-win-rate:v1:{benchmark.pk}"
+    found = stored_document(
+        slot=slot,
+        key=f"{slot}:{human_figures_version(benchmark=benchmark)}",
+        benchmark_id=benchmark.pk,
+        make=lambda: {"report": human_win_rate_report(benchmark=benchmark)},  # wrapped: a report of None is kept too
+    )
     return found["report"]
 
 

@@ -7,12 +7,65 @@ protocol's report is cached here (:func:`report_cached`) under fingerprints of t
 
 from __future__ import annotations
 
+import logging
+import pickle
+from collections.abc import Callable
 from typing import Any
 
 from django.core.cache import cache
+from django.db import DatabaseError, transaction
 from django.db.models import Count, Max
 
-from .models import Benchmark
+from .models import Benchmark, StoredDocument
+
+log = logging.getLogger(__name__)
+
+# --------------------------------------------------------------------------- documents kept in the database too
+
+#: A document computed from a run's verdicts stays in the cache this long at most (its key changes with the data).
+DOCUMENT_TIMEOUT = 7 * 24 * 3600
+
+
+def stored_document(*, slot: str, key: str, benchmark_id: int, make: Callable[[], Any]) -> Any:
+    """``make()`` under ``key``: from the cache, else from the database (:class:`~arena.models.StoredDocument`, one row
+    per ``slot``), else computed and kept in both. The cache answers warm reads; the database answers a cold one (the
+    cache restarted, evicted the key, or never had it because a worker stored the document as a run ended). An
+    exception from ``make`` stores nothing."""
+    document = cache.get(key)
+    if document is not None:
+        return document
+    document = stored_read(slot=slot, key=key)
+    if document is None:
+        document = make()
+        stored_write(slot=slot, key=key, benchmark_id=benchmark_id, document=document)
+    cache.set(key, document, timeout=DOCUMENT_TIMEOUT)
+    return document
+
+
+def stored_read(*, slot: str, key: str) -> Any:
+    """The document stored in ``slot`` if it was computed under ``key`` (else None: absent or stale)."""
+    blob = StoredDocument.objects.filter(slot=slot, key=key).values_list("document", flat=True).first()
+    if blob is None:
+        return None
+    try:
+        return pickle.loads(bytes(blob))  # noqa: S301 - written by stored_write only, like Django's database cache
+    except Exception:  # noqa: BLE001 - unreadable (e.g. written by an older version of a class): computed again
+        log.warning("the stored document %s could not be read; it is computed again", slot, exc_info=True)
+        return None
+
+
+def stored_write(*, slot: str, key: str, benchmark_id: int, document: Any) -> None:
+    """Keep ``document`` as the one of ``slot`` (replacing an older one). A database that refuses (a lost
+    connection, a read-only replica) loses only this shortcut: the next cold read computes the document again."""
+    blob = pickle.dumps(document, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        with transaction.atomic():
+            StoredDocument.objects.update_or_create(
+                slot=slot, defaults={"key": key, "benchmark_id": benchmark_id, "document": blob}
+            )
+    except DatabaseError:
+        log.warning("the document %s could not be stored in the database; a cold read computes it again", slot, exc_info=True)
+
 
 # --------------------------------------------------------------------------- report documents of other run kinds
 

@@ -23,9 +23,10 @@ def _credentials_problem() -> str:
 
 def endpoint_url_problem(url: str) -> str | None:
     """What is wrong with an endpoint's base URL, in words (None when it is usable): it must be an absolute http(s) URL
-    with a host (a bare name such as ``http://vllm:8000/v1`` is fine) and no user name or password in it (a key belongs
-    in an environment variable; the URL itself is never echoed when it holds one). In the active language: English in
-    commands (and the words callers replace), the page's language on a form."""
+    with a host (a bare name such as ``http://vllm:8000/v1`` is fine), no query or fragment (the calls' paths are appended
+    to it) and no user name or password in it (a key belongs in an environment variable; the URL itself is never echoed
+    when it holds one). In the active language: English in commands (and the words callers replace), the page's
+    language on a form."""
     url = url.strip()
     values = {"url": repr(url), "example": ENDPOINT_EXAMPLE}
     if not url:
@@ -40,6 +41,15 @@ def endpoint_url_problem(url: str) -> str | None:
         return _credentials_problem()
     if any(c.isspace() for c in url):
         return gettext("the endpoint URL %(url)s contains a space; give it without spaces, e.g. %(example)s") % values
+    if parts.query or parts.fragment or url.endswith(("?", "#")):
+        # The calls' paths are appended to the base URL: "...?key=x" would become "...?key=x/chat/completions". The
+        # URL is not echoed: a query may hold a key.
+        return (
+            gettext(
+                "the endpoint URL has a query (?…) or a fragment (#…); give the server's base URL without them, e.g. %(example)s"
+            )
+            % values
+        )
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return gettext("the endpoint URL %(url)s is not an http:// or https:// address with a host; e.g. %(example)s") % values
     try:

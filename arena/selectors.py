@@ -309,34 +309,35 @@ def run_leaderboard(
     (``{(context, model): {feature: count}}``), called only when the section is computed. Without ``style``,
     ``style_control`` is None.
     """
-    from django.core.cache import cache
-
+    from .caching import stored_document
     from .stats import leaderboard_document
 
     scope = "all" if pair_ids is None else hashlib.sha256(repr(sorted(pair_ids)).encode()).hexdigest()[:16]
     version = run_data_version(run=run)
-    key = f"leaderboard:v4:{run.pk}:{version}:{scope}:{replicates}:{seed}:{pseudo_count}"
-    document = cache.get(key)
-    frame = None
-    if document is None:
+    slot = f"leaderboard:v4:{run.pk}:{scope}:{replicates}:{seed}:{pseudo_count}"
+
+    def compute() -> dict[str, Any]:
         # The database folds the verdicts into integer cases: no frame of names (issue 25, item 1).
         cases = run_encoded_cases(run=run, pair_ids=pair_ids)
-        document = leaderboard_document(cases, replicates=replicates, seed=seed, pseudo_count=pseudo_count)
-        cache.set(key, document, timeout=7 * 24 * 3600)
+        return leaderboard_document(cases, replicates=replicates, seed=seed, pseudo_count=pseudo_count)
+
+    document = stored_document(slot=slot, key=f"{slot}:{version}", benchmark_id=run.benchmark_id, make=compute)
     styled = None
     if style:
         if side_features is None:
             raise ValueError("run_leaderboard: style control needs side_features, the protocol's count of the judged texts")
         from .stats.style_leaderboard import leaderboard_style
 
-        style_key = f"leaderboard-style:v1:{run.pk}:{version}:{scope}:{','.join(style)}:{style_replicates}:{seed}:{pseudo_count}"
-        styled = cache.get(style_key)
-        if styled is None:
-            frame = run_cases_frame(run=run, pair_ids=pair_ids) if frame is None else frame
-            styled = leaderboard_style(
+        def compute_style() -> dict[str, Any]:
+            frame = run_cases_frame(run=run, pair_ids=pair_ids)
+            return leaderboard_style(
                 frame, side_features(run), style, replicates=style_replicates, seed=seed, pseudo_count=pseudo_count
             )
-            cache.set(style_key, styled, timeout=7 * 24 * 3600)
+
+        style_slot = f"leaderboard-style:v1:{run.pk}:{scope}:{','.join(style)}:{style_replicates}:{seed}:{pseudo_count}"
+        styled = stored_document(
+            slot=style_slot, key=f"{style_slot}:{version}", benchmark_id=run.benchmark_id, make=compute_style
+        )
     # Human labels change independently of the verdicts, so they are joined after the cache.
     return document | {
         "style_control": styled,

@@ -20,6 +20,7 @@ from typing import Any
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Greatest, Least
+from django.utils.translation import gettext
 
 from arena.models import Benchmark, JudgeRun, JudgmentRecord, Participant
 from jobs.models import ClaimableTask, EngineRun
@@ -95,7 +96,8 @@ class Submission(models.Model):
         ordering = ["case_id", "participant__name"]
 
     def __str__(self) -> str:
-        return f"{self.participant} on {self.case}"
+        # A run page's label of what a rubric answer scored: in the page's language (English in commands and logs).
+        return gettext("%(participant)s on %(case)s") % {"participant": self.participant, "case": self.case}
 
     @property
     def k(self) -> int:

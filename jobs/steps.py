@@ -21,6 +21,7 @@ once serialise on the selection, and the second sees the first ended.
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
@@ -32,6 +33,7 @@ from arena.models import JudgeRun
 from .execution import run_event_add, run_fail
 from .kinds import run_kinds
 from .models import RunEvent, RunStep, TaskStatus
+from .signals import run_closed_send
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +59,9 @@ def step_record(*, kind: str, run_id: int, title: str, outcome: str) -> None:
 
 
 def run_closed_events(*, kind: str, run_id: int, task_model: type[Any], step: str = "") -> None:
-    """The run's log line for how it ended: the failed tasks with the latest reason, or every task done."""
+    """The run's log line for how it ended: the failed tasks with the latest reason, or every task done; and, once
+    the transaction that ended it commits, :data:`jobs.signals.run_closed`."""
+    transaction.on_commit(functools.partial(run_closed_send, kind, run_id))
     failed = task_model.objects.filter(run_id=run_id, status=TaskStatus.FAILED)
     n_failed = failed.count()
     after = f"; then {step}: done" if step else ""

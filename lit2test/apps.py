@@ -67,3 +67,8 @@ class Lit2TestConfig(AppConfig):
                 report_command="leaderboard",
             )
         )
+        from jobs.signals import run_closed
+
+        from .tasks import leaderboard_store_after_run
+
+        run_closed.connect(leaderboard_store_after_run, dispatch_uid="lit2test.leaderboard_store_after_run")

@@ -330,6 +330,9 @@ LIT2TEST_RELAUNCH_BACKOFF_SECONDS: float = env.float("LIT2TEST_RELAUNCH_BACKOFF_
 LIT2TEST_DB_PATIENCE_SECONDS: float = env.float("LIT2TEST_DB_PATIENCE_SECONDS", default=300.0)
 if not LIT2TEST_HEARTBEAT_SECONDS * 2 < LIT2TEST_DRIVER_STALE_SECONDS:
     raise ImproperlyConfigured("LIT2TEST_DRIVER_STALE_SECONDS must be more than twice LIT2TEST_HEARTBEAT_SECONDS")
+# A judge run that ends has its leaderboard computed by a worker and stored (cache and database), so that its first
+# reader does not wait for the bootstraps (lit2test.tasks).
+LIT2TEST_STORE_LEADERBOARD_ON_CLOSE: bool = env.bool("LIT2TEST_STORE_LEADERBOARD_ON_CLOSE", default=True)
 CELERY_TASK_ALWAYS_EAGER: bool = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_EAGER_PROPAGATES = True
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext
 
 from arena.models import Benchmark, JudgeRun, JudgmentRecord, Participant
 from jobs.models import ClaimableTask, EngineRun
@@ -135,7 +136,12 @@ class Hypothesis(models.Model):
         verbose_name_plural = "hypotheses"
 
     def __str__(self) -> str:
-        return f"{self.participant} on {self.seed}, slot {self.slot}"
+        # A run page's label of what a judge labelled: in the page's language (English in commands and logs).
+        return gettext("%(participant)s on %(seed)s, slot %(slot)s") % {
+            "participant": self.participant,
+            "seed": self.seed,
+            "slot": self.slot,
+        }
 
 
 class MatchLabel(models.Model):

@@ -38,3 +38,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     import tempfile as _tempfile
 
     DATABASES["default"]["TEST"] = {"NAME": str(_os.path.join(_tempfile.gettempdir(), f"lit2test-test-{_os.getpid()}.sqlite3"))}  # noqa: F405
+
+# A judge run that ends has its leaderboard stored by a worker (lit2test.tasks): in eager mode that would compute a
+# 10,000-replicate leaderboard inside every test whose run ends. Off unless a test turns it on (tests/lit2test/
+# test_stored_leaderboard.py); the environment variable reaches the workers a test starts.
+LIT2TEST_STORE_LEADERBOARD_ON_CLOSE = _os.environ.get("LIT2TEST_STORE_LEADERBOARD_ON_CLOSE", "0") == "1"

@@ -44,6 +44,9 @@ def test_a_usable_url_passes(url: str) -> None:
         ("http://me:sk-live-123@[::1/v1", "holds a user name or password"),
         ("http://host /v1", "contains a space"),
         ("http://me:sk-live-123@host/v1", "holds a user name or password"),
+        ("http://host/v1?api_key=sk-live-123", "has a query (?…) or a fragment (#…)"),
+        ("http://host/v1#sk-live-123", "has a query (?…) or a fragment (#…)"),
+        ("http://host/v1?", "has a query (?…) or a fragment (#…)"),
     ],
 )
 def test_a_bad_url_is_named_with_what_to_do(url: str, said: str) -> None:

@@ -1,0 +1,54 @@
+"""Lit2Test's work for a worker: the leaderboard of a judge run over the canonical pairs, stored as the run ends.
+
+Computing a leaderboard (two 10,000-replicate bootstraps, the honest intervals) takes seconds at thousands of
+contexts; a worker does it once, as the run ends, and keeps it in the cache and the database
+(``arena.caching.stored_document``), so the first reader, and any reader after the cache lost it, reads it in
+milliseconds (issue 25, item 1). Nothing depends on it: a run whose document was not stored (a worker that died, a
+broker away) has it computed by its first reader, as before.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.conf import settings
+from django.db import InterfaceError, OperationalError
+
+log = logging.getLogger(__name__)
+
+#: The run kind of judge runs (``jobs.services``): the only kind whose end stores a leaderboard.
+JUDGE_KIND = "judge"
+
+
+def leaderboard_store_after_run(sender: str, run_id: int, **_: object) -> None:
+    """Receiver of ``jobs.signals.run_closed``: a judge run over the canonical pairs that ended with verdicts has its
+    leaderboard stored by a worker (``LIT2TEST_STORE_LEADERBOARD_ON_CLOSE``, on by default)."""
+    if sender != JUDGE_KIND or not settings.LIT2TEST_STORE_LEADERBOARD_ON_CLOSE:
+        return
+    from arena.models import PAIRS, JudgeRun
+
+    ended = (JudgeRun.Status.COMPLETED, JudgeRun.Status.FAILED)
+    if JudgeRun.objects.filter(pk=run_id, subjects=PAIRS, status__in=ended).exists():
+        leaderboard_store_task.delay(run_id)
+
+
+@shared_task(
+    name="lit2test.leaderboard_store",
+    ignore_result=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=5,
+    max_retries=3,
+)
+def leaderboard_store_task(run_id: int) -> bool:
+    """Compute and keep the leaderboard of judge run ``run_id`` with the parameters its pages and API use by default.
+    Returns whether there was one to store (a run deleted meanwhile, or without a verdict, has none)."""
+    from arena.models import JudgeRun, OrderedJudgment
+    from arena.selectors import run_leaderboard
+
+    run = JudgeRun.objects.select_related("benchmark").filter(pk=run_id).first()
+    if run is None or not run.judgments.filter(status=OrderedJudgment.Status.ACCEPTED).exists():
+        return False
+    run_leaderboard(run=run)
+    log.info("the leaderboard of judge run %s is stored", run_id)
+    return True
