@@ -30,7 +30,9 @@ def leaderboard_store_after_run(sender: str, run_id: int, **_: object) -> None:
 
     ended = (JudgeRun.Status.COMPLETED, JudgeRun.Status.FAILED)
     if JudgeRun.objects.filter(pk=run_id, subjects=PAIRS, status__in=ended).exists():
-        leaderboard_store_task.delay(run_id)
+        # Not retried while the broker is away (a driver would wait ~10 s in the publish retry policy): the first
+        # reader computes the leaderboard instead.
+        leaderboard_store_task.apply_async((run_id,), retry=False)
 
 
 @shared_task(
