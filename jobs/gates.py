@@ -8,12 +8,15 @@
   named in its log, while the rest of the run goes ahead; a run whose every subject is like that is refused. One rule
   for every two-sided kind, here rather than in each protocol.
 - **Blindness gate** (:func:`blindness_problem`): the second line of defence after redaction (``arena.blindness``).
-  A prompt that still names a participant (in any spelling), the internal key of what is judged, or any alias of the
-  benchmark's participants and judges inside a shown block is refused, and its task fails with the reason.
+  A prompt that still names a participant (in any spelling, in any script), the internal key of what is judged, or
+  any alias of the benchmark's participants and judges inside a shown block is refused, and its task fails with the
+  reason.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -36,14 +39,46 @@ def squash(text: str) -> str:
     return text.lower().encode("ascii", "ignore").translate(None, _NOT_ALNUM).decode("ascii")
 
 
+def _folded_char(char: str) -> str:
+    """One character as :func:`fold` reads it (see there)."""
+    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", char).casefold())
+    return "".join(c for c in decomposed if c.isalnum())
+
+
+class _Folds(dict[int, str]):
+    """``str.translate``'s table for :func:`fold`: a character's entry is made the first time it is met (a few thousand
+    at most in practice; every code point, 1.1 million short strings, in the worst case)."""
+
+    def __missing__(self, code: int) -> str:
+        folded = self[code] = _folded_char(chr(code))
+        return folded
+
+
+_FOLDS = _Folds()
+
+
+def fold(text: str) -> str:
+    """:func:`squash` for every script: each character NFKD-normalised (full-width and other compatibility forms read as
+    what they stand for: "Ｑ" as "Q", "ｶ" as "カ"), case-folded, its accents dropped ("Ё" reads as "е"), and everything
+    but letters and digits (of any script) dropped: "通义 千问", "通义－千问" and "通义千问" meet.
+
+    Character by character (a translation table), so that, like ``squash``, the fold of a concatenation is the
+    concatenation of the folds: the piecewise scan below rests on it."""
+    return text.translate(_FOLDS)
+
+
 def blindness_problem(
     rendered: RenderedTask, internal_key: str, names: list[str], hits: Callable[[str], list[Any]]
 ) -> str | None:
-    """The reason a prompt must not be sent, or None: it names a participant (in any spelling), the internal key of
-    what is judged, or an alias of the benchmark's participants and judges inside a shown block (contexts may cite
-    models: the literature names them for both sides). The refusal names a block as its header does ("=== PROPOSAL B
-    ===": "proposal B still names ...")."""
+    """The reason a prompt must not be sent, or None: it names a participant (in any spelling, in any script: see
+    ``_fold_terms`` for names beyond ASCII, and why a name of one CJK character is left to the alias check), the
+    internal key of what is judged, or an alias of the benchmark's participants and judges inside a shown block
+    (contexts may cite models: the literature names them for both sides). The refusal names a block as its header
+    does ("=== PROPOSAL B ===": "proposal B still names ...")."""
     named, text = _scan(rendered, _squashed_names(names))
+    if not named:
+        others = _folded_names(names)  # none in the common case (every name's letters are ASCII): no second scan
+        named = bool(others) and _scan(rendered, others, fold)[0]
     if named:
         return "blindness gate: the prompt contains a participant's name"
     if squash(internal_key) in text:
@@ -58,27 +93,62 @@ def blindness_problem(
     return None
 
 
+# How names are looked for. Every name's ``squash`` is looked for in the squashed prompt (the fast path). A name with
+# letters or digits that ``squash`` does not see (another script: "通义千问", "Ёлка"; full-width forms: "ＧＰＴ５"; accents)
+# is also looked for in the folded prompt (``fold``), as its fold and as each run of the non-ASCII letters and digits of
+# its fold (so "通义" alone is caught for "Qwen 通义", as "qwen" alone is). The search is over the whole prompt (system
+# message, material before the blocks, the blocks), so a folded string of one character is not looked for: one CJK
+# character is part of many ordinary words and would refuse every prompt that has it. Such a name (or part) is left to
+# redaction and to the alias check on the shown blocks, which do match a name of one CJK character.
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]{2,}")
+
+
+def _fold_terms(name: str) -> list[str]:
+    """What the folded prompt is searched for to find ``name`` (comment above): nothing when ``squash`` sees all of it."""
+    folded = fold(name)
+    if folded == squash(name):
+        return []
+    return ([folded] if len(folded) > 1 else []) + _NON_ASCII_RUN.findall(folded)
+
+
 # The gate's scan of a prompt, piece by piece. A prompt is its system message, the material it shows before the blocks
 # (the same in many tasks), its two shown blocks (each shown in many tasks) and the template's joins; squashing and
 # searching the whole prompt for every name was most of the gate's CPU. ``squash`` maps a concatenation to the
 # concatenation of its pieces' squashes (it works character by character: lower-casing is contextual only for the
 # Greek final sigma, which the ASCII step drops either way), so the squashed prompt is the join of its pieces' squashes,
 # each computed once; and a name is in the joined text exactly when it is inside one piece (remembered per piece) or
-# crosses a join between pieces (searched in a window of the name's length either side of each join).
+# crosses a join between pieces (searched in a window of the name's length either side of each join). The same holds
+# for ``fold`` (character by character by construction), which the second scan uses.
 _PIECES_MAX = 4096  # pieces remembered per list of names at most (bounded memory on huge benchmarks)
-_pieces: dict[tuple[str, ...], dict[str, tuple[str, bool]]] = {}
+_pieces: dict[tuple[Callable[[str], str], tuple[str, ...]], dict[str, tuple[str, bool]]] = {}
 _names: dict[tuple[str, ...], tuple[str, ...]] = {}
+_folded_names_memory: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
 def _squashed_names(names: list[str]) -> tuple[str, ...]:
-    """The names squashed, the empty ones left out (a name that squashes to nothing names nothing)."""
+    """The names squashed, the empty ones left out (a name that squashes to nothing is left to the folded scan)."""
     key = tuple(names)
     squashed = _names.get(key)
     if squashed is None:
         if len(_names) > 64:
             _names.clear()
-        squashed = _names[key] = tuple(dict.fromkeys(n for n in map(squash, names) if n))
+        # A name with letters squash cannot see keeps its ASCII part unless that is only digits ("文心一言 4.0" would
+        # refuse every prompt with "40" in it): the folded scan looks for the whole name and its non-ASCII part.
+        squashed = _names[key] = tuple(
+            dict.fromkeys(s for n in names if (s := squash(n)) and not (s.isdigit() and _fold_terms(n)))
+        )
     return squashed
+
+
+def _folded_names(names: list[str]) -> tuple[str, ...]:
+    """What the folded prompt is searched for (``_fold_terms`` of every name); empty when every name is ASCII."""
+    key = tuple(names)
+    terms = _folded_names_memory.get(key)
+    if terms is None:
+        if len(_folded_names_memory) > 64:
+            _folded_names_memory.clear()
+        terms = _folded_names_memory[key] = tuple(dict.fromkeys(t for n in names for t in _fold_terms(n)))
+    return terms
 
 
 def _pieces_of(rendered: RenderedTask) -> list[str]:
@@ -95,14 +165,15 @@ def _pieces_of(rendered: RenderedTask) -> list[str]:
     return pieces
 
 
-def _scan(rendered: RenderedTask, names: tuple[str, ...]) -> tuple[bool, str]:
-    """(whether a name is in the squashed prompt, the squashed prompt): the same as ``any(n in text for n in names)``
-    and ``text`` for ``text = squash(rendered.system + "\n" + rendered.user)``."""
-    memory = _pieces.get(names)
+def _scan(rendered: RenderedTask, names: tuple[str, ...], read: Callable[[str], str] = squash) -> tuple[bool, str]:
+    """(whether a name is in the prompt as ``read`` reads it, that reading): the same as ``any(n in text for n in
+    names)`` and ``text`` for ``text = read(rendered.system + "\n" + rendered.user)``; ``read`` is :func:`squash` or
+    :func:`fold` (any function that maps a concatenation to the concatenation of its pieces' readings)."""
+    memory = _pieces.get((read, names))
     if memory is None:
         if len(_pieces) > 16:
             _pieces.clear()
-        memory = _pieces[names] = {}
+        memory = _pieces[(read, names)] = {}
     squashed: list[str] = []
     named = False
     for piece in _pieces_of(rendered):
@@ -110,7 +181,7 @@ def _scan(rendered: RenderedTask, names: tuple[str, ...]) -> tuple[bool, str]:
         if known is None:
             if len(memory) > _PIECES_MAX:
                 memory.clear()
-            text = squash(piece)
+            text = read(piece)
             known = memory[piece] = (text, any(n in text for n in names))
         squashed.append(known[0])
         named = named or known[1]

@@ -13,9 +13,12 @@ import os
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from django.conf import settings
+
+if TYPE_CHECKING:
+    import httpx
 
 CONNECTIONS_PER_POOL = 8
 ENCODED_MEMORY = 4096  # request encodings a provider remembers at most (a driver claims twice its concurrency)
@@ -286,14 +289,36 @@ class _HttpxTransport:
         self._next = itertools.cycle(self.clients)
 
     async def post(self, body: bytes) -> tuple[int, str | None, bytes]:
+        """As :meth:`_PoolTransport.post`: (status, Retry-After header or None, the answer's bytes); raises TransientError
+        when no answer came, PermanentError when an answer does not decode as its Content-Encoding says."""
         httpx = self.httpx
+        client = next(self._next)
         try:
-            response = await next(self._next).post(self.url, content=body, headers=self.headers)
+            # Streamed, so that the status is known before the body is decoded (httpx decodes as it reads).
+            response = await client.send(client.build_request("POST", self.url, content=body, headers=self.headers), stream=True)
+            try:
+                return response.status_code, response.headers.get("retry-after"), await self._body(response)
+            finally:
+                await response.aclose()
         except httpx.TimeoutException:
             raise TransientError("the endpoint timed out") from None
         except httpx.TransportError as exc:
             raise TransientError(f"connection failed: {type(exc).__name__}") from None
-        return response.status_code, response.headers.get("retry-after"), response.content
+
+    async def _body(self, response: httpx.Response) -> bytes:
+        """The answer's bytes, decoded by httpx as its Content-Encoding says. A 429 or 5xx is retried whatever its body
+        says (the caller does not read it), so it is read undecoded, as the pool transport leaves it; any other answer
+        that does not decode is a PermanentError naming the status, the encoding and httpx's complaint, as there."""
+        if transient_status(response.status_code):
+            return b"".join([chunk async for chunk in response.aiter_raw()])
+        try:
+            return await response.aread()
+        except self.httpx.DecodingError as exc:
+            encoding = response.headers.get("content-encoding", "")
+            raise PermanentError(
+                f"the endpoint's HTTP {response.status_code} answer says Content-Encoding {encoding!r} but does not decode "
+                f"as that ({exc})"
+            ) from None
 
     async def close(self) -> None:
         for client in self.clients:

@@ -37,7 +37,7 @@ from .driving import (
     tasks_owned,
 )
 from .engine import BeforeCall, call_with_backoff
-from .gates import AliasCheck, squash
+from .gates import AliasCheck, fold
 from .kinds import RunKindSpec, Step, run_kind_register
 from .lifecycle import AlreadyLaunched, RunError, api_key_required, endpoint_url_required
 from .models import RunKind, TaskStatus
@@ -133,7 +133,8 @@ def _refuse_early(request: JudgeRunRequest, kind: JudgeSubjects | None) -> None:
     judge = request.judge_model.strip()
     if not judge:
         raise RunError("a judge model is required")
-    if squash(judge) in {squash(p) for p in participants}:
+    # Compared as the gate reads names in any script: "通义千问" and "文心一言" differ (both squash to "").
+    if fold(judge) in {fold(p) for p in participants} - {""}:
         raise RunError(f"{judge!r} is a participant of {benchmark}; a judge may never judge its own work")
     if request.canonical and not (kind is not None and kind.canonical):
         canonical = [k.label for k in _canonical_kinds()] or ["nothing"]

@@ -127,7 +127,9 @@ def test_random_prompts_agree(context: str, block_a: str, block_b: str, system: 
     """Names cut out of the prompt itself (so that many cross a join) and random ones: the same answers."""
     rendered = task(context, block_a, block_b, system=system)
     whole = rendered.system + "\n" + rendered.user
-    names = [whole[at : at + n] for at, n in cuts] + extra
+    # ASCII names only: a name with other characters is also looked for in the folded prompt, which the old gate never
+    # did (test_gate_unicode.py compares those with a reference of its own over the same kind of prompts).
+    names = [n for n in [whole[at : at + n] for at, n in cuts] + extra if n.isascii()]
     key = whole[cuts[0][0] : cuts[0][0] + 7]
     assert blindness_problem(rendered, key, names, no_alias) == old_problem(rendered, key, names)
     assert blindness_problem(rendered, "zz-no-such-key", names, no_alias) == old_problem(rendered, "zz-no-such-key", names)

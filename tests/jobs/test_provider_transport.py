@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from jobs.engine import run_blocking
-from jobs.providers import OpenAICompatibleProvider, PermanentError, TransientError, decoded_body
+from jobs.providers import Completion, OpenAICompatibleProvider, PermanentError, TransientError, decoded_body
 
 USER = "=== PROPOSAL A ===\n[hypothesis]\nünïcode — one\n\n=== PROPOSAL B ===\n[hypothesis]\ntwo\n=== END ===\n\nWhich?"
 MESSAGES = [{"role": "system", "content": "judge"}, {"role": "user", "content": USER}]
@@ -289,8 +289,9 @@ def test_an_idle_connection_the_server_closed_with_a_408_is_not_reused() -> None
     assert connections == 2
 
 
-def answered(*answers: bytes) -> list:
-    """Each answer to one call, on a connection of its own: the outcome (a Completion or the exception raised)."""
+def answered(*answers: bytes, userinfo: str = "") -> list:
+    """Each answer to one call, on a connection of its own: the outcome (a Completion or the exception raised).
+    ``userinfo`` ("user:secret@") puts credentials in the URL, which sends the calls through httpx's clients."""
 
     async def scenario() -> list:
         queue = list(answers)
@@ -303,7 +304,7 @@ def answered(*answers: bytes) -> list:
 
         outcomes = []
         async with serving(answer) as port:
-            p = provider(f"http://127.0.0.1:{port}/v1")
+            p = provider(f"http://{userinfo}127.0.0.1:{port}/v1")
             try:
                 for _ in answers:
                     try:
@@ -338,3 +339,26 @@ def test_a_corrupt_compressed_answer_is_a_permanent_error_that_says_so() -> None
     assert [type(o) for o in outcomes] == [PermanentError, PermanentError], outcomes
     assert "HTTP 200 answer says Content-Encoding 'gzip' but does not decode" in str(outcomes[0])
     assert "HTTP 400 answer says Content-Encoding 'deflate' but does not decode" in str(outcomes[1])
+
+
+def test_through_httpx_a_corrupt_compressed_answer_is_a_permanent_error_and_a_server_error_transient() -> None:
+    """The httpx path (a proxy, credentials in the URL, own TLS roots) reads answers as the pool path does: one that
+    does not decode as its Content-Encoding says fails the call with a reason naming the status and the encoding
+    (httpx's DecodingError escaped as an unexpected error), and a 503 or 429 is retried whatever its body."""
+    assert type(provider("http://user:secret@127.0.0.1:9/v1").transport).__name__ == "_HttpxTransport", (
+        "credentials in the URL no longer send the calls through httpx: this test must reach httpx another way"
+    )
+    outcomes = answered(
+        response(200, b"\x1f\x8b not gzip after its magic", "Content-Encoding: gzip", close=True),
+        response(400, b"\x78\x9cnot deflate", "Content-Encoding: deflate", close=True),
+        response(503, b"not gzip at all", "Content-Encoding: gzip", close=True),
+        response(429, b"not deflate", "Content-Encoding: deflate", "Retry-After: 7", close=True),
+        response(200, gzip.compress(ANSWER.encode()), "Content-Encoding: gzip", close=True),
+        userinfo="user:secret@",
+    )
+    assert [type(o) for o in outcomes] == [PermanentError, PermanentError, TransientError, TransientError, Completion], outcomes
+    assert "HTTP 200 answer says Content-Encoding 'gzip' but does not decode" in str(outcomes[0])
+    assert "HTTP 400 answer says Content-Encoding 'deflate' but does not decode" in str(outcomes[1])
+    assert [str(o) for o in outcomes[2:4]] == ["HTTP 503", "HTTP 429"]
+    assert outcomes[3].retry_after == 7.0
+    assert outcomes[4].text == "ok"
