@@ -1,0 +1,61 @@
+"""A run's change counter (arena.JudgeRunVersion), on which its cached and stored leaderboards are keyed, keeps moving
+through what removes or bypasses its triggers: a migration that remakes the judgments' table on SQLite (the triggers
+go with the old table) and, on PostgreSQL, a TRUNCATE of the judgments (no row trigger fires)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.core.management.sql import emit_post_migrate_signal
+from django.db import connection
+
+from arena.models import JudgeRun, OrderedJudgment
+from arena.selectors import run_data_version
+from lit2test.release import release_import
+
+from . import builders as b
+
+
+def small_run(tmp_path: Path) -> JudgeRun:
+    benchmark = release_import(directory=b.write(tmp_path, b.small_release())).benchmark
+    return JudgeRun.objects.get(benchmark=benchmark)
+
+
+def moves(run: JudgeRun, write, what: str) -> None:  # noqa: ANN001
+    before = run_data_version(run=run)
+    write()
+    assert run_data_version(run=run) != before, f"the run's change counter did not move after {what}: its triggers are gone"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_migration_remaking_the_judgments_table_keeps_the_counter_moving(tmp_path: Path) -> None:
+    # Transactional: SQLite's schema editor refuses to run inside a transaction with foreign key checks on.
+    run = small_run(tmp_path)
+    old = OrderedJudgment._meta.get_field("main_reason")
+    new = old.clone()
+    new.null = True
+    new.set_attributes_from_name("main_reason")
+    new.model = OrderedJudgment
+    with connection.schema_editor() as editor:  # as a migration's AlterField would (SQLite remakes the table), and back
+        editor.alter_field(OrderedJudgment, old, new)
+        editor.alter_field(OrderedJudgment, new, old)
+    emit_post_migrate_signal(verbosity=0, interactive=False, db=connection.alias)  # as `manage.py migrate` ends
+    one = OrderedJudgment.objects.filter(run=run).order_by("pk")
+    moves(run, lambda: one.filter(pk=one.first().pk).update(main_reason="edited"), "an update")
+    moves(run, lambda: one.first().delete(), "a delete")
+
+
+@pytest.mark.django_db
+def test_truncating_the_judgments_moves_every_run_s_counter(tmp_path: Path) -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("TRUNCATE is PostgreSQL's (SQLite deletes row by row, through the row triggers)")
+    run = small_run(tmp_path)
+
+    def truncate() -> None:
+        connection.check_constraints()  # runs the deferred foreign key checks, which TRUNCATE refuses pending
+        with connection.cursor() as cursor:
+            cursor.execute(f"TRUNCATE {OrderedJudgment._meta.db_table} CASCADE")
+
+    moves(run, truncate, "TRUNCATE arena_orderedjudgment")
+    assert not OrderedJudgment.objects.filter(run=run).exists()
