@@ -2,14 +2,18 @@
 leaderboards ask for (``arena.extensions.human_figures_for``; registered in ``AnnotationConfig.ready``).
 
 Recomputing it from every label on every request cost 0.67 s with 2,091 labels, so it is cached by a fingerprint:
-per formal study of the benchmark, its id, seed, number of labels and newest label id. Labels are only ever added
-(an assignment gets one; ``annotation.services.assignment_submit``) or deleted with their study, and a study's
-items, round and seed are fixed when it is created, so the fingerprint changes whenever the report can.
+per formal study of the benchmark, its id, name, seed, number of labels and newest label id, and the code that computes
+it (this module's selectors). Labels are only ever added (an assignment gets one;
+``annotation.services.assignment_submit``) or deleted with their study — the admin shows labels and items read-only —
+and a study's items, round and seed are fixed when it is created, so the fingerprint changes whenever the report can.
+The report is kept in the database too (``arena.caching.stored_document``), at most as long as the cache keeps it.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+from pathlib import Path
 from typing import Any
 
 from django.db.models import Count, Max
@@ -25,12 +29,18 @@ def human_figures_version(*, benchmark: Benchmark) -> str:
     studies = (
         Study.objects.filter(benchmark=benchmark, round=Study.Round.FORMAL)
         .order_by("pk")
-        .values_list("pk", "seed")
+        .values_list("pk", "name", "seed")
         .annotate(n=Count("assignments__label"), last=Max("assignments__label"))
     )
     rows = repr(list(studies)).encode()
     # The benchmark's creation time keeps a key from outliving its database (see run_data_version).
-    return f"{benchmark.created_at.timestamp():.6f}:{hashlib.sha256(rows).hexdigest()[:24]}"
+    return f"{benchmark.created_at.timestamp():.6f}:{hashlib.sha256(rows).hexdigest()[:24]}:{_code_version()}"
+
+
+@functools.cache
+def _code_version() -> str:
+    """A hash of the code that turns labels into the report (the statistics' own is added by ``stored_document``)."""
+    return hashlib.sha256(Path(__file__).resolve().with_name("selectors.py").read_bytes()).hexdigest()[:12]
 
 
 def human_win_rate_report_cached(*, benchmark: Benchmark) -> dict[str, Any] | None:

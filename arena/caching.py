@@ -7,14 +7,21 @@ protocol's report is cached here (:func:`report_cached`) under fingerprints of t
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import hmac
 import logging
 import pickle
 from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db import DatabaseError, transaction
 from django.db.models import Count, Max
+from django.utils import timezone
 
 from .models import Benchmark, StoredDocument
 
@@ -22,49 +29,90 @@ log = logging.getLogger(__name__)
 
 # --------------------------------------------------------------------------- documents kept in the database too
 
-#: A document computed from a run's verdicts stays in the cache this long at most (its key changes with the data).
+#: A document stays in the cache, and is served from the database, this long at most after it was computed: its key
+#: follows the data it reads (the run's change counter, the labels' fingerprint) and the statistics' code
+#: (:func:`statistics_version`), and this bounds what a key cannot see (a hand edit in a shell). ``manage.py
+#: forget_reports`` forgets every one at once.
 DOCUMENT_TIMEOUT = 7 * 24 * 3600
 
 
-def stored_document(*, slot: str, key: str, benchmark_id: int, make: Callable[[], Any]) -> Any:
-    """``make()`` under ``key``: from the cache, else from the database (:class:`~arena.models.StoredDocument`, one row
-    per ``slot``), else computed and kept in both. The cache answers warm reads; the database answers a cold one (the
-    cache restarted, evicted the key, or never had it because a worker stored the document as a run ended). An
+@functools.cache
+def statistics_version() -> str:
+    """A hash of the statistics' source (``arena/stats``), part of every stored document's key: a deploy that changes
+    how a figure is computed never serves a figure the old code computed."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).resolve().parent.joinpath("stats").rglob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def stored_document(*, slot: str, key: str, benchmark_id: int, make: Callable[[], Any], durable: bool = True) -> Any:
+    """``make()`` under ``key``: from the cache, else (``durable``) from the database
+    (:class:`~arena.models.StoredDocument`, one row per ``slot``), else computed and kept in both. The cache answers
+    warm reads; the database answers a cold one (the cache restarted, evicted the key, or never had it because a
+    worker stored the document as a run ended). Callers pass ``durable=False`` for what a client's parameters make
+    (a seed, a replicate count, a subset of pairs: one row each would grow the table without bound): cache only. An
     exception from ``make`` stores nothing."""
+    key = f"{key}:{statistics_version()}"
     document = cache.get(key)
     if document is not None:
         return document
-    document = stored_read(slot=slot, key=key)
+    document = stored_read(slot=slot, key=key) if durable else None
     if document is None:
         document = make()
-        stored_write(slot=slot, key=key, benchmark_id=benchmark_id, document=document)
+        if durable:
+            stored_write(slot=slot, key=key, benchmark_id=benchmark_id, document=document)
     cache.set(key, document, timeout=DOCUMENT_TIMEOUT)
     return document
 
 
+def _signature(blob: bytes) -> bytes:
+    return hmac.new(settings.SECRET_KEY.encode(), blob, hashlib.sha256).digest()
+
+
 def stored_read(*, slot: str, key: str) -> Any:
-    """The document stored in ``slot`` if it was computed under ``key`` (else None: absent or stale)."""
-    blob = StoredDocument.objects.filter(slot=slot, key=key).values_list("document", flat=True).first()
+    """The document stored in ``slot`` if it was computed under ``key`` less than :data:`DOCUMENT_TIMEOUT` ago and
+    its signature holds (else None: absent, stale, or not written by :func:`stored_write` with this secret key)."""
+    fresh = timezone.now() - timedelta(seconds=DOCUMENT_TIMEOUT)
+    try:
+        blob = StoredDocument.objects.filter(slot=slot, key=key, stored_at__gte=fresh).values_list("document", flat=True).first()
+    except DatabaseError:  # e.g. the code is deployed before `migrate` made the table: computed, as before
+        log.warning("stored documents cannot be read (%s); run manage.py migrate", slot, exc_info=True)
+        return None
     if blob is None:
         return None
+    blob = bytes(blob)
+    signature, body = blob[:32], blob[32:]
+    if not hmac.compare_digest(signature, _signature(body)):
+        log.warning("the stored document %s is not signed with this SECRET_KEY; it is computed again", slot)
+        return None
     try:
-        return pickle.loads(bytes(blob))  # noqa: S301 - written by stored_write only, like Django's database cache
+        # Signed with SECRET_KEY by stored_write: whoever can write this table without the key cannot make this
+        # unpickle anything (the same trust as Django's signed cookies).
+        return pickle.loads(body)  # noqa: S301
     except Exception:  # noqa: BLE001 - unreadable (e.g. written by an older version of a class): computed again
         log.warning("the stored document %s could not be read; it is computed again", slot, exc_info=True)
         return None
 
 
 def stored_write(*, slot: str, key: str, benchmark_id: int, document: Any) -> None:
-    """Keep ``document`` as the one of ``slot`` (replacing an older one). A database that refuses (a lost
+    """Keep ``document`` as the one of ``slot`` (replacing an older one), signed. A database that refuses (a lost
     connection, a read-only replica) loses only this shortcut: the next cold read computes the document again."""
-    blob = pickle.dumps(document, protocol=pickle.HIGHEST_PROTOCOL)
+    body = pickle.dumps(document, protocol=pickle.HIGHEST_PROTOCOL)
     try:
         with transaction.atomic():
             StoredDocument.objects.update_or_create(
-                slot=slot, defaults={"key": key, "benchmark_id": benchmark_id, "document": blob}
+                slot=slot, defaults={"key": key, "benchmark_id": benchmark_id, "document": _signature(body) + body}
             )
     except DatabaseError:
-        log.warning("the document %s could not be stored in the database; a cold read computes it again", slot, exc_info=True)
+        log.warning("the document %s could not be stored in the database; a cold read computes it again", slot)
+
+
+def stored_forget() -> int:
+    """Forget every stored document (``manage.py forget_reports``); returns how many rows went."""
+    deleted, _ = StoredDocument.objects.all().delete()
+    return deleted
 
 
 # --------------------------------------------------------------------------- report documents of other run kinds

@@ -392,17 +392,18 @@ class BenchmarkCounts(models.Model):
 
 
 class StoredDocument(models.Model):
-    """A report document kept in the database under the key of the data it was computed from (issue 25, item 1).
+    """A report document kept in the database under the key of what it was computed from (issue 25, item 1).
 
     The cache (Redis) answers warm reads; this table answers the first read after the cache lost a document (a
-    restart, an eviction, a deploy) and the first read of a finished run, whose leaderboard a worker computes and
-    stores here as the run ends: a cold page reads one row instead of refitting ten thousand bootstrap replicates.
+    restart, an eviction, a deploy) and the first read of a finished judge run, whose default leaderboard a worker
+    computes and stores here as the run ends: a cold page reads one row instead of refitting ten thousand bootstrap
+    replicates. Only documents of default parameters are kept (``arena.caching.stored_document``'s ``durable``).
 
-    ``slot`` says what the document is (e.g. "leaderboard:v4:run 12:all:10000:0:0.5"): one row per slot, replaced
-    when the data under it change, so the table holds one document per report and parameters, never a history.
-    ``key`` is the full key (the slot and the version of the data, e.g. the run's change counter): a row whose key
-    is not the one asked for is stale and never served. The document is pickled as Django's own cache backends
-    store values (floats exact, NaN kept). Rows go with their benchmark.
+    ``slot`` says what the document is (e.g. "leaderboard:v4:12:all:10000:0:0.5" for run 12): one row per slot,
+    replaced when the data under it change, so the table holds one document per report, never a history. ``key`` is
+    the full key (the slot, the version of the data — the run's change counter, the labels' fingerprint — and of the
+    statistics' code): a row whose key is not the one asked for, or older than the cache's timeout, is never served.
+    The document is pickled and signed with ``SECRET_KEY``. Rows go with their benchmark.
     """
 
     slot = models.CharField(max_length=255, unique=True)

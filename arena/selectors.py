@@ -294,8 +294,8 @@ def run_leaderboard(
     style_replicates: int = STYLE_REPLICATES,
     side_features: Callable[[JudgeRun], Mapping[tuple[str, str], Mapping[str, float]]] | None = None,
 ) -> dict[str, Any]:
-    """The leaderboard document of a run (optionally restricted to some pairs), cached by the data
-    it is computed from.
+    """The leaderboard document of a run (optionally restricted to some pairs), cached by the data it is computed from
+    (and, with the default parameters, kept in the database too: ``arena.caching.stored_document``).
 
     A poll during a live run recomputes only when a new verdict has arrived. ``human`` is the caller's human
     win-rate report (``annotation.selectors.human_win_rate_report``: ``{"models": {model: {"rate", "n", "items",
@@ -321,7 +321,15 @@ def run_leaderboard(
         cases = run_encoded_cases(run=run, pair_ids=pair_ids)
         return leaderboard_document(cases, replicates=replicates, seed=seed, pseudo_count=pseudo_count)
 
-    document = stored_document(slot=slot, key=f"{slot}:{version}", benchmark_id=run.benchmark_id, make=compute)
+    # The database keeps the document pages and the API ask for by default (what a worker stores as a run ends); a
+    # subset of pairs or other parameters are a client's choice, kept in the cache only (no row per seed or subset).
+    default = (pair_ids, replicates, seed, pseudo_count) == (
+        None,
+        LEADERBOARD_REPLICATES,
+        LEADERBOARD_SEED,
+        LEADERBOARD_PSEUDO_COUNT,
+    )
+    document = stored_document(slot=slot, key=f"{slot}:{version}", benchmark_id=run.benchmark_id, make=compute, durable=default)
     styled = None
     if style:
         if side_features is None:
@@ -335,8 +343,9 @@ def run_leaderboard(
             )
 
         style_slot = f"leaderboard-style:v1:{run.pk}:{scope}:{','.join(style)}:{style_replicates}:{seed}:{pseudo_count}"
+        # Cache only: its inputs also include the shown texts (redaction) and the papers, which the key does not follow.
         styled = stored_document(
-            slot=style_slot, key=f"{style_slot}:{version}", benchmark_id=run.benchmark_id, make=compute_style
+            slot=style_slot, key=f"{style_slot}:{version}", benchmark_id=run.benchmark_id, make=compute_style, durable=False
         )
     # Human labels change independently of the verdicts, so they are joined after the cache.
     return document | {

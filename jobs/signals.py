@@ -1,8 +1,9 @@
 """What the engine tells the apps that plug into it.
 
-``run_closed`` is sent once a run has ended with all its tasks done (completed, or failed with some tasks failed),
-after the transaction that ended it commits: a protocol connects to it to do what may follow a run without holding
-it (e.g. store its report for the first reader, ``lit2test.apps``). Arguments: ``sender`` the run kind (``"judge"``,
+``run_closed`` is sent when a run has ended with all its tasks done (completed, or failed with some tasks failed; not
+when its follow-up step sets it running again, nor when it fails before its tasks are done), after the transaction
+that ended it commits (a run that is resumed and ends again sends it again): a protocol connects to it to do what
+may follow a run without holding it (e.g. store its report for the first reader, ``lit2test.apps``). Arguments: ``sender`` the run kind (``"judge"``,
 a protocol's elicitation kind ...), ``run_id``. A receiver must be quick (enqueue work, do not do it) and must not
 raise: the run has ended whatever it does; an exception is logged and the other receivers still run.
 """

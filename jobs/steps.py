@@ -58,10 +58,12 @@ def step_record(*, kind: str, run_id: int, title: str, outcome: str) -> None:
     )
 
 
-def run_closed_events(*, kind: str, run_id: int, task_model: type[Any], step: str = "") -> None:
+def run_closed_events(*, kind: str, run_id: int, task_model: type[Any], step: str = "", ended: bool = True) -> None:
     """The run's log line for how it ended: the failed tasks with the latest reason, or every task done; and, once
-    the transaction that ended it commits, :data:`jobs.signals.run_closed`."""
-    transaction.on_commit(functools.partial(run_closed_send, kind, run_id))
+    the transaction that ended it commits, :data:`jobs.signals.run_closed` — unless its step set it running again
+    (``ended`` False: an adaptive run's next round)."""
+    if ended:
+        transaction.on_commit(functools.partial(run_closed_send, kind, run_id))
     failed = task_model.objects.filter(run_id=run_id, status=TaskStatus.FAILED)
     n_failed = failed.count()
     after = f"; then {step}: done" if step else ""
@@ -95,7 +97,8 @@ def step_carry_out(kind: str, run_id: int) -> str:
                 step.carry_out(run)
             row.status, row.done_at = RunStep.Status.DONE, timezone.now()
             row.save(update_fields=["status", "done_at"])
-            run_closed_events(kind=kind, run_id=run_id, task_model=spec.task_model_of(run_id), step=row.title)
+            ended = run.status in (JudgeRun.Status.COMPLETED, JudgeRun.Status.FAILED)
+            run_closed_events(kind=kind, run_id=run_id, task_model=spec.task_model_of(run_id), step=row.title, ended=ended)
             return run.status
     except Exception as exc:  # noqa: BLE001 - whatever it was, the step stays pending and the run says why
         log.exception("the step after %s run %s did not finish", kind, run_id)
