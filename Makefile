@@ -15,8 +15,10 @@ $(STAMP): requirements.txt requirements-dev.txt constraints.txt
 demo: $(STAMP)
 	./scripts/demo.sh
 
+# One pytest-xdist worker per core, at most 4 (each has its own test database and Redis databases: tests/settings.py);
+# a test file runs whole on one worker.
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --maxprocesses=4 --dist loadfile
 
 bench: $(STAMP)
 	$(PY) bench/run_all.py

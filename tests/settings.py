@@ -32,6 +32,24 @@ if not _os.environ.get("CELERY_BROKER_URL"):
     CELERY_BROKER_URL = "memory://"
     CELERY_BROKER_TRANSPORT_OPTIONS: dict = {}
 
+_XDIST = _os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw0", "gw1" ... under pytest-xdist (make test runs two)
+if _XDIST.startswith("gw") and _XDIST[2:].isdigit():
+    # Each pytest-xdist worker (and the Celery workers its tests start, which inherit the variable) has Redis
+    # databases of its own, as it has a test database of its own (pytest-django's "_gw0" suffix): a test that
+    # purges the broker or clears the cache never touches the other worker's. Redis has 16 databases: the
+    # configured broker and cache databases are left to the first worker, then two per worker after them.
+    import re as _re
+
+    def _own_redis_db(url: str, offset: int) -> str:
+        return _re.sub(r"/(\d+)$", lambda m: f"/{int(m.group(1)) + offset}", url) if url.startswith("redis") else url
+
+    _offset = 2 * int(_XDIST[2:])
+    CELERY_BROKER_URL = _own_redis_db(CELERY_BROKER_URL, _offset)  # noqa: F405
+    _cache = dict(CACHES["default"])  # noqa: F405
+    if isinstance(_cache.get("LOCATION"), str):
+        _cache["LOCATION"] = _own_redis_db(_cache["LOCATION"], _offset)
+    CACHES = {**CACHES, "default": _cache}  # noqa: F405
+
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     # A file, not the in-memory shared cache: several threads (the run driver's database thread, the live
     # server) then wait for each other's locks as they would in the demo, instead of failing at once.
