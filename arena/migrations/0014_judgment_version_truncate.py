@@ -4,7 +4,7 @@ TRUNCATE fires none of 0003's triggers, so ``TRUNCATE arena_orderedjudgment`` le
 leaderboard cached or stored (``arena.StoredDocument``) under it would have been served for verdicts that are gone.
 A statement-level ``AFTER TRUNCATE`` trigger adds one to every counter. ``flush`` truncates the counters with the
 judgments, which was already consistent. SQLite has no TRUNCATE (a ``DELETE`` without ``WHERE`` fires 0003's row
-triggers). ``arena.versions`` reinstalls these statements after every migrate and flush.
+triggers). ``arena.triggers`` reinstalls these statements after every migrate and flush.
 """
 
 from django.db import migrations
