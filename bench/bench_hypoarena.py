@@ -21,6 +21,10 @@ measured in this run):
   ``REFERENCE_COMMIT``, extracted by ``bench.reference_code``), run after ours in the same process: CPU and wall
   of both, their ratio, and whether the two documents are equal bit for bit. ``--no-peer`` skips the fit_btd peer
   and the fits-alone figures (for the 7.2M-match size: ``--cases 10000 --reference --no-peer``; target < 15 s CPU).
+  ``--reference-commit C`` runs the leaderboard at another commit instead (e.g. ``DEBIAS_REFERENCE_COMMIT``).
+* ``--debias-only``: the debias step alone (``debias_coded``: verdict frame -> integer-coded matches), ours against
+  the code before it was reworked (``DEBIAS_REFERENCE_COMMIT``) and ``debias`` at ``REFERENCE_COMMIT``, in that order
+  ``--repeat`` times in one process (CPU, median), with a check that the frames and codes are equal.
 """
 
 from __future__ import annotations
@@ -56,6 +60,8 @@ TARGET_S = 10.0
 TARGET_CPU_7M_S = 15.0
 #: The commit before issue 25 item 5: the code ``--reference`` runs.
 REFERENCE_COMMIT = "7629516a742dd1994392db927192c17137fb0cb2"
+#: The last commit of ``debias_coded`` before runs of labels, direct match slots and an uncopied frame (issue 25).
+DEBIAS_REFERENCE_COMMIT = "82fafc63879456feddcc35e2921c4d4e48a61692"
 
 
 def timed(fn, repeat: int = 1) -> tuple[float, list[float], object]:
@@ -96,13 +102,16 @@ def _gradient_norm(theta: np.ndarray, nu: float, w: np.ndarray, t: np.ndarray) -
     return float(np.abs(g).max() / total)
 
 
-def reference(verdicts: pd.DataFrame, replicates: int, doc: dict, wall: float, cpu: float) -> None:
-    """The leaderboard by the code before issue 25 item 5, same data and process; ratios to ours and equality."""
+def reference(
+    verdicts: pd.DataFrame, replicates: int, doc: dict, wall: float, cpu: float, commit: str = REFERENCE_COMMIT
+) -> None:
+    """The leaderboard by the code at ``commit`` (default: before issue 25 item 5), same data and process; ratios to
+    ours and equality."""
     import json
 
     from bench.reference_code import reference_stats
 
-    old = reference_stats(REFERENCE_COMMIT, "hypoarena")
+    old = reference_stats(commit, "hypoarena")
     print(f"  load average before the reference: {os.getloadavg()}")
     c0, t0 = time.process_time(), time.perf_counter()
     old_doc = old.hypoarena_leaderboard(verdicts, replicates=replicates, seed=0)
@@ -110,9 +119,48 @@ def reference(verdicts: pd.DataFrame, replicates: int, doc: dict, wall: float, c
     same = json.dumps(doc, sort_keys=True, default=str) == json.dumps(old_doc, sort_keys=True, default=str)
     n = len(verdicts) // 2
     target = f" -> target < {TARGET_CPU_7M_S:.0f} s CPU {'MET' if cpu < TARGET_CPU_7M_S else 'NOT MET'}" if n >= 7_000_000 else ""
-    print(f"before: hypoarena_leaderboard at {REFERENCE_COMMIT[:10]}: CPU {old_cpu:.2f} s, wall {old_wall:.2f} s")
+    print(f"before: hypoarena_leaderboard at {commit[:10]}: CPU {old_cpu:.2f} s, wall {old_wall:.2f} s")
     print(f"  ours CPU {cpu:.2f} s{target}; before/ours CPU {old_cpu / cpu:.2f}x, wall {old_wall / wall:.2f}x")
     print(f"  documents equal bit for bit: {same}; load average {os.getloadavg()}")
+
+
+def _cpu(fn) -> tuple[float, object]:
+    """CPU time (user+sys of the process) of one call, and its result."""
+    c0 = time.process_time()
+    out = fn()
+    return time.process_time() - c0, out
+
+
+def debias_only(verdicts: pd.DataFrame, repeat: int) -> None:
+    """``debias_coded`` alone: ours (first: it pays the cold start), the code before, ``debias`` at REFERENCE_COMMIT."""
+    from arena.stats.hypoarena_verdicts import debias_coded
+    from bench.reference_code import reference_stats
+
+    before = reference_stats(DEBIAS_REFERENCE_COMMIT, "hypoarena_verdicts").debias_coded
+    oldest = reference_stats(REFERENCE_COMMIT, "hypoarena").debias
+    ours_t, before_t, oldest_t = [], [], []
+    for _ in range(max(1, repeat)):
+        t, ours = _cpu(lambda: debias_coded(verdicts))
+        ours_t.append(t)
+        t, ref = _cpu(lambda: before(verdicts))
+        before_t.append(t)
+        del ref
+        t, _ = _cpu(lambda: oldest(verdicts))
+        oldest_t.append(t)
+        print(
+            f"  run: ours {ours_t[-1]:.2f} s, before {before_t[-1]:.2f} s, at {REFERENCE_COMMIT[:10]} {oldest_t[-1]:.2f} s CPU; load average {os.getloadavg()}"
+        )
+    ref = before(verdicts)
+    fields = ("domain", "case", "first", "second", "domains", "cases", "models")
+    same = ours.frame.equals(ref.frame) and list(ours.frame.dtypes) == list(ref.frame.dtypes)
+    same = same and all(np.array_equal(getattr(ours, f), getattr(ref, f)) for f in fields)
+    same = same and ours.frame.equals(oldest(verdicts))
+    o, b, r = statistics.median(ours_t), statistics.median(before_t), statistics.median(oldest_t)
+    print(f"debias_coded, {len(verdicts):,} ordered verdicts -> {len(ours.frame):,} matches, CPU (median of {len(ours_t)}):")
+    print(
+        f"  ours {o:.2f} s; before ({DEBIAS_REFERENCE_COMMIT[:10]}) {b:.2f} s: {b / o:.2f}x; at {REFERENCE_COMMIT[:10]} {r:.2f} s: {r / o:.2f}x"
+    )
+    print(f"  frames and codes equal: {same}; load average {os.getloadavg()}")
 
 
 def main() -> None:
@@ -124,7 +172,13 @@ def main() -> None:
     ap.add_argument("--domains", type=int, default=6)
     ap.add_argument("--repeat", type=int, default=1, help="runs of the full leaderboard (median reported)")
     ap.add_argument("--reference", action="store_true", help="also run the code before issue 25 item 5, same data")
+    ap.add_argument(
+        "--reference-commit",
+        default=REFERENCE_COMMIT,
+        help=f"the commit --reference runs (default {REFERENCE_COMMIT[:10]}; {DEBIAS_REFERENCE_COMMIT[:10]}: before the debias rework)",
+    )
     ap.add_argument("--no-peer", action="store_true", help="skip the fit_btd peer and the fits-alone figures")
+    ap.add_argument("--debias-only", action="store_true", help="time the debias step alone, ours against the code before")
     args = ap.parse_args()
     r, m_peer = args.replicates, args.peer_replicates
 
@@ -138,6 +192,9 @@ def main() -> None:
         f"{n_matches:,} matches, {len(data.verdicts):,} ordered verdicts (generated in {time.perf_counter() - t0:.1f} s)"
     )
 
+    if args.debias_only:
+        debias_only(data.verdicts, args.repeat)
+        return
     t_deb, _, matches = timed(lambda: debias(data.verdicts))
     cpu0 = time.process_time()
     t_full, all_full, doc = timed(lambda: hypoarena_leaderboard(data.verdicts, replicates=r, seed=0), args.repeat)
@@ -159,7 +216,7 @@ def main() -> None:
     )
 
     if args.reference:
-        reference(data.verdicts, r, doc, t_full, cpu_full)
+        reference(data.verdicts, r, doc, t_full, cpu_full, args.reference_commit)
     if args.no_peer:
         print(f"load average after: {os.getloadavg()}")
         return

@@ -79,7 +79,9 @@ def encode_codes(
 ) -> DomainData:
     """:func:`encode_domain` on codes: global model indices of each match's first and second (< ``k_all``), its
     share, and its case's row in ``cases``. The labels are hashed once by the caller, not again per domain."""
-    models = np.unique(np.concatenate([g_first, g_second]))
+    both = np.concatenate([g_first, g_second])
+    # The models present, sorted: a count per global index (np.unique sorted all 2·M codes).
+    models = np.flatnonzero(np.bincount(both, minlength=k_all)) if both.min(initial=0) >= 0 else np.unique(both)
     k = len(models)
     local = np.full(k_all, -1, dtype=np.int64)
     local[models] = np.arange(k)
@@ -101,8 +103,7 @@ def encode_codes(
     flat += np.bincount(base + 2 * n_pairs, minlength=size)
     table = flat.reshape(n_cases, n_cols)
     # Identical columns (e.g. every case has every pair once: all "matches" columns are ones) are computed once.
-    contrib, expand = np.unique(table, axis=1, return_inverse=True)
-    expand = expand.reshape(-1)
+    contrib, expand = _unique_columns(table)
     eighths = contrib * 8
     exact = bool(np.all(eighths == np.round(eighths))) and float(n_cases) * float(eighths.max(initial=0)) < _F32_EXACT
     # float32 products are then exact (every partial sum is a multiple of 1/8 below 2^21): same values, half the cost.
@@ -112,6 +113,27 @@ def encode_codes(
     w_hi_p = np.maximum(n_p - w_lo_p - ties_p, 0.0)
     model_matches = np.bincount(a, minlength=k) + np.bincount(b, minlength=k)
     return DomainData(name, models, cases, (w_lo_p, w_hi_p, ties_p), contrib, expand, model_matches)
+
+
+def _unique_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(table, axis=1, return_inverse=True)`` (inverse flattened): the distinct columns in lexicographic
+    order (row 0 first) and each column's index among them.
+
+    One ``np.lexsort`` of the columns with the rows as keys and a comparison of neighbours: numpy's axis-unique
+    sorts a structured view of the columns field by field, twice as slow. Equal columns are equal as floats in
+    both (a table of sums holds no -0.0 that could tell them apart bitwise).
+    """
+    n_rows, n_cols = table.shape
+    if n_rows == 0 or n_cols == 0:
+        uniq, inverse = np.unique(table, axis=1, return_inverse=True)
+        return uniq, inverse.reshape(-1)
+    order = np.lexsort(table[::-1])
+    ordered = table[:, order]
+    new = np.ones(n_cols, dtype=bool)
+    new[1:] = (ordered[:, 1:] != ordered[:, :-1]).any(axis=0)
+    inverse = np.empty(n_cols, dtype=np.intp)
+    inverse[order] = np.cumsum(new) - 1
+    return ordered[:, new], inverse
 
 
 def pairs_from_features(d: DomainData, feats: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
