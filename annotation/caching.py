@@ -19,7 +19,7 @@ from typing import Any
 from django.db.models import Count, Max
 
 from arena.caching import stored_document
-from arena.models import Benchmark
+from arena.models import Benchmark, BenchmarkDataVersion
 
 
 def human_figures_version(*, benchmark: Benchmark) -> str:
@@ -32,7 +32,9 @@ def human_figures_version(*, benchmark: Benchmark) -> str:
         .values_list("pk", "name", "seed")
         .annotate(n=Count("assignments__label"), last=Max("assignments__label"))
     )
-    rows = repr(list(studies)).encode()
+    # The report names the benchmark's participants: their renaming moves the benchmark's data counter.
+    data = list(BenchmarkDataVersion.objects.filter(benchmark_id__in=[benchmark.pk, 0]).order_by("pk").values_list("version"))
+    rows = repr((list(studies), data)).encode()
     # The benchmark's creation time keeps a key from outliving its database (see run_data_version).
     return f"{benchmark.created_at.timestamp():.6f}:{hashlib.sha256(rows).hexdigest()[:24]}:{_code_version()}"
 

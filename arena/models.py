@@ -368,6 +368,24 @@ class JudgeRunVersion(models.Model):
         return f"run {self.run_id} v{self.version}"
 
 
+class BenchmarkDataVersion(models.Model):
+    """How many times what a benchmark's reports read besides its verdicts has changed, kept by the database itself.
+
+    Triggers (migration 0015) count every INSERT, UPDATE and DELETE statement (PostgreSQL; every row on SQLite) on the
+    benchmark's contexts, batches, participants, canonical pairs, proposals and papers — a re-import that gives
+    contexts their batches, a participant renamed, a proposal redacted again — whoever writes. A leaderboard is keyed
+    on it beside its run's :class:`JudgeRunVersion` (``arena.selectors.run_data_version``), so a cached or stored
+    document never outlives the names, batches or texts it shows. Application code never writes it. ``benchmark_id``
+    is a plain column (see :class:`JudgeRunVersion`). No row means version 0.
+    """
+
+    benchmark_id = models.BigIntegerField(primary_key=True)
+    version = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"benchmark {self.benchmark_id} v{self.version}"
+
+
 class BenchmarkCounts(models.Model):
     """How many contexts (and of them with text), participants, pairs and runs each benchmark has, kept by the database.
 

@@ -8,11 +8,22 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from django.db import models
+from django.db import connection, models
 from django.db.models import QuerySet
 
 from .counts import with_counts
-from .models import PAIRS, Benchmark, CanonicalPair, Context, JudgeRun, JudgeRunVersion, OrderedJudgment, Paper, Participant
+from .models import (
+    PAIRS,
+    Benchmark,
+    BenchmarkDataVersion,
+    CanonicalPair,
+    Context,
+    JudgeRun,
+    JudgeRunVersion,
+    OrderedJudgment,
+    Paper,
+    Participant,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -260,15 +271,25 @@ def run_encoded_cases(*, run: JudgeRun, pair_ids: Iterable[int] | None = None) -
 
 
 def run_data_version(*, run: JudgeRun) -> str:
-    """A key for the run's verdicts: it changes whenever any of its ordered judgments is written, updated or
-    deleted, in the transaction that does it (:class:`~arena.models.JudgeRunVersion`, kept by database triggers).
+    """A key for the run's verdicts and what its leaderboard shows besides them: it changes whenever any of its ordered
+    judgments is written, updated or deleted (:class:`~arena.models.JudgeRunVersion`), or its benchmark's contexts,
+    batches, participants, pairs, proposals or papers (:class:`~arena.models.BenchmarkDataVersion`), in the
+    transaction that does it (both kept by database triggers).
 
     One indexed lookup, whatever the number of judgments. The run's creation time is part of it, so that a key
     never outlives its database: a run of the same id in a recreated database (tests, a demo reset) sharing
     the cache has another creation time.
     """
-    version = JudgeRunVersion.objects.filter(run_id=run.pk).values_list("version", flat=True).first() or 0
-    return f"{run.created_at.timestamp():.6f}:{version}"
+    with connection.cursor() as cursor:  # both counters in one round trip
+        cursor.execute(
+            f"SELECT (SELECT version FROM {JudgeRunVersion._meta.db_table} WHERE run_id = %s), "
+            f"(SELECT version FROM {BenchmarkDataVersion._meta.db_table} WHERE benchmark_id = %s), "
+            f"(SELECT version FROM {BenchmarkDataVersion._meta.db_table} WHERE benchmark_id = 0)",
+            [run.pk, run.benchmark_id],
+        )
+        verdicts, data, shared = cursor.fetchone()
+    # Row 0 counts, on SQLite, the proposals and papers of every benchmark (migration 0015).
+    return f"{run.created_at.timestamp():.6f}:{verdicts or 0}:{data or 0}.{shared or 0}"
 
 
 def run_data_version_scan(*, run: JudgeRun) -> str:

@@ -2,8 +2,9 @@
 
 Two sets of triggers keep figures that the application never writes itself:
 
-- the run change counter (``arena.models.JudgeRunVersion``: migrations 0003 and 0014), on which every cached and
-  stored leaderboard of a run is keyed — a counter that stopped moving would serve figures of verdicts that changed;
+- the run change counter (``arena.models.JudgeRunVersion``: migrations 0003 and 0014) and the benchmark data counter
+  (``arena.models.BenchmarkDataVersion``: 0015), on which every cached and stored leaderboard of a run is keyed — a
+  counter that stopped moving would serve figures of verdicts, names or batches that changed;
 - the benchmark counts (``arena.models.BenchmarkCounts``: migrations 0011 and 0013), which the benchmark list reads.
 
 Two things remove or bypass them: a migration that remakes a table on SQLite (``AlterField``: create, copy, drop,
@@ -33,8 +34,9 @@ TRIGGER_MIGRATIONS = (
     ("0011_benchmarkcounts", {"postgresql": "_postgres_forward", "sqlite": "_sqlite_forward"}),
     ("0013_counts_truncate", {"postgresql": "_forward"}),
     ("0014_judgment_version_truncate", {"postgresql": "POSTGRES_FORWARD"}),
+    ("0015_benchmarkdataversion", {"postgresql": "_postgres_forward", "sqlite": "_sqlite_forward"}),
 )
-VERSION_MIGRATIONS = ("0003_judgerunversion", "0014_judgment_version_truncate")
+VERSION_MIGRATIONS = ("0003_judgerunversion", "0014_judgment_version_truncate", "0015_benchmarkdataversion")
 _IDEMPOTENT = {
     "postgresql": [("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION"), ("CREATE TRIGGER", "CREATE OR REPLACE TRIGGER")],
     "sqlite": [("CREATE TRIGGER", "CREATE TRIGGER IF NOT EXISTS")],

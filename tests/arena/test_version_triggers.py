@@ -17,8 +17,8 @@ from lit2test.release import release_import
 from . import builders as b
 
 
-def small_run(tmp_path: Path) -> JudgeRun:
-    benchmark = release_import(directory=b.write(tmp_path, b.small_release())).benchmark
+def small_run(tmp_path: Path, name: str | None = None) -> JudgeRun:
+    benchmark = release_import(directory=b.write(tmp_path, b.small_release()), benchmark_name=name).benchmark
     return JudgeRun.objects.get(benchmark=benchmark)
 
 
@@ -59,3 +59,37 @@ def test_truncating_the_judgments_moves_every_run_s_counter(tmp_path: Path) -> N
 
     moves(run, truncate, "TRUNCATE arena_orderedjudgment")
     assert not OrderedJudgment.objects.filter(run=run).exists()
+
+
+@pytest.mark.django_db
+def test_what_a_leaderboard_shows_besides_its_verdicts_moves_its_key_and_only_its_benchmark_s(tmp_path: Path) -> None:
+    from arena.models import Batch, Context, Paper, Participant, Proposal
+
+    run = small_run(tmp_path / "one")
+    other = small_run(tmp_path / "two", name="other")
+    assert other.benchmark_id != run.benchmark_id
+    benchmark = run.benchmark
+    context = Context.objects.filter(benchmark=benchmark).order_by("pk").first()
+    moves(run, lambda: Participant.objects.filter(benchmark=benchmark, name="Beta-2").update(name="Beta-2b"), "a rename")
+    batch = Batch.objects.create(benchmark=benchmark, name="late-batch")
+    moves(run, lambda: Context.objects.filter(pk=context.pk).update(batch=batch), "a context given its batch")
+    proposal = Proposal.objects.filter(context=context).first()
+    moves(run, lambda: Proposal.objects.filter(pk=proposal.pk).update(blind_content={"hypothesis": "x"}), "a re-redaction")
+    moves(run, lambda: Paper.objects.create(context=context, position=99, title="A late paper"), "a paper")
+    # Another benchmark's rename is not this one's business (a direct table: no shared counter on any database).
+    before = run_data_version(run=run)
+    Participant.objects.filter(benchmark=other.benchmark, name="Gamma-3").update(name="Gamma-3b")
+    assert run_data_version(run=run) == before
+
+
+@pytest.mark.django_db
+def test_a_cached_leaderboard_shows_a_renamed_participant_at_once(tmp_path: Path, rita_client) -> None:  # noqa: ANN001
+    from django.urls import reverse
+
+    from arena.models import Participant
+
+    run = small_run(tmp_path)
+    url = reverse("lit2test:api-leaderboard", args=[run.benchmark_id])
+    assert "Beta-2" in rita_client.get(url, {"replicates": 50}).json()["models"]
+    Participant.objects.filter(benchmark=run.benchmark, name="Beta-2").update(name="Beta-2b")
+    assert "Beta-2b" in rita_client.get(url, {"replicates": 50}).json()["models"]
