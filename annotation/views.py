@@ -119,34 +119,32 @@ MAJORITY_LABELS = MappingProxyType(
 )
 
 
-def _get_assignment_for_user(request: HttpRequest, token: str) -> Assignment:
+def _get_assignment_for_user(request: HttpRequest, token: str, *, page: bool = True) -> Assignment:
     """The request user's own assignment with this token; anything else (another annotator's, unknown) is 404.
 
-    It carries ``n_done``, how many of the annotator's items in its study are submitted (the screen's progress
-    bar), ``next_position``, the position of the annotator's next item (the order check, annotation.flow), and
-    ``n_flags`` and ``last_flag``, the annotator's own flags on it, each by a subquery of the same query: the
-    annotator's hot paths keep their query counts.
+    It carries ``next_position``, the position of the annotator's next item (the order check, annotation.flow), and,
+    for a request that renders the item's page (``page``), ``n_done``, how many of the annotator's items in its study
+    are submitted (the screen's progress bar), and ``n_flags`` and ``last_flag``, the annotator's own flags on it —
+    each by a subquery of the same query: the annotator's hot paths keep their query counts, and the autosave (an
+    htmx POST on every change, answered by its status line) runs only the subquery it needs.
     """
-    done = (
-        Label.objects.filter(assignment__study_id=OuterRef("study_id"), assignment__annotator_id=OuterRef("annotator_id"))
-        .order_by()
-        .values("assignment__annotator_id")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    flags = Flag.objects.filter(assignment_id=OuterRef("pk")).order_by()
-    try:
-        return (
-            assignments_for_user(user=request.user)
-            .select_related("study")
-            .annotate(
-                n_done=Coalesce(Subquery(done), 0),
-                next_position=next_position_subquery(),
-                n_flags=Coalesce(Subquery(flags.values("assignment_id").annotate(n=Count("pk")).values("n")), 0),
-                last_flag=Subquery(flags.order_by("-created_at", "-id").values("comment")[:1]),
-            )
-            .get(token=token)
+    annotations: dict[str, Any] = {"next_position": next_position_subquery()}
+    if page:
+        done = (
+            Label.objects.filter(assignment__study_id=OuterRef("study_id"), assignment__annotator_id=OuterRef("annotator_id"))
+            .order_by()
+            .values("assignment__annotator_id")
+            .annotate(n=Count("pk"))
+            .values("n")
         )
+        flags = Flag.objects.filter(assignment_id=OuterRef("pk")).order_by()
+        annotations |= {
+            "n_done": Coalesce(Subquery(done), 0),
+            "n_flags": Coalesce(Subquery(flags.values("assignment_id").annotate(n=Count("pk")).values("n")), 0),
+            "last_flag": Subquery(flags.order_by("-created_at", "-id").values("comment")[:1]),
+        }
+    try:
+        return assignments_for_user(user=request.user).select_related("study").annotate(**annotations).get(token=token)
     except Assignment.DoesNotExist:
         raise Http404(_("No such item.")) from None
 
@@ -391,7 +389,8 @@ def item_draft(request: HttpRequest, token: str) -> HttpResponse:
 
     A GET (a reload, or the language switch returning here) goes back to the item: nothing is lost.
     """
-    assignment = _get_assignment_for_user(request, token)
+    # The autosave's answer is its status line: no progress bar or flags to count (a plain POST may render the page).
+    assignment = _get_assignment_for_user(request, token, page=not request.htmx)
     if request.method == "GET":
         return redirect("annotation:item", token=token)
     try:

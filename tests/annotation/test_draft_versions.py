@@ -129,3 +129,18 @@ def test_the_check_page_names_what_the_stored_draft_still_misses(item, ann_clien
     assert 'id="err-screening"' not in html and 'id="err-rationale"' not in html
     assert 'data-error-for="choice"' in html
     assert "Not submitted yet" not in ann_client.get(url(item)).content.decode()
+
+
+def test_an_autosave_reads_only_what_its_status_line_needs(item, ann_client: Client) -> None:
+    """The autosave runs on every change for an hour at a time: it reads the order check's next position, not the
+    page's progress bar or flags (the item's page still shows them)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        answer = ann_client.post(url(item, "annotation:item-draft"), {"a_grounding": "2", "draft_version": ""}, **HTMX)
+    assert answer.status_code == 200
+    sql = " ".join(q["sql"] for q in queries.captured_queries)
+    assert "annotation_flag" not in sql, "the autosave counted the item's flags"
+    page = ann_client.get(url(item)).content.decode()
+    assert 'id="draft-version"' in page
