@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F, OuterRef, Subquery
 from django.utils import timezone
 
 from arena.models import Benchmark, JudgeRun
@@ -296,16 +297,24 @@ def sentinels_status(sentinel_set: SentinelSet) -> dict[str, Any]:
 
 
 def sentinel_alerts() -> list[dict[str, Any]]:
-    """Every configuration whose last check drifted and is not accepted, over all benchmarks (the dashboard's alert)."""
-    out = []
-    sets = SentinelSet.objects.filter(checks__drifted=True, checks__accepted_at__isnull=True).distinct()
-    for sentinel_set in sets.select_related("benchmark"):
-        keys = sentinel_set.checks.filter(drifted=True, accepted_at__isnull=True).values_list("config_key", flat=True)
-        for key in sorted(set(keys)):
-            last = drift.last_check(sentinel_set, key)
-            if last is not None and last.drifted and last.accepted_at is None:
-                out.append({"set": sentinel_set, "benchmark": sentinel_set.benchmark, "check": last})
-    return out
+    """Every configuration whose last check drifted and is not accepted, over all benchmarks (the dashboard's alert).
+
+    One query whatever the number of benchmarks and configurations: each drifted, unaccepted check is kept when it
+    is its configuration's latest scored check (``jobs.drift.last_check``'s rule, as a subquery)."""
+    scored = {"done_at__isnull": False, "run_status": JudgeRun.Status.COMPLETED}
+    latest = (
+        SentinelCheck.objects.filter(sentinel_set=OuterRef("sentinel_set"), config_key=OuterRef("config_key"), **scored)
+        .order_by("-done_at", "-id")
+        .values("id")[:1]
+    )
+    checks = (
+        SentinelCheck.objects.filter(drifted=True, accepted_at__isnull=True, **scored)
+        .annotate(latest=Subquery(latest))
+        .filter(id=F("latest"))
+        .select_related("sentinel_set__benchmark")
+        .order_by("sentinel_set_id", "config_key")
+    )
+    return [{"set": c.sentinel_set, "benchmark": c.sentinel_set.benchmark, "check": c} for c in checks]
 
 
 # --------------------------------------------------------------------------- the chart (server-rendered SVG)
