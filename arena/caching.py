@@ -13,7 +13,7 @@ import hmac
 import logging
 import pickle
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -60,9 +60,10 @@ def stored_document(*, slot: str, key: str, benchmark_id: int, make: Callable[[]
         return document
     document = stored_read(slot=slot, key=key) if durable else None
     if document is None:
+        started = timezone.now()
         document = make()
         if durable:
-            stored_write(slot=slot, key=key, benchmark_id=benchmark_id, document=document)
+            stored_write(slot=slot, key=key, benchmark_id=benchmark_id, document=document, started=started)
     cache.set(key, document, timeout=DOCUMENT_TIMEOUT)
     return document
 
@@ -96,16 +97,21 @@ def stored_read(*, slot: str, key: str) -> Any:
         return None
 
 
-def stored_write(*, slot: str, key: str, benchmark_id: int, document: Any) -> None:
-    """Keep ``document`` as the one of ``slot`` (replacing an older one), signed. A database that refuses (a lost
-    connection, a read-only replica) loses only this shortcut: the next cold read computes the document again."""
+def stored_write(*, slot: str, key: str, benchmark_id: int, document: Any, started: datetime | None = None) -> None:
+    """Keep ``document`` as the one of ``slot``, signed, unless a row stored after ``started`` (when its computation
+    began) is there: a slow computation of older data never replaces what a later one stored (e.g. the worker's, at
+    the run's end). A database that refuses (a lost connection, a read-only replica) loses only this shortcut: the
+    next cold read computes the document again."""
     body = pickle.dumps(document, protocol=pickle.HIGHEST_PROTOCOL)
+    values = {"key": key, "benchmark_id": benchmark_id, "document": _signature(body) + body, "stored_at": timezone.now()}
     try:
         with transaction.atomic():
-            StoredDocument.objects.update_or_create(
-                slot=slot, defaults={"key": key, "benchmark_id": benchmark_id, "document": _signature(body) + body}
-            )
-    except DatabaseError:
+            older = StoredDocument.objects.filter(slot=slot)
+            if started is not None:
+                older = older.filter(stored_at__lt=started)
+            if not older.update(**values) and not StoredDocument.objects.filter(slot=slot).exists():
+                StoredDocument.objects.create(slot=slot, **values)
+    except DatabaseError:  # an IntegrityError too: another request stored the slot's row meanwhile, which is as good
         log.warning("the document %s could not be stored in the database; a cold read computes it again", slot)
 
 

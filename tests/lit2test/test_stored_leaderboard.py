@@ -70,6 +70,13 @@ def test_a_document_is_served_from_its_row_only_under_its_key_signed_and_fresh(i
     # Not durable: cache only.
     assert read("k3", durable=False) == {"n": 5}
     assert StoredDocument.objects.get().key == f"k2:{statistics_version()}"
+    # A slow computation that began before the row was stored never replaces it (e.g. the worker's, as the run ended).
+    stored_write(
+        slot="toy:slot", key="k0", benchmark_id=imported.pk, document={"n": 0}, started=timezone.now() - timedelta(hours=1)
+    )
+    assert StoredDocument.objects.get().key == f"k2:{statistics_version()}"
+    stored_write(slot="toy:slot", key="k9", benchmark_id=imported.pk, document={"n": 9}, started=timezone.now())
+    assert stored_read(slot="toy:slot", key="k9") == {"n": 9}
     call_command("forget_reports", stdout=StringIO())
     assert not StoredDocument.objects.exists()
     read("k2")
