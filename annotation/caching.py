@@ -33,7 +33,7 @@ def human_figures_version(*, benchmark: Benchmark) -> str:
         .annotate(n=Count("assignments__label"), last=Max("assignments__label"))
     )
     # The report names the benchmark's participants: their renaming moves the benchmark's data counter.
-    data = list(BenchmarkDataVersion.objects.filter(benchmark_id__in=[benchmark.pk, 0]).order_by("pk").values_list("version"))
+    data = list(BenchmarkDataVersion.objects.filter(benchmark_id__in=[0, benchmark.pk]).order_by("pk").values_list("version"))
     rows = repr((list(studies), data)).encode()
     # The benchmark's creation time keeps a key from outliving its database (see run_data_version).
     return f"{benchmark.created_at.timestamp():.6f}:{hashlib.sha256(rows).hexdigest()[:24]}:{_code_version()}"

@@ -58,13 +58,13 @@ def stored_document(*, slot: str, key: str, benchmark_id: int, make: Callable[[]
     document = cache.get(key)
     if document is not None:
         return document
-    document = stored_read(slot=slot, key=key) if durable else None
+    document, timeout = _stored(slot, key) if durable else (None, DOCUMENT_TIMEOUT)
     if document is None:
         started = timezone.now()
         document = make()
         if durable:
             stored_write(slot=slot, key=key, benchmark_id=benchmark_id, document=document, started=started)
-    cache.set(key, document, timeout=DOCUMENT_TIMEOUT)
+    cache.set(key, document, timeout=timeout)
     return document
 
 
@@ -75,26 +75,37 @@ def _signature(blob: bytes) -> bytes:
 def stored_read(*, slot: str, key: str) -> Any:
     """The document stored in ``slot`` if it was computed under ``key`` less than :data:`DOCUMENT_TIMEOUT` ago and
     its signature holds (else None: absent, stale, or not written by :func:`stored_write` with this secret key)."""
-    fresh = timezone.now() - timedelta(seconds=DOCUMENT_TIMEOUT)
+    return _stored(slot, key)[0]
+
+
+def _stored(slot: str, key: str) -> tuple[Any, int]:
+    """:func:`stored_read`, and how long the document may stay in the cache: what is left of its time, so that it is
+    never served longer than :data:`DOCUMENT_TIMEOUT` after it was computed."""
+    now = timezone.now()
     try:
-        blob = StoredDocument.objects.filter(slot=slot, key=key, stored_at__gte=fresh).values_list("document", flat=True).first()
+        row = (
+            StoredDocument.objects.filter(slot=slot, key=key, stored_at__gte=now - timedelta(seconds=DOCUMENT_TIMEOUT))
+            .values_list("document", "stored_at")
+            .first()
+        )
     except DatabaseError:  # e.g. the code is deployed before `migrate` made the table: computed, as before
         log.warning("stored documents cannot be read (%s); run manage.py migrate", slot, exc_info=True)
-        return None
-    if blob is None:
-        return None
-    blob = bytes(blob)
+        return None, DOCUMENT_TIMEOUT
+    if row is None:
+        return None, DOCUMENT_TIMEOUT
+    blob, stored_at = bytes(row[0]), row[1]
+    left = max(1, int(DOCUMENT_TIMEOUT - (now - stored_at).total_seconds()))
     signature, body = blob[:32], blob[32:]
     if not hmac.compare_digest(signature, _signature(body)):
         log.warning("the stored document %s is not signed with this SECRET_KEY; it is computed again", slot)
-        return None
+        return None, DOCUMENT_TIMEOUT
     try:
         # Signed with SECRET_KEY by stored_write: whoever can write this table without the key cannot make this
         # unpickle anything (the same trust as Django's signed cookies).
-        return pickle.loads(body)  # noqa: S301
+        return pickle.loads(body), left  # noqa: S301
     except Exception:  # noqa: BLE001 - unreadable (e.g. written by an older version of a class): computed again
         log.warning("the stored document %s could not be read; it is computed again", slot, exc_info=True)
-        return None
+        return None, DOCUMENT_TIMEOUT
 
 
 def stored_write(*, slot: str, key: str, benchmark_id: int, document: Any, started: datetime | None = None) -> None:

@@ -13,7 +13,7 @@ from django.db.models import OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from .models import Benchmark, BenchmarkCounts, CanonicalPair, Context, JudgeRun, Participant
-from .triggers import applied_trigger_migrations, trigger_statements
+from .triggers import applied_trigger_migrations, triggers_install
 
 #: The counts every row of the benchmark list carries, as named on :class:`BenchmarkCounts`.
 COUNT_FIELDS = ("n_contexts", "n_text_contexts", "n_participants", "n_pairs", "n_runs")
@@ -73,32 +73,34 @@ def _recount(cursor: CursorWrapper) -> None:
         )
 
 
+def counts_recount(*, using: str = DEFAULT_DB_ALIAS) -> bool:
+    """Make every benchmark's counts those counted afresh, in one transaction (False, doing nothing, where migration
+    0011 is not applied: no counts to keep). On PostgreSQL the counted tables are locked against writes (``SHARE ROW
+    EXCLUSIVE``, in one statement) for the transaction, so no write falls between the count and its storing; reads go
+    on. On SQLite a write to the counts makes the transaction the only writer, and it fails rather than store a count a
+    write committed meanwhile made stale."""
+    connection = connections[using]
+    if connection.vendor not in ("postgresql", "sqlite") or COUNT_MIGRATIONS[0] not in applied_trigger_migrations(connection):
+        return False
+    with transaction.atomic(using=using), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(f"LOCK TABLE {', '.join(sorted(COUNTED))} IN SHARE ROW EXCLUSIVE MODE")
+        _recount(cursor)
+    return True
+
+
 def counts_rebuild(*, using: str = DEFAULT_DB_ALIAS) -> bool:
-    """(Re)install the count triggers and make every benchmark's counts those counted afresh, in one transaction.
+    """``manage.py rebuild_counts``: (re)install the count triggers and count every benchmark afresh.
 
     Repairs what bypasses or removes the triggers: ``flush`` on SQLite (it deletes the counted tables row by row in
     an order where the triggers leave counts of deleted benchmarks, some below zero), a migration that remakes a
     counted table on SQLite (``AlterField``: the triggers go with the old table), a ``TRUNCATE`` before migration
-    0013, a restore with triggers disabled. Runs after every ``migrate`` and ``flush`` (``arena.triggers``) and from
-    ``manage.py rebuild_counts``.
-
-    On PostgreSQL the counted tables are locked against writes (``SHARE ROW EXCLUSIVE``, which creating a trigger
-    takes anyway) for the transaction, so no write falls between the count and its storing; reads go on. On SQLite
-    a write to the counts makes the transaction the only writer, and it fails rather than store a count a write
-    committed meanwhile made stale. Returns False, doing nothing, where migration arena 0011 is not applied (no
-    counts to keep) or the database is neither PostgreSQL nor SQLite (0011 installed nothing there).
+    0013, a restore with triggers disabled. ``migrate`` and ``flush`` do what is needed of it (``arena.triggers``).
+    Returns False, doing nothing, where migration arena 0011 is not applied or the database is neither PostgreSQL nor
+    SQLite (0011 installed nothing there).
     """
     connection = connections[using]
-    if connection.vendor not in ("postgresql", "sqlite"):
+    if connection.vendor not in ("postgresql", "sqlite") or COUNT_MIGRATIONS[0] not in applied_trigger_migrations(connection):
         return False
-    applied = applied_trigger_migrations(connection) & set(COUNT_MIGRATIONS)
-    if COUNT_MIGRATIONS[0] not in applied:
-        return False
-    statements = trigger_statements(connection.vendor, applied)
-    if connection.vendor == "postgresql":
-        statements = [f"LOCK TABLE {', '.join(COUNTED)} IN SHARE ROW EXCLUSIVE MODE;", *statements]
-    with transaction.atomic(using=using), connection.cursor() as cursor:
-        for statement in statements:
-            cursor.execute(statement)
-        _recount(cursor)
-    return True
+    triggers_install(using=using, migrations=COUNT_MIGRATIONS, force=True)
+    return counts_recount(using=using)

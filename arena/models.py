@@ -371,19 +371,22 @@ class JudgeRunVersion(models.Model):
 class BenchmarkDataVersion(models.Model):
     """How many times what a benchmark's reports read besides its verdicts has changed, kept by the database itself.
 
-    Triggers (migration 0015) count every INSERT, UPDATE and DELETE statement (PostgreSQL; every row on SQLite) on the
-    benchmark's contexts, batches, participants, canonical pairs, proposals and papers — a re-import that gives
-    contexts their batches, a participant renamed, a proposal redacted again — whoever writes. A leaderboard is keyed
-    on it beside its run's :class:`JudgeRunVersion` (``arena.selectors.run_data_version``), so a cached or stored
-    document never outlives the names, batches or texts it shows. Application code never writes it. ``benchmark_id``
-    is a plain column (see :class:`JudgeRunVersion`). No row means version 0.
+    Triggers (migration 0015) count every INSERT, UPDATE and DELETE statement (PostgreSQL; every row on SQLite):
+    ``version`` on the benchmark's contexts, batches, participants and canonical pairs (a re-import that gives
+    contexts their batches, a participant renamed), ``texts`` on its proposals and papers (a re-redaction, a
+    generation run's new proposals), whoever writes. A leaderboard is keyed on ``version`` beside its run's
+    :class:`JudgeRunVersion` (``arena.selectors.run_data_version``), its style-controlled section on ``texts`` too, so a
+    cached or stored document never outlives the names, batches or texts it shows. Row 0 counts for every benchmark
+    (a TRUNCATE; proposals and papers on SQLite, whose triggers cannot reach a proposal's benchmark). Application code
+    never writes it. ``benchmark_id`` is a plain column (see :class:`JudgeRunVersion`). No row means 0.
     """
 
     benchmark_id = models.BigIntegerField(primary_key=True)
     version = models.BigIntegerField(default=0)
+    texts = models.BigIntegerField(default=0)
 
     def __str__(self) -> str:
-        return f"benchmark {self.benchmark_id} v{self.version}"
+        return f"benchmark {self.benchmark_id} v{self.version}.{self.texts}"
 
 
 class BenchmarkCounts(models.Model):

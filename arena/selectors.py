@@ -270,26 +270,28 @@ def run_encoded_cases(*, run: JudgeRun, pair_ids: Iterable[int] | None = None) -
     )
 
 
-def run_data_version(*, run: JudgeRun) -> str:
+def run_data_version(*, run: JudgeRun, texts: bool = False) -> str:
     """A key for the run's verdicts and what its leaderboard shows besides them: it changes whenever any of its ordered
     judgments is written, updated or deleted (:class:`~arena.models.JudgeRunVersion`), or its benchmark's contexts,
-    batches, participants, pairs, proposals or papers (:class:`~arena.models.BenchmarkDataVersion`), in the
-    transaction that does it (both kept by database triggers).
+    batches, participants or pairs (:class:`~arena.models.BenchmarkDataVersion`'s ``version``) and, with ``texts``
+    (style control reads them), its proposals or papers (``texts``), in the transaction that does it (kept by database
+    triggers). Row 0 of the benchmark counters counts for every benchmark (a TRUNCATE; SQLite's proposals and papers).
 
-    One indexed lookup, whatever the number of judgments. The run's creation time is part of it, so that a key
-    never outlives its database: a run of the same id in a recreated database (tests, a demo reset) sharing
-    the cache has another creation time.
+    One query, whatever the number of judgments. The run's creation time is part of it, so that a key never outlives
+    its database: a run of the same id in a recreated database (tests, a demo reset) sharing the cache has another
+    creation time.
     """
-    with connection.cursor() as cursor:  # both counters in one round trip
+    counters = BenchmarkDataVersion._meta.db_table
+    with connection.cursor() as cursor:  # every counter in one round trip
         cursor.execute(
             f"SELECT (SELECT version FROM {JudgeRunVersion._meta.db_table} WHERE run_id = %s), "
-            f"(SELECT version FROM {BenchmarkDataVersion._meta.db_table} WHERE benchmark_id = %s), "
-            f"(SELECT version FROM {BenchmarkDataVersion._meta.db_table} WHERE benchmark_id = 0)",
+            f"b.version, b.texts, z.version, z.texts FROM (SELECT 1) AS one "
+            f"LEFT JOIN {counters} b ON b.benchmark_id = %s LEFT JOIN {counters} z ON z.benchmark_id = 0",
             [run.pk, run.benchmark_id],
         )
-        verdicts, data, shared = cursor.fetchone()
-    # Row 0 counts, on SQLite, the proposals and papers of every benchmark (migration 0015).
-    return f"{run.created_at.timestamp():.6f}:{verdicts or 0}:{data or 0}.{shared or 0}"
+        verdicts, version, text_version, all_version, all_texts = (n or 0 for n in cursor.fetchone())
+    key = f"{run.created_at.timestamp():.6f}:{verdicts}:{version}.{all_version}"
+    return f"{key}:{text_version}.{all_texts}" if texts else key
 
 
 def run_data_version_scan(*, run: JudgeRun) -> str:
@@ -364,9 +366,13 @@ def run_leaderboard(
             )
 
         style_slot = f"leaderboard-style:v1:{run.pk}:{scope}:{','.join(style)}:{style_replicates}:{seed}:{pseudo_count}"
-        # Cache only: its inputs also include the shown texts (redaction) and the papers, which the key does not follow.
+        # Its key follows the shown texts and papers too; kept in the cache only (a client's choice of features).
         styled = stored_document(
-            slot=style_slot, key=f"{style_slot}:{version}", benchmark_id=run.benchmark_id, make=compute_style, durable=False
+            slot=style_slot,
+            key=f"{style_slot}:{run_data_version(run=run, texts=True)}",
+            benchmark_id=run.benchmark_id,
+            make=compute_style,
+            durable=False,
         )
     # Human labels change independently of the verdicts, so they are joined after the cache.
     return document | {

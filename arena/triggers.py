@@ -22,13 +22,14 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.migrations.recorder import MigrationRecorder
 
 #: Migrations of ``arena`` that define triggers, in order: (name, per database the module attribute holding its
-#: forward statements — a list, or a function returning one).
+#: forward statements — a list, or a function returning one — every one a CREATE FUNCTION or CREATE TRIGGER).
 TRIGGER_MIGRATIONS = (
     ("0003_judgerunversion", {"postgresql": "POSTGRES_FORWARD", "sqlite": "SQLITE_FORWARD"}),
     ("0011_benchmarkcounts", {"postgresql": "_postgres_forward", "sqlite": "_sqlite_forward"}),
@@ -36,11 +37,17 @@ TRIGGER_MIGRATIONS = (
     ("0014_judgment_version_truncate", {"postgresql": "POSTGRES_FORWARD"}),
     ("0015_benchmarkdataversion", {"postgresql": "_postgres_forward", "sqlite": "_sqlite_forward"}),
 )
-VERSION_MIGRATIONS = ("0003_judgerunversion", "0014_judgment_version_truncate", "0015_benchmarkdataversion")
-_IDEMPOTENT = {
-    "postgresql": [("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION"), ("CREATE TRIGGER", "CREATE OR REPLACE TRIGGER")],
-    "sqlite": [("CREATE TRIGGER", "CREATE TRIGGER IF NOT EXISTS")],
-}
+_CREATE = re.compile(r"\A\s*CREATE\s+(FUNCTION|TRIGGER)\s+(\w+)", re.IGNORECASE)
+_ON_TABLE = re.compile(r"\bON\s+(\w+)", re.IGNORECASE)
+_IDEMPOTENT = {"postgresql": "CREATE OR REPLACE {kind}", "sqlite": "CREATE {kind} IF NOT EXISTS"}
+
+
+@dataclass(frozen=True)
+class Statement:
+    kind: str  # "FUNCTION" or "TRIGGER"
+    name: str
+    sql: str  # made idempotent
+    table: str  # the table a trigger is on ("" for a function)
 
 
 def applied_trigger_migrations(connection: BaseDatabaseWrapper) -> set[str]:
@@ -50,41 +57,78 @@ def applied_trigger_migrations(connection: BaseDatabaseWrapper) -> set[str]:
     return set(recorded.values_list("name", flat=True))
 
 
-def trigger_statements(vendor: str, migrations: Iterable[str]) -> list[str]:
+def trigger_statements(vendor: str, migrations: Iterable[str]) -> list[Statement]:
     """The trigger statements of ``migrations`` (names from :data:`TRIGGER_MIGRATIONS`) for ``vendor``, made
-    idempotent, in the migrations' order; none for a database they install nothing on."""
+    idempotent, in the migrations' order, a later definition of a name replacing an earlier one (the newest
+    migration's body is the one kept); none for a database they install nothing on. Raises on a statement that is not
+    a CREATE FUNCTION or CREATE TRIGGER (it would be run again after every migrate and flush)."""
     wanted = set(migrations)
-    out = []
-    for name, attributes in TRIGGER_MIGRATIONS:
-        if name not in wanted or vendor not in attributes:
+    found: dict[tuple[str, str], Statement] = {}
+    for migration, attributes in TRIGGER_MIGRATIONS:
+        if migration not in wanted or vendor not in attributes:
             continue
-        found = getattr(importlib.import_module(f"arena.migrations.{name}"), attributes[vendor])
-        for statement in found() if callable(found) else found:
-            for pattern, replacement in _IDEMPOTENT[vendor]:
-                statement = re.sub(pattern, replacement, statement, count=1)
-            out.append(statement)
-    return out
+        listed = getattr(importlib.import_module(f"arena.migrations.{migration}"), attributes[vendor])
+        for sql in listed() if callable(listed) else listed:
+            head = _CREATE.match(sql)
+            if head is None:
+                raise ValueError(
+                    f"arena.triggers: migration {migration} lists a statement that is not CREATE FUNCTION or CREATE TRIGGER: {sql[:80]!r}"
+                )
+            kind, name = head.group(1).upper(), head.group(2)
+            table = _ON_TABLE.search(sql, head.end()).group(1) if kind == "TRIGGER" else ""
+            idempotent = _IDEMPOTENT[vendor].format(kind=kind) + sql[head.end(1) :]
+            found.pop((kind, name), None)  # re-inserted last: keeps the migrations' order of the newest definitions
+            found[(kind, name)] = Statement(kind, name, idempotent, table)
+    # Functions first: a trigger names its function, which a later migration may have redefined.
+    return sorted(found.values(), key=lambda statement: statement.kind != "FUNCTION")
 
 
-def versions_reinstall(*, using: str = DEFAULT_DB_ALIAS) -> bool:
-    """Install the run change counter's triggers where missing (SQLite) or again (PostgreSQL); False where 0003 is
-    not applied or the database is neither (nothing to keep)."""
+def _missing_on_postgresql(connection: BaseDatabaseWrapper, statements: list[Statement]) -> list[Statement]:
+    """The statements whose trigger or function the catalog does not have (a read: no lock)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")
+        triggers = {row[0] for row in cursor.fetchall()}
+        cursor.execute(
+            "SELECT proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = current_schema()"
+        )
+        functions = {row[0] for row in cursor.fetchall()}
+    return [s for s in statements if s.name not in (triggers if s.kind == "TRIGGER" else functions)]
+
+
+def triggers_install(*, using: str = DEFAULT_DB_ALIAS, migrations: Iterable[str] | None = None, force: bool = False) -> bool:
+    """Install the triggers of ``migrations`` (default: every applied one) where missing; returns whether it wrote.
+
+    SQLite: ``CREATE TRIGGER IF NOT EXISTS`` for each (creating them all would rewrite the schema, a commit to disk,
+    after every transactional test's flush). PostgreSQL never drops a trigger with a table change, so the catalog is
+    read first and nothing is done (no lock taken) when every trigger and function is there; otherwise, or with
+    ``force``, every table concerned is locked at once (one LOCK statement: no lock is taken table by table while a
+    writer holds another, which deadlocked against a live import) and the statements run as ``CREATE OR REPLACE``.
+    """
     connection = connections[using]
     if connection.vendor not in _IDEMPOTENT:
         return False
     applied = applied_trigger_migrations(connection)
-    if VERSION_MIGRATIONS[0] not in applied:
+    statements = trigger_statements(connection.vendor, applied if migrations is None else applied & set(migrations))
+    if connection.vendor == "postgresql" and not force:
+        if not _missing_on_postgresql(connection, statements):
+            return False
+    if not statements:
         return False
     with transaction.atomic(using=using), connection.cursor() as cursor:
-        for statement in trigger_statements(connection.vendor, applied & set(VERSION_MIGRATIONS)):
-            cursor.execute(statement)
+        if connection.vendor == "postgresql":
+            tables = sorted({s.table for s in statements if s.table})
+            cursor.execute(f"LOCK TABLE {', '.join(tables)} IN SHARE ROW EXCLUSIVE MODE")
+        for statement in statements:
+            cursor.execute(statement.sql)
     return True
 
 
 def triggers_after_migrate(*, using: str, **kwargs: object) -> None:
-    """``post_migrate`` receiver (connected by :class:`arena.apps.ArenaConfig`): the counter's triggers, then the
-    counts' triggers and the counts (:func:`arena.counts.counts_rebuild`)."""
-    from .counts import counts_rebuild
+    """``post_migrate`` receiver (connected by :class:`arena.apps.ArenaConfig`): the triggers where missing, then the
+    benchmark counts counted afresh where they may be wrong — always on SQLite (its flush leaves them wrong), on
+    PostgreSQL only when triggers had to be installed (a flush there truncates the counts with their tables)."""
+    from .counts import counts_recount
 
-    versions_reinstall(using=using)
-    counts_rebuild(using=using)
+    installed = triggers_install(using=using)
+    if installed or connections[using].vendor == "sqlite":
+        counts_recount(using=using)

@@ -37,11 +37,21 @@ if _XDIST.startswith("gw") and _XDIST[2:].isdigit():
     # Each pytest-xdist worker (and the Celery workers its tests start, which inherit the variable) has Redis
     # databases of its own, as it has a test database of its own (pytest-django's "_gw0" suffix): a test that
     # purges the broker or clears the cache never touches the other worker's. Redis has 16 databases: the
-    # configured broker and cache databases are left to the first worker, then two per worker after them.
+    # configured broker and cache databases (0 and 1 in CI: two adjacent ones) are left to the first worker, then
+    # two per worker after them.
     import re as _re
 
     def _own_redis_db(url: str, offset: int) -> str:
-        return _re.sub(r"/(\d+)$", lambda m: f"/{int(m.group(1)) + offset}", url) if url.startswith("redis") else url
+        found = _re.search(r"/(\d+)$", url)
+        if not url.startswith("redis") or found is None:
+            return url
+        db = int(found.group(1)) + offset
+        if db > 15:  # Redis' default 16 databases
+            raise RuntimeError(
+                f"pytest-xdist worker {_XDIST} would use Redis database {db} for {url!r}: give the broker and the cache "
+                "databases 0 and 1 (.ci/run does) and at most 7 workers (make test runs at most 4)"
+            )
+        return url[: found.start()] + f"/{db}"
 
     _offset = 2 * int(_XDIST[2:])
     CELERY_BROKER_URL = _own_redis_db(CELERY_BROKER_URL, _offset)  # noqa: F405

@@ -22,10 +22,12 @@ def small_run(tmp_path: Path, name: str | None = None) -> JudgeRun:
     return JudgeRun.objects.get(benchmark=benchmark)
 
 
-def moves(run: JudgeRun, write, what: str) -> None:  # noqa: ANN001
-    before = run_data_version(run=run)
+def moves(run: JudgeRun, write, what: str, *, texts: bool = False) -> None:  # noqa: ANN001
+    before = run_data_version(run=run, texts=texts)
     write()
-    assert run_data_version(run=run) != before, f"the run's change counter did not move after {what}: its triggers are gone"
+    assert run_data_version(run=run, texts=texts) != before, (
+        f"the run's change counter did not move after {what}: its triggers are gone"
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -73,9 +75,18 @@ def test_what_a_leaderboard_shows_besides_its_verdicts_moves_its_key_and_only_it
     moves(run, lambda: Participant.objects.filter(benchmark=benchmark, name="Beta-2").update(name="Beta-2b"), "a rename")
     batch = Batch.objects.create(benchmark=benchmark, name="late-batch")
     moves(run, lambda: Context.objects.filter(pk=context.pk).update(batch=batch), "a context given its batch")
+    # The shown texts and papers move the style section's key (texts=True), not the leaderboard's: a generation run
+    # writing proposals does not make every leaderboard of the benchmark compute again.
     proposal = Proposal.objects.filter(context=context).first()
-    moves(run, lambda: Proposal.objects.filter(pk=proposal.pk).update(blind_content={"hypothesis": "x"}), "a re-redaction")
-    moves(run, lambda: Paper.objects.create(context=context, position=99, title="A late paper"), "a paper")
+    plain = run_data_version(run=run)
+    moves(
+        run,
+        lambda: Proposal.objects.filter(pk=proposal.pk).update(blind_content={"hypothesis": "x"}),
+        "a re-redaction",
+        texts=True,
+    )
+    moves(run, lambda: Paper.objects.create(context=context, position=99, title="A late paper"), "a paper", texts=True)
+    assert run_data_version(run=run) == plain
     # Another benchmark's rename is not this one's business (a direct table: no shared counter on any database).
     before = run_data_version(run=run)
     Participant.objects.filter(benchmark=other.benchmark, name="Gamma-3").update(name="Gamma-3b")
@@ -93,3 +104,23 @@ def test_a_cached_leaderboard_shows_a_renamed_participant_at_once(tmp_path: Path
     assert "Beta-2" in rita_client.get(url, {"replicates": 50}).json()["models"]
     Participant.objects.filter(benchmark=run.benchmark, name="Beta-2").update(name="Beta-2b")
     assert "Beta-2b" in rita_client.get(url, {"replicates": 50}).json()["models"]
+
+
+@pytest.mark.django_db
+def test_a_trigger_dropped_on_postgresql_is_installed_again_after_migrate(tmp_path: Path) -> None:
+    """PostgreSQL keeps its triggers through table changes, so migrate reads the catalog and installs only what is
+    missing (taking no lock otherwise); a trigger dropped by hand (a restore without triggers) comes back."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite's case is the remake test above")
+    from arena.triggers import triggers_install
+
+    run = small_run(tmp_path)
+    assert triggers_install() is False  # everything in place: nothing written
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TRIGGER arena_judgment_version_update ON arena_orderedjudgment")
+    one = OrderedJudgment.objects.filter(run=run).order_by("pk")
+    before = run_data_version(run=run)
+    one.filter(pk=one.first().pk).update(main_reason="unseen")
+    assert run_data_version(run=run) == before  # the drop took: nothing counts the update
+    emit_post_migrate_signal(verbosity=0, interactive=False, db=connection.alias)
+    moves(run, lambda: one.filter(pk=one.first().pk).update(main_reason="seen"), "an update")
