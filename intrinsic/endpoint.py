@@ -262,6 +262,12 @@ def _evidence_of_logits(token_logprobs: Sequence[float | None], top_logprobs: Se
     return None
 
 
+def completions_body(model: str, prompt: str) -> dict[str, Any]:
+    """The completions request that scores a candidate: the prompt echoed with its tokens' log-probabilities and one
+    token generated (what the call cache keys a candidate's score on, ``intrinsic.scoring``)."""
+    return {"model": model, "prompt": prompt, "echo": True, "logprobs": TOP_LOGPROBS, "max_tokens": 1, "temperature": 0.0}
+
+
 class CompletionsScorer:
     """Scores candidates with one model and one criterion against an OpenAI-compatible completions endpoint.
 
@@ -364,14 +370,7 @@ class CompletionsScorer:
         prompt_ids = await self._tokenize(prompt, before_request) if prefix_ids is not None else None
         data = await self._post(
             self.url,
-            {
-                "model": self.model,
-                "prompt": prompt,
-                "echo": True,
-                "logprobs": TOP_LOGPROBS,
-                "max_tokens": 1,
-                "temperature": 0.0,
-            },
+            completions_body(self.model, prompt),
             what="completions",
             before_request=before_request,
         )

@@ -23,6 +23,14 @@ class ScoringRunForm(EndpointFields):
     rate_per_second = forms.FloatField(
         label=_("Rate per second"), required=False, min_value=0.1, help_text=_("Optional requests per second to the endpoint.")
     )
+    call_cache = forms.BooleanField(
+        label=_("Use the call cache"),
+        required=False,
+        help_text=_(
+            "A candidate whose request (endpoint, model, prompt, criterion, mode) was scored before takes that score: "
+            "no request, no cost."
+        ),
+    )
 
     field_order = [
         "model",
@@ -34,4 +42,5 @@ class ScoringRunForm(EndpointFields):
         "concurrency",
         "rate_per_second",
         "timeout",
+        "call_cache",
     ]

@@ -25,10 +25,21 @@ the run's log says how many there were, and they are counted in the ledger of th
 
 A stored score (:class:`~intrinsic.models.CandidateScore`) keeps the mean (primary), the sum, the span's token count,
 its run, and ``detail``: the per-token values and how the span was located.
+
+The call cache (``jobs.call_cache``, as judge and elicitation runs use it): every score a run accepts is kept, keyed
+by the completions request (URL, model, prompt, every parameter sent) and a version naming the scoring method, the
+criterion and the server's mode (and a tokenize URL of the run's own), so a candidate asked the same of the same
+endpoint later takes that score: no request (nor its tokenizations), no tokens, counted as cached on the run's page,
+and ``detail["cached_from"]`` says which run and task it came from. Reading is the run's ``call_cache`` parameter
+(``intrinsic_score --cache``, the launch form's checkbox; on by default for a resume). A cached score is checked as
+a fresh answer is before it is stored (``cached_score``); one that fails the check is a miss and the endpoint is
+asked. An energy run still probes its endpoint first, even when every candidate then comes from the cache.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +50,7 @@ from django.utils.translation import gettext_noop
 
 from arena.models import Benchmark, JudgeRun
 from jobs import execution, lifecycle
+from jobs.call_cache import CACHE_PARAMETER, Answered, Cached, CallCache
 from jobs.driving import (
     MAX_PARSE_ATTEMPTS,
     drive,
@@ -58,7 +70,18 @@ from jobs.providers import PermanentError
 from jobs.selection import Selection
 from jobs.selectors import Progress, engine_progress
 
-from .endpoint import CRITERIA, PROBE, CompletionsScorer, ModeProbe, SpanScore, score_with_retries
+from .endpoint import (
+    CRITERIA,
+    LOGPROB_TOLERANCE,
+    PROBE,
+    CompletionsScorer,
+    ModeProbe,
+    SpanScore,
+    build_prompt,
+    completions_body,
+    score_with_retries,
+    scoring_messages,
+)
 from .models import PROTOCOL, Candidate, CandidateScore, IntrinsicScoringRun, Paper, Scorer, ScoringTask
 
 RUN_KIND = "intrinsic_scoring"
@@ -131,9 +154,11 @@ def scoring_run_create(
     price_per_1k_prompt: float | None = None,
     price_per_1k_completion: float | None = None,
     tokenize_url: str | None = None,
+    call_cache: bool = False,
     launched_by: Any = None,  # noqa: ANN401
 ) -> IntrinsicScoringRun:
-    """A pending run with one task per chosen candidate its scorer has not scored yet. Raises :class:`RunError`
+    """A pending run with one task per chosen candidate its scorer has not scored yet; with ``call_cache`` it takes
+    what the call cache has for a candidate instead of asking the endpoint. Raises :class:`RunError`
     saying what to fix: another protocol's benchmark, a criterion the endpoint's mode cannot give, a missing key, a
     scorer name held by another model or criterion, a scorer with a run still active, a blank candidate, nothing to do."""
     if benchmark.protocol != PROTOCOL:
@@ -161,6 +186,7 @@ def scoring_run_create(
         "lease_seconds": lease_seconds or execution.lease_seconds(),
         "price_per_1k_prompt": price_per_1k_prompt,
         "price_per_1k_completion": price_per_1k_completion,
+        CACHE_PARAMETER: call_cache,
     }
     problem = _configuration_problem(parameters)
     if problem:
@@ -256,10 +282,11 @@ def scoring_run_cancel(*, run: IntrinsicScoringRun) -> None:
     lifecycle.run_cancel(run=run)
 
 
-def scoring_run_resume(*, run: IntrinsicScoringRun) -> int:
+def scoring_run_resume(*, run: IntrinsicScoringRun, call_cache: bool = True) -> int:
     """Reopen the failed, skipped and abandoned tasks of a paused, failed or cancelled run and launch it; returns how
-    many tasks were reopened. A scored candidate is never asked for again."""
-    return lifecycle.run_resume(run=run)
+    many tasks were reopened. A scored candidate is never asked for again, nor (unless ``call_cache`` is False) one
+    whose request the call cache has a score for."""
+    return lifecycle.run_resume(run=run, call_cache=call_cache)
 
 
 # --------------------------------------------------------------------------- execution
@@ -313,10 +340,106 @@ def _detail(score: SpanScore) -> dict[str, Any]:
     }
 
 
-def _store(run: IntrinsicScoringRun, token: str, batch: list[tuple[_Spec, dict[str, Any]]]) -> None:
+# --------------------------------------------------------------------------- the call cache
+
+#: Bump when how a score is read from an answer changes (the span, the values): the scores cached before then miss.
+SCORE_VERSION = 1
+SPAN_METHODS = ("tokenize", "text_offset")
+
+
+@dataclass(frozen=True)
+class _Request:
+    """A candidate's request as the call cache keys it (``CallCache.claimed`` reads ``url`` and ``request_body``): the
+    completions body that ``CompletionsScorer.answer`` sends, to the URL it sends it to. It sends nothing itself."""
+
+    url: str
+    model: str
+
+    def request_body(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        background, question, candidate = (m["content"] for m in messages)  # as ``scoring_messages`` packed them
+        return completions_body(self.model, build_prompt(background, question, candidate))
+
+
+def _cache_version(p: dict[str, Any]) -> str:
+    """A run's template version in the call cache's key: what decides a score besides the request (the scoring
+    method, the criterion, the server's mode, a tokenize URL of the run's own)."""
+    version = f"{PROTOCOL}-v{SCORE_VERSION}-{p['criterion']}-{p['logprobs_mode']}"
+    return f"{version} {p['tokenize_url']}" if p.get("tokenize_url") else version
+
+
+def _cache_text(score: SpanScore) -> str:
+    """What the call cache keeps of an accepted score: its summary with the span's values and tokens."""
+    return json.dumps({**score.summary(), "values": score.values, "tokens": score.tokens})
+
+
+def _finite(value: Any) -> bool:  # noqa: ANN401
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _well_formed(data: Any, criterion: str) -> bool:  # noqa: ANN401
+    """Whether a cached score holds what a fresh answer's check lets through (see :func:`cached_score`)."""
+    if not isinstance(data, dict) or data.get("criterion") != criterion:
+        return False
+    values, tokens, skipped = data.get("values"), data.get("tokens"), data.get("skipped_chars")
+    flags = (data.get("boundary_merged"), data.get("logits_proved"))
+    if not (isinstance(values, list) and values and isinstance(tokens, list) and len(tokens) == len(values)):
+        return False
+    if not (all(_finite(v) for v in values) and all(isinstance(t, str) for t in tokens)):
+        return False
+    if data.get("span_method") not in SPAN_METHODS or not all(isinstance(f, bool) for f in flags):
+        return False
+    if not (isinstance(skipped, int) and not isinstance(skipped, bool) and skipped >= 0):
+        return False
+    # For 'nll', a value no log-probability can have proves raw logits: a fresh answer's check refuses it.
+    return not (criterion == "nll" and (flags[1] or min(values) < -LOGPROB_TOLERANCE))
+
+
+def cached_score(text: str, *, criterion: str) -> SpanScore | None:
+    """A score the call cache gave (``_cache_text``), checked as a fresh answer is; None when it fails the check (a
+    miss: the endpoint is asked). It must be of the run's criterion, with one finite value per span token, a known
+    span method and well-formed flags; for 'nll' no value may be one no log-probability can have. The mean, sum and
+    count are computed again from the values."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not _well_formed(data, criterion):
+        return None
+    floats = [float(v) for v in data["values"]]
+    score = SpanScore(
+        text="",
+        latency_seconds=0.0,
+        prompt_tokens=0,
+        completion_tokens=0,
+        criterion=criterion,
+        values=floats,
+        tokens=data["tokens"],
+        mean=math.fsum(floats) / len(floats),
+        total=math.fsum(floats),
+        n_tokens=len(floats),
+        span_method=data["span_method"],
+        boundary_merged=data["boundary_merged"],
+        skipped_chars=data["skipped_chars"],
+        logits_proved=data["logits_proved"],
+    )
+    score.text = json.dumps(score.summary())
+    return score
+
+
+def _answered(spec: _Spec, result: dict[str, Any]) -> list[Answered]:
+    """A score that came from the endpoint, to keep in the call cache (none for a failure or a cache hit)."""
+    score = result.get("score")
+    if score is None or result.get("cached") is not None:
+        return []
+    return [Answered(spec.task_id, _cache_text(score), score.prompt_tokens, score.completion_tokens, score.latency_seconds)]
+
+
+def _store(run: IntrinsicScoringRun, token: str, batch: list[tuple[_Spec, dict[str, Any]]], cache: CallCache) -> None:
     """Store a batch of results in one transaction: scores for the tasks this driver still holds, failures as failed
     tasks; an answer for a task that passed to another driver is counted as discarded, not stored. A task's tokens
-    are added up over its answers, malformed ones and those of an earlier try before a resume included (all paid for)."""
+    are added up over its answers, malformed ones and those of an earlier try before a resume included (all paid for).
+    Every score the endpoint gave goes to the call cache (a discarded one too: it was paid for), and a score the
+    cache gave is recorded as its hit."""
     now = timezone.now()
     with transaction.atomic():
         owned, finished = tasks_owned(ScoringTask, token, [spec.task_id for spec, _ in batch])
@@ -324,9 +447,12 @@ def _store(run: IntrinsicScoringRun, token: str, batch: list[tuple[_Spec, dict[s
         done: dict[int, SpanScore] = {}
         failed: dict[int, str] = {}
         paid: dict[int, tuple[int, int]] = {}
+        answered: list[Answered] = []
+        hits: list[tuple[int, Cached]] = []
         for spec, result in batch:
             score = result.get("score")
             tokens = (result.get("prompt_tokens") or 0, result.get("completion_tokens") or 0)
+            answered += _answered(spec, result)
             if spec.task_id not in owned:
                 if spec.task_id not in finished and any(tokens):
                     execution.answer_discard(
@@ -338,6 +464,10 @@ def _store(run: IntrinsicScoringRun, token: str, batch: list[tuple[_Spec, dict[s
                 failed[spec.task_id] = result.get("failed") or "no answer"
                 continue
             done[spec.task_id] = score
+            detail = _detail(score)
+            if result.get("cached") is not None:  # the score says where it came from
+                hits.append((spec.task_id, result["cached"]))
+                detail["cached_from"] = result["cached"].source()
             scores.append(
                 CandidateScore(
                     scorer_id=run.scorer_id,
@@ -347,7 +477,7 @@ def _store(run: IntrinsicScoringRun, token: str, batch: list[tuple[_Spec, dict[s
                     mean=score.mean,
                     total=score.total,
                     tokens=score.n_tokens,
-                    detail=_detail(score),
+                    detail=detail,
                 )
             )
         try:
@@ -370,6 +500,8 @@ def _store(run: IntrinsicScoringRun, token: str, batch: list[tuple[_Spec, dict[s
             task.completion_tokens += paid[task.pk][1]
             task.updated_at = now
         ScoringTask.objects.bulk_update(tasks, ["status", "last_error", "prompt_tokens", "completion_tokens", "updated_at"])
+        cache.record(answered=answered, hits=hits)
+    cache.forget(spec.task_id for spec, _ in batch)
 
 
 def scoring_run_execute(*, run_id: int) -> str:
@@ -392,6 +524,9 @@ def scoring_run_execute(*, run_id: int) -> str:
     token = uuid.uuid4().hex
     limiter = endpoint_limiter(run)
     lease = run_lease(run)
+    criterion = run.parameters["criterion"]
+    cache = CallCache(kind=RUN_KIND, run=run, template_version=_cache_version(run.parameters))
+    keyed = _Request(url=scorer.url, model=scorer.model)
 
     def claim(n: int, held: frozenset[int]) -> list[_Spec]:
         ids = execution.tasks_claim(
@@ -399,13 +534,20 @@ def scoring_run_execute(*, run_id: int) -> str:
         )
         # In id order: a paper's candidates were made together, so a batch shares one tokenization of the prefix.
         tasks = ScoringTask.objects.filter(id__in=ids).select_related("candidate__paper").order_by("id")
-        return [
+        specs = [
             _Spec(t.pk, t.candidate_id, t.candidate.paper.background, t.candidate.paper.question, t.candidate.text) for t in tasks
         ]
+        cache.claimed((s.task_id, keyed, scoring_messages(s.background, s.question, s.text), "") for s in specs if s.text.strip())
+        return specs
 
     async def work(spec: _Spec, before_call: BeforeCall) -> dict[str, Any]:
         if not spec.text.strip():  # refused at creation; a text blanked since is refused here, before any request
             return {"failed": "the candidate hypothesis is empty: an empty span has no score; fix its text and resume"}
+        cached = cache.take(spec.task_id)
+        if cached is not None:
+            score = cached_score(cached.text, criterion=criterion)
+            if score is not None:  # a score that fails the check is a miss: the endpoint is asked
+                return {"score": score, "prompt_tokens": 0, "completion_tokens": 0, "cached": cached}
         # Every request is counted by before_call as it is sent (tokenize too); a malformed answer is asked again.
         outcome = await score_with_retries(
             scorer,
@@ -426,7 +568,7 @@ def scoring_run_execute(*, run_id: int) -> str:
         token=token,
         claim=claim,
         work=work,  # type: ignore[arg-type]
-        store=lambda batch: _store(run, token, batch),
+        store=lambda batch: _store(run, token, batch, cache),
         task_id=lambda spec: spec.task_id,
         providers=[scorer],
         limiter=limiter,
@@ -469,6 +611,7 @@ SCORING = RunKindSpec(
 __all__ = [
     "RUN_KIND",
     "SCORING",
+    "cached_score",
     "default_scorer_name",
     "endpoint_description",
     "scoring_progress",

@@ -436,6 +436,7 @@ def launch_page(request: HttpRequest, benchmark_id: int) -> HttpResponse:
                 concurrency=d["concurrency"],
                 rate_per_second=d["rate_per_second"],
                 timeout=d["timeout"],
+                call_cache=d["call_cache"],
                 launched_by=request.user,
             )
             scoring_run_launch(run=run)

@@ -3,6 +3,8 @@ OpenAI-compatible completions endpoint (``intrinsic.scoring``)."""
 
 from __future__ import annotations
 
+import argparse
+
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -54,6 +56,14 @@ class Command(BaseCommand):
                 help=field[name].help_text,
             )
         parser.add_argument(
+            "--cache",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="score a candidate from the call cache when the same request (endpoint, model, prompt, criterion, "
+            "mode) was scored and accepted before: no request, no cost (default: --no-cache for a new run, every "
+            "candidate is asked; --cache for --resume)",
+        )
+        parser.add_argument(
             "--resume", type=int, default=None, metavar="RUN", help="resume a paused, failed or cancelled scoring run"
         )
         parser.add_argument("--wait", action="store_true", help="show progress and exit when the run ends")
@@ -68,7 +78,7 @@ class Command(BaseCommand):
                 run = IntrinsicScoringRun.objects.filter(pk=o["resume"], benchmark=benchmark).first()
                 if run is None:
                     raise CommandError(f"{benchmark} has no scoring run {o['resume']}")
-                reopened = scoring_run_resume(run=run)
+                reopened = scoring_run_resume(run=run, call_cache=o["cache"] is not False)
                 self.stdout.write(f"run: {run.pk} resumed, {reopened} tasks reopened")
             else:
                 if not o["model"] or not o["criterion"] or not o["logprobs_mode"]:
@@ -93,6 +103,7 @@ class Command(BaseCommand):
                     timeout=float(o["timeout"]),  # type: ignore[arg-type]
                     price_per_1k_prompt=o["price_per_1k_prompt"],
                     price_per_1k_completion=o["price_per_1k_completion"],  # type: ignore[arg-type]
+                    call_cache=bool(o["cache"]),
                 )
                 total = run.tasks.count()
                 scoring_run_launch(run=run)
