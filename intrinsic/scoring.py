@@ -373,7 +373,12 @@ def _cache_text(score: SpanScore) -> str:
 
 
 def _finite(value: Any) -> bool:  # noqa: ANN401
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer too large for a float (JSON parses "1e400" as inf, "1" + 400 zeros as an int)
+        return False
 
 
 def _well_formed(data: Any, criterion: str) -> bool:  # noqa: ANN401

@@ -93,6 +93,21 @@ class Answered:
     latency: float | None
 
 
+#: What a run that does not read the cache replaces in an entry it answers afresh (everything but the key).
+_REFRESHED_FIELDS = [
+    "model",
+    "template_version",
+    "sample",
+    "text",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_seconds",
+    "source_kind",
+    "source_run_id",
+    "source_task_id",
+]
+
+
 class CallCache:
     """One driver's use of the cache for one run: keys of its claimed tasks, what was found for them, and the writes.
 
@@ -145,8 +160,11 @@ class CallCache:
         return self.found.pop(task_id, None)
 
     def record(self, *, answered: Iterable[Answered] = (), hits: Iterable[tuple[int, Cached]] = ()) -> None:
-        """Keep accepted answers and record hits, inside the caller's store transaction. An entry whose key is there
-        already (another worker stored it first) and a hit recorded already (a store repeated) are left as they are."""
+        """Keep accepted answers and record hits, inside the caller's store transaction. A hit recorded already (a store
+        repeated) is left as it is. An entry whose key is there already is left as it is by a run that reads the cache
+        (another worker stored it first), and replaced by a run that does not: a run launched without the cache asked
+        the endpoint afresh, which is how a researcher refreshes answers after the server changed behind the same URL
+        and model name (a new checkpoint at the same path)."""
         entries = []
         for a in answered:
             key, model = self.keys.get(a.task_id, ("", ""))
@@ -167,8 +185,12 @@ class CallCache:
                     source_task_id=a.task_id,
                 )
             )
-        if entries:
+        if entries and self.read:
             CallCacheEntry.objects.bulk_create(entries, ignore_conflicts=True)
+        elif entries:
+            CallCacheEntry.objects.bulk_create(
+                entries, update_conflicts=True, unique_fields=["key"], update_fields=_REFRESHED_FIELDS
+            )
         rows = [
             CallCacheHit(
                 kind=self.kind,
@@ -192,7 +214,5 @@ class CallCache:
 
 
 def cache_hits(*, kind: str, run: Any) -> int:  # noqa: ANN401
-    """How many of a run's tasks were answered from the cache (no query for a run that does not read it)."""
-    if not cache_on(getattr(run, "parameters", None)):
-        return 0
+    """How many of a run's tasks were answered from the cache (those of a run resumed since without it count too)."""
     return CallCacheHit.objects.filter(kind=kind, run_id=run.pk).count()

@@ -159,7 +159,8 @@ class RunStep(models.Model):
 class CallCacheEntry(models.Model):
     """An answer a run kind accepted, keyed by everything that made the request (``jobs.call_cache``): a later task that
     would send the same request takes it instead of calling. Only accepted answers are kept: invalid, refused and failed
-    ones never are. ``key`` is unique, so two workers storing the same answer at once keep one entry (the first)."""
+    ones never are. ``key`` is unique, so two workers storing the same answer at once keep one entry (the first); a run
+    that does not read the cache replaces the entries it answers afresh (``CallCache.record``)."""
 
     key = models.CharField(max_length=64, unique=True, help_text="sha256 (hex) of the request's identity")
     model = models.CharField(max_length=200, help_text="the endpoint's model the answer came from")

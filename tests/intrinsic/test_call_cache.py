@@ -112,9 +112,10 @@ def test_a_run_with_the_cache_off_asks_the_endpoint_again(bench: Benchmark, fake
     assert set(cached_from(again)) == {None}
     assert scoring_progress(run=again).cached == 0
     assert not CallCacheHit.objects.filter(kind="intrinsic_scoring", run_id=again.pk).exists()
-    # Its answers were kept once: the same requests' entries were there already, from the first run.
+    # Its fresh answers replaced the first run's entries (how a researcher refreshes the cache after the server
+    # changed behind the same URL and model name): one entry per request still, now from this run.
     assert CallCacheEntry.objects.filter(source_kind="intrinsic_scoring").count() == CANDIDATES
-    assert set(CallCacheEntry.objects.values_list("source_run_id", flat=True)) == {first.pk}
+    assert set(CallCacheEntry.objects.values_list("source_run_id", flat=True)) == {again.pk} != {first.pk}
 
 
 @pytest.mark.parametrize("option", [None, "--no-cache"])
@@ -158,7 +159,7 @@ def test_a_cached_score_that_fails_the_check_is_asked_again(bench: Benchmark, fa
     first, _ = score_command(bench, fake_llm, "nll", "--scorer", "first")
     entries = list(CallCacheEntry.objects.filter(source_run_id=first.pk).order_by("id"))
     # Kept scores a fresh answer would not pass: a negative NLL (a log-probability above 0: raw logits), values and
-    # tokens of different lengths, another criterion, text that is not JSON.
+    # tokens of different lengths, another criterion, text that is not JSON, an integer too large for a float.
     broken = []
     for entry, change in zip(
         entries,
@@ -167,6 +168,7 @@ def test_a_cached_score_that_fails_the_check_is_asked_again(bench: Benchmark, fa
             lambda d: d | {"tokens": d["tokens"][1:]},
             lambda d: d | {"criterion": "energy"},
             None,
+            lambda d: d | {"values": [10**400, *d["values"][1:]]},
         ],
         strict=False,
     ):
@@ -179,10 +181,10 @@ def test_a_cached_score_that_fails_the_check_is_asked_again(bench: Benchmark, fa
 
     assert_scores_match_the_toy_model(again, "nll")  # no broken value was stored
     asked = scored_prompts(fake_llm.log())
-    assert len(asked) == 4 and set(asked.values()) == {1}
+    assert len(asked) == 5 and set(asked.values()) == {1}
     fresh = {s.candidate_id for s in CandidateScore.objects.filter(run=again) if "cached_from" not in s.detail}
     assert fresh == set(broken)
-    assert scoring_progress(run=again).cached == CANDIDATES - 4
+    assert scoring_progress(run=again).cached == CANDIDATES - 5
 
 
 def test_the_launch_form_s_checkbox_turns_the_cache_on(bench: Benchmark, fake_llm: FakeLLM, researcher: Any) -> None:  # noqa: ANN401

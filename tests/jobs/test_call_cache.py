@@ -251,3 +251,24 @@ def test_the_launch_form_s_checkbox_turns_the_cache_on_for_its_run(tmp_path: Pat
     run = JudgeRun.objects.filter(benchmark=benchmark).latest("id")
     assert response.status_code == 302 and run.pk != first.pk and run.parameters["call_cache"] is True
     assert run.status == "completed" and calls(fake_llm) == 12 and toy_sources(run) == {first.pk}
+
+
+@pytest.mark.django_db
+def test_a_run_resumed_without_the_cache_still_counts_the_answers_it_took_from_it() -> None:
+    """Its done tasks made no call and cost nothing: the page must keep saying why (a resume with --no-cache used to
+    zero the count)."""
+    from jobs.call_cache import cache_hits
+
+    benchmark = Benchmark.objects.create(name="hits", version="1")
+    run = JudgeRun.objects.create(
+        benchmark=benchmark, label="r", judge_model="j", provider=JudgeRun.Provider.RECORDED, parameters={"call_cache": False}
+    )
+    CallCacheHit.objects.bulk_create(
+        [
+            CallCacheHit(
+                kind="judge", run_id=run.pk, task_id=t, key=f"k{t}", source_kind="judge", source_run_id=1, source_task_id=t
+            )
+            for t in range(3)
+        ]
+    )
+    assert cache_hits(kind="judge", run=run) == 3
