@@ -85,14 +85,13 @@ def benchmark_resolve(*, reference: str) -> Benchmark:
     from django.core.exceptions import ObjectDoesNotExist
 
     if reference.isdigit():
-        return Benchmark.objects.get(pk=int(reference))
-    name, _, version = reference.partition("@")
-    found = Benchmark.objects.filter(name=name)
-    if version:
-        found = found.filter(version=version)
+        found = Benchmark.objects.filter(pk=int(reference))
+    else:
+        name, _, version = reference.partition("@")
+        found = Benchmark.objects.filter(name=name, **({"version": version} if version else {}))
     benchmark = found.order_by("-created_at", "-id").first()
-    if benchmark is None:
-        raise ObjectDoesNotExist(f"no benchmark {reference!r}")
+    if benchmark is None:  # an id too: "Benchmark matching query does not exist" named nothing
+        raise ObjectDoesNotExist(f"no benchmark {reference!r} (give its id, name or name@version)")
     return benchmark
 
 

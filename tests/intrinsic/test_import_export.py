@@ -351,6 +351,8 @@ def test_the_commands_report_problems_and_refuse_other_protocols(tmp_path: Path)
         intrinsic_export(benchmark=lit, directory=tmp_path / "x")
     with pytest.raises(CommandError, match="no benchmark 'nope'"):
         call_command("export_intrinsic", "nope", str(tmp_path / "x"))
+    with pytest.raises(CommandError, match=r"no benchmark '999999' \(give its id, name or name@version\)"):
+        call_command("intrinsic_score", "999999", "--model", "m")  # an id names the benchmark it did not find too
 
 
 def test_a_paper_a_scorer_scored_in_part_is_left_out_of_the_export_and_counted(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.db import DEFAULT_DB_ALIAS
+from django.db import DEFAULT_DB_ALIAS, connections
 
 from arena.counts import counts_rebuild
 
@@ -13,7 +13,12 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--database", default=DEFAULT_DB_ALIAS, help="the database alias (default: %(default)s)")
+        parser.add_argument(
+            "--database",
+            default=DEFAULT_DB_ALIAS,
+            choices=list(connections),
+            help="the database alias (default: %(default)s)",
+        )
 
     def handle(self, *args: object, database: str, **options: object) -> None:
         if not counts_rebuild(using=database):
