@@ -97,19 +97,21 @@ class NamesField(forms.CharField):
 
 
 def without_credentials(url: str) -> str:
-    """``url`` without a user name or password (a refused form shows the rest of it back, never a key)."""
+    """``url`` without a user name or password, a query or a fragment (a refused form shows the rest of it back, never
+    a key: ``?api_key=...`` is refused like ``user:key@``)."""
     try:
         parts = urlsplit(url)
-    except ValueError:  # not a URL at all: keep what follows the last "@" of its host part
+    except ValueError:  # not a URL at all: keep what follows the last "@" of its host part, up to a "?" or "#"
         scheme, sep, rest = url.partition("://")
-        return scheme + sep + rest.rsplit("@", 1)[-1] if "@" in rest.split("/", 1)[0] else url
-    if "@" not in parts.netloc:
+        rest = rest.split("?", 1)[0].split("#", 1)[0]
+        return scheme + sep + (rest.rsplit("@", 1)[-1] if "@" in rest.split("/", 1)[0] else rest)
+    if "@" not in parts.netloc and not parts.query and not parts.fragment and not url.endswith(("?", "#")):
         return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[-1], query="", fragment=""))
 
 
 class EndpointInput(forms.TextInput):
-    """The endpoint URL's box: a value given back to a refused form loses any user name or password it held."""
+    """The endpoint URL's box: a value given back to a refused form loses any user name, password, query or fragment."""
 
     def format_value(self, value: object) -> str | None:
         text = super().format_value(value)

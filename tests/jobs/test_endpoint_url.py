@@ -76,6 +76,12 @@ def test_the_judge_run_form_shows_the_problem_on_its_field_and_makes_nothing(tmp
     assert 'name="base_url"' in form
     assert "The endpoint URL holds a user name or password" in body and "sk-live-123" not in body
     assert 'value="http://host/v1"' in body  # the rest of the URL is given back, to correct
+    # A key in the query is refused and never shown back either.
+    body = html.unescape(
+        client.post(reverse("jobs:run-new"), values | {"base_url": "http://host/v1?api_key=sk-live-456"}).content.decode()
+    )
+    assert "has a query (?…) or a fragment (#…)" in body and "sk-live-456" not in body
+    assert 'value="http://host/v1"' in body
     assert not JudgeRun.objects.filter(judge_model="judge-x").exists()
 
 
