@@ -269,6 +269,29 @@ def run_encoded_cases(*, run: JudgeRun, pair_ids: Iterable[int] | None = None) -
     )
 
 
+@dataclass(frozen=True)
+class RunKeys:
+    """The keys :func:`run_data_version` gives, both from one query: ``plain`` and ``with_texts``."""
+
+    plain: str
+    with_texts: str
+
+
+def run_keys(*, run: JudgeRun) -> RunKeys:
+    """Both keys of :func:`run_data_version` from one round trip (a leaderboard with style control needs both)."""
+    counters = BenchmarkDataVersion._meta.db_table
+    with connection.cursor() as cursor:  # every counter in one round trip
+        cursor.execute(
+            f"SELECT (SELECT version FROM {JudgeRunVersion._meta.db_table} WHERE run_id = %s), "
+            f"b.version, b.texts, z.version, z.texts FROM (SELECT 1) AS one "
+            f"LEFT JOIN {counters} b ON b.benchmark_id = %s LEFT JOIN {counters} z ON z.benchmark_id = 0",
+            [run.pk, run.benchmark_id],
+        )
+        verdicts, version, text_version, all_version, all_texts = (n or 0 for n in cursor.fetchone())
+    plain = f"{run.created_at.timestamp():.6f}:{verdicts}:{version}.{all_version}"
+    return RunKeys(plain=plain, with_texts=f"{plain}:{text_version}.{all_texts}")
+
+
 def run_data_version(*, run: JudgeRun, texts: bool = False) -> str:
     """A key for the run's verdicts and what its leaderboard shows besides them: it changes whenever any of its ordered
     judgments is written, updated or deleted (:class:`~arena.models.JudgeRunVersion`), or its benchmark's contexts,
@@ -280,17 +303,8 @@ def run_data_version(*, run: JudgeRun, texts: bool = False) -> str:
     its database: a run of the same id in a recreated database (tests, a demo reset) sharing the cache has another
     creation time.
     """
-    counters = BenchmarkDataVersion._meta.db_table
-    with connection.cursor() as cursor:  # every counter in one round trip
-        cursor.execute(
-            f"SELECT (SELECT version FROM {JudgeRunVersion._meta.db_table} WHERE run_id = %s), "
-            f"b.version, b.texts, z.version, z.texts FROM (SELECT 1) AS one "
-            f"LEFT JOIN {counters} b ON b.benchmark_id = %s LEFT JOIN {counters} z ON z.benchmark_id = 0",
-            [run.pk, run.benchmark_id],
-        )
-        verdicts, version, text_version, all_version, all_texts = (n or 0 for n in cursor.fetchone())
-    key = f"{run.created_at.timestamp():.6f}:{verdicts}:{version}.{all_version}"
-    return f"{key}:{text_version}.{all_texts}" if texts else key
+    keys = run_keys(run=run)
+    return keys.with_texts if texts else keys.plain
 
 
 def run_data_version_scan(*, run: JudgeRun) -> str:
@@ -335,7 +349,8 @@ def run_leaderboard(
     from .stats import leaderboard_document
 
     scope = "all" if pair_ids is None else hashlib.sha256(repr(sorted(pair_ids)).encode()).hexdigest()[:16]
-    version = run_data_version(run=run)
+    keys = run_keys(run=run)
+    version = keys.plain
     slot = f"leaderboard:v4:{run.pk}:{scope}:{replicates}:{seed}:{pseudo_count}"
 
     def compute() -> dict[str, Any]:
@@ -368,7 +383,7 @@ def run_leaderboard(
         # Its key follows the shown texts and papers too; kept in the cache only (a client's choice of features).
         styled = stored_document(
             slot=style_slot,
-            key=f"{style_slot}:{run_data_version(run=run, texts=True)}",
+            key=f"{style_slot}:{keys.with_texts}",
             benchmark_id=run.benchmark_id,
             make=compute_style,
             durable=False,

@@ -109,10 +109,7 @@ def triggers_install(*, using: str = DEFAULT_DB_ALIAS, migrations: Iterable[str]
         return False
     applied = applied_trigger_migrations(connection)
     statements = trigger_statements(connection.vendor, applied if migrations is None else applied & set(migrations))
-    if connection.vendor == "postgresql" and not force:
-        if not _missing_on_postgresql(connection, statements):
-            return False
-    if not statements:
+    if not statements or (connection.vendor == "postgresql" and not force and not _missing_on_postgresql(connection, statements)):
         return False
     with transaction.atomic(using=using), connection.cursor() as cursor:
         if connection.vendor == "postgresql":

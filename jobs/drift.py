@@ -24,6 +24,7 @@ import json
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
@@ -172,15 +173,15 @@ def check_record(run: JudgeRun) -> None:
 # --------------------------------------------------------------------------- the refusal
 
 
+def scored_checks() -> QuerySet[SentinelCheck]:
+    """Checks scored from a completed run, latest first: what "a configuration's last check" means (the refusal,
+    the sentinels page, the dashboard's alert)."""
+    return SentinelCheck.objects.filter(done_at__isnull=False, run_status=JudgeRun.Status.COMPLETED).order_by("-done_at", "-id")
+
+
 def last_check(sentinel_set: SentinelSet, config_key: str) -> SentinelCheck | None:
     """The configuration's latest scored check of a completed run."""
-    return (
-        SentinelCheck.objects.filter(
-            sentinel_set=sentinel_set, config_key=config_key, done_at__isnull=False, run_status=JudgeRun.Status.COMPLETED
-        )
-        .order_by("-done_at", "-id")
-        .first()
-    )
+    return scored_checks().filter(sentinel_set=sentinel_set, config_key=config_key).first()
 
 
 def refuse_drifted(benchmark: Benchmark, config: dict[str, Any]) -> None:

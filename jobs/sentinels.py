@@ -300,16 +300,12 @@ def sentinel_alerts() -> list[dict[str, Any]]:
     """Every configuration whose last check drifted and is not accepted, over all benchmarks (the dashboard's alert).
 
     One query whatever the number of benchmarks and configurations: each drifted, unaccepted check is kept when it
-    is its configuration's latest scored check (``jobs.drift.last_check``'s rule, as a subquery)."""
-    scored = {"done_at__isnull": False, "run_status": JudgeRun.Status.COMPLETED}
-    latest = (
-        SentinelCheck.objects.filter(sentinel_set=OuterRef("sentinel_set"), config_key=OuterRef("config_key"), **scored)
-        .order_by("-done_at", "-id")
-        .values("id")[:1]
-    )
+    is its configuration's latest scored check (``jobs.drift.scored_checks``, as a subquery)."""
+    latest = drift.scored_checks().filter(sentinel_set=OuterRef("sentinel_set"), config_key=OuterRef("config_key"))
     checks = (
-        SentinelCheck.objects.filter(drifted=True, accepted_at__isnull=True, **scored)
-        .annotate(latest=Subquery(latest))
+        drift.scored_checks()
+        .filter(drifted=True, accepted_at__isnull=True)
+        .annotate(latest=Subquery(latest.values("id")[:1]))
         .filter(id=F("latest"))
         .select_related("sentinel_set__benchmark")
         .order_by("sentinel_set_id", "config_key")

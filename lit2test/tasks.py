@@ -17,14 +17,13 @@ from django.db import InterfaceError, OperationalError
 
 log = logging.getLogger(__name__)
 
-#: The run kind of judge runs (``jobs.services``): the only kind whose end stores a leaderboard.
-JUDGE_KIND = "judge"
-
 
 def leaderboard_store_after_run(sender: str, run_id: int, **_: object) -> None:
     """Receiver of ``jobs.signals.run_closed``: a judge run over the canonical pairs that ended with verdicts has its
     leaderboard stored by a worker (``LIT2TEST_STORE_LEADERBOARD_ON_CLOSE``, on by default)."""
-    if sender != JUDGE_KIND or not settings.LIT2TEST_STORE_LEADERBOARD_ON_CLOSE:
+    from jobs.models import RunKind
+
+    if sender != RunKind.JUDGE or not settings.LIT2TEST_STORE_LEADERBOARD_ON_CLOSE:
         return
     from arena.models import PAIRS, JudgeRun
 

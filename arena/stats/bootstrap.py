@@ -312,9 +312,10 @@ class _ContextCounts:
         return by_ctx
 
 
-def _chunk_replicates(n_models: int, n_types: int, n_contexts: int) -> int:
-    """Replicates per chunk: (R, K, K) win matrices, (R, T) type counts and (R, C) context counts stay bounded."""
-    return max(1, min(_CHUNK_ELEMENTS // max(1, n_models * n_models), _COUNT_ELEMENTS // max(1, n_types, n_contexts)))
+def _chunk_replicates(n_models: int, n_types: int) -> int:
+    """Replicates per chunk: (R, K, K) win matrices and (R, T) type counts stay bounded (the context draw holds only
+    blocks of (C, _CONTEXT_BLOCK) counts, whatever the chunk)."""
+    return max(1, min(_CHUNK_ELEMENTS // max(1, n_models * n_models), _COUNT_ELEMENTS // max(1, n_types)))
 
 
 @dataclass(frozen=True)
@@ -361,15 +362,12 @@ def bootstrap_fits(
     rng = as_generator(seed)
     types = case_types(enc)
     if unit == "case":
-        n_ctx = 0
 
         def draw(m: int) -> np.ndarray:
             return draw_case_counts(types, m, rng)
 
     elif unit == "context":
         table = context_type_table(enc, types)
-        # The draw holds only blocks of (C, _CONTEXT_BLOCK) context counts, whatever the chunk: no (R, C) bound.
-        n_ctx = 0
         clusters = _ClusterCounts(table, replicates, rng)
 
         def draw(m: int) -> np.ndarray:
@@ -380,7 +378,7 @@ def bootstrap_fits(
     k = enc.n_models
     # Replicates are drawn and fitted chunk by chunk, so memory stays bounded whatever R, K, T and C are;
     # the chunks consume the random stream exactly as one draw of all R would.
-    chunk = _chunk_replicates(k, types.n_types, n_ctx)
+    chunk = _chunk_replicates(k, types.n_types)
     mats = {}
     for kind in kinds:
         extra = {"reference_rank": reference_rank} if kind == "scheme_b" else {}

@@ -338,10 +338,11 @@ def _batch_counts(enc: EncodedCases) -> _BatchCounts:
     """:class:`_BatchCounts` of ``enc``; the batch labels coded once by pandas' hash table (no sort of every label)."""
     k = enc.n_models
     codes, labels = pd.factorize(enc.batch, use_na_sentinel=False)
-    rank = np.empty(len(labels), dtype=np.int64)
-    rank[sorted(range(len(labels)), key=lambda c: labels[c])] = np.arange(len(labels))
-    of_case = rank[codes]
     n = len(labels)
+    order = sorted(range(n), key=lambda c: labels[c])  # the labels' codes in label order
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    of_case = rank[codes]
     c = enc.complete
     lo, hi, batch = enc.lo[c].astype(np.int64), enc.hi[c].astype(np.int64), of_case[c]
     a, b = contributions(enc.original[c], enc.reverse[c], "ordered", lo=lo, hi=hi)
@@ -351,7 +352,7 @@ def _batch_counts(enc: EncodedCases) -> _BatchCounts:
     )
     seen = np.bincount(batch * k + lo, minlength=n * k) + np.bincount(batch * k + hi, minlength=n * k)
     return _BatchCounts(
-        labels=[labels[i] for i in np.argsort(rank)],
+        labels=[labels[i] for i in order],
         complete=np.bincount(batch, minlength=n),
         stable=np.bincount(of_case[enc.stable], minlength=n),
         present=(seen > 0).reshape(n, k),
