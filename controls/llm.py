@@ -38,6 +38,7 @@ from arena.aliases import Matcher
 from arena.errors import json_error_text
 from arena.schemas import SIX_FIELD
 from jobs.engine import call_with_backoff, run_blocking
+from jobs.gates import names_in
 from jobs.providers import OpenAICompatibleProvider, Provider
 
 from . import prompts
@@ -218,19 +219,13 @@ def validation_outcome(kind: str, only_target_changed: bool, degraded: bool, rea
 # --------------------------------------------------------------------------- blindness
 
 
-def _squash(text: str) -> str:
-    return re.sub(r"[^0-9a-z]+", "", text.lower())
-
-
 def blindness_problem(
     messages: list[dict[str, str]], *, forbidden: Sequence[str], blocks: Sequence[str], matcher: Matcher
 ) -> str | None:
     """The gate every prompt passes before it is sent (as the judges' does): no participant name or control id
     anywhere, in any spelling, and no model alias left in the proposal blocks after redaction."""
-    text = _squash("\n".join(m["content"] for m in messages))
-    for name in forbidden:
-        if _squash(name) and _squash(name) in text:
-            return "blindness gate: the prompt contains a participant's name or the control id; re-scan the benchmark's blindness page, then run again"
+    if names_in("\n".join(m["content"] for m in messages), list(forbidden)):  # the judges' gate's own reading
+        return "blindness gate: the prompt contains a participant's name or the control id; re-scan the benchmark's blindness page, then run again"
     for block in blocks:
         hits = matcher.hits(block)
         if hits:

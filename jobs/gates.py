@@ -93,6 +93,16 @@ def blindness_problem(
     return None
 
 
+def names_in(text: str, names: list[str]) -> bool:
+    """Whether ``text`` names any of ``names`` in any spelling or script, as :func:`blindness_problem` looks for them
+    in a prompt (for a text checked whole, e.g. the diagnostic controls' generation prompts)."""
+    squashed = squash(text)
+    if any(n in squashed for n in _squashed_names(names)):
+        return True
+    folded = _folded_names(names)
+    return bool(folded) and any(n in fold(text) for n in folded)
+
+
 # How names are looked for. Every name's ``squash`` is looked for in the squashed prompt (the fast path). A name with
 # letters or digits that ``squash`` does not see (another script: "通义千问", "Ёлка"; full-width forms: "ＧＰＴ５"; accents)
 # is also looked for in the folded prompt (``fold``), as its fold and as each run of the non-ASCII letters and digits of
