@@ -26,6 +26,23 @@ class ParseError(ValueError):
     pass
 
 
+NUL = "\x00"
+
+
+def storable(value: Any) -> Any:  # noqa: ANN401
+    """``value`` with every NUL character (\\0) taken out of its strings, however deeply nested: a model may answer
+    one (raw, or as a JSON ``\\u0000`` that parsing turns into one), and PostgreSQL can hold it neither in text nor
+    in jsonb, so one such answer would make its whole store fail. Applied where every kind's answers enter: the
+    provider's completion text (``jobs.providers``) and the parsed answer (:func:`json_object`)."""
+    if isinstance(value, str):
+        return value.replace(NUL, "") if NUL in value else value
+    if isinstance(value, dict):
+        return {storable(k): storable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [storable(v) for v in value]
+    return value
+
+
 def json_object(text: str) -> dict[str, Any]:
     match = FENCE.match(text)
     body = match.group("body") if match else text
@@ -35,7 +52,7 @@ def json_object(text: str) -> dict[str, Any]:
         raise ParseError(f"not a JSON object ({json_error_text(exc)})") from None
     if not isinstance(value, dict):
         raise ParseError(f"expected a JSON object, got {type(value).__name__}")
-    return value
+    return storable(value)  # a "\u0000" in the answer's JSON parses to a NUL
 
 
 def text_key(obj: dict[str, Any], key: str, *, allow_empty: bool = False) -> str:

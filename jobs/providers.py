@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from django.conf import settings
 
+from .parsing import storable
+
 if TYPE_CHECKING:
     import httpx
 
@@ -172,7 +174,7 @@ class OpenAICompatibleProvider:
                 f"{shorten(content.decode(errors='replace'))}"
             ) from None
         return Completion(
-            text=text if isinstance(text, str) else json.dumps(text),
+            text=storable(text if isinstance(text, str) else json.dumps(text)),
             latency_seconds=latency,
             prompt_tokens=usage.get("prompt_tokens"),
             completion_tokens=usage.get("completion_tokens"),

@@ -351,24 +351,8 @@ class JudgeResult:
 def judgment_fields(result: JudgeResult) -> dict[str, Any]:
     """What a kind that keeps the two-sided answer (``jobs.parsing.JudgeAnswer``) stores of it, whatever it compared:
     the verdict as the judge gave it (A, B or TIE), its reasons, the raw answer, rejected attempts, a structured run's
-    scores, calls and tokens."""
-    return storable(_judgment_fields(result))
-
-
-NUL = "\x00"
-
-
-def storable(value: Any) -> Any:  # noqa: ANN401
-    """``value`` with every NUL character (\\0) taken out of its strings, however deeply nested: a model may answer
-    one (raw, or as a JSON ``\\u0000`` that parsing turns into one), and PostgreSQL can hold it neither in text nor
-    in jsonb, so one such answer would make its whole store fail."""
-    if isinstance(value, str):
-        return value.replace(NUL, "") if NUL in value else value
-    if isinstance(value, dict):
-        return {storable(k): storable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [storable(v) for v in value]
-    return value
+    scores, calls and tokens (no NUL anywhere: the provider and the parser take them out, ``jobs.parsing.storable``)."""
+    return _judgment_fields(result)
 
 
 def _judgment_fields(result: JudgeResult) -> dict[str, Any]:

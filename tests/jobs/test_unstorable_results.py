@@ -117,3 +117,14 @@ def test_a_judge_answer_with_a_nul_character_is_stored_without_it_and_the_run_co
     reasons = [r for p, _, _, r in judgments if p == pair.pk]
     assert len(reasons) == 2 and set(reasons) == {"A is sharper"}  # stored, without its NUL
     assert all("\x00" not in r for _, _, _, r in judgments)
+
+
+def test_every_kind_s_answers_lose_their_nul_where_they_enter() -> None:
+    """The parser every kind uses (HypoArena, Reconstruction, listwise, controls, Lit2Test) takes a parsed NUL out,
+    as the provider does with a raw one: no kind can hand PostgreSQL an answer it refuses."""
+    from jobs.parsing import json_object
+
+    assert json_object('{"verdict": "A\\u0000", "reasons": ["x\\u0000y", {"k\\u0000": 1}]}') == {
+        "verdict": "A",
+        "reasons": ["xy", {"k": 1}],
+    }
