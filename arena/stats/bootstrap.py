@@ -55,6 +55,9 @@ _CONTEXT_BLOCK = 64
 #: The cluster draw uses :class:`_ContextCounts` from this many contexts on (the release's ~200 keep the
 #: issue-10 stream of ``rng.integers``).
 _FAST_MIN_CONTEXTS = 4096
+#: Cells drawn and looked up per call in :meth:`_ContextCounts.draw_block`: numpy widens the 16-bit cells it is given
+#: to 64-bit indices first, and a block's 1.6M at once go through memory where 32K stay in the cache.
+_TAKE_CHUNK = 1 << 15
 
 
 def as_generator(seed: int | np.random.Generator | None) -> np.random.Generator:
@@ -165,9 +168,14 @@ def context_type_table(enc: EncodedCases, types: CaseTypes) -> sparse.csr_matrix
     # (pd.factorize), and only the distinct ids are sorted. Any order gives the same codes.
     head = np.ones(len(ctx), dtype=bool)
     np.not_equal(ctx[1:], ctx[:-1], out=head[1:])
-    run_idx, ids = pd.factorize(ctx[head], sort=True, use_na_sentinel=False)
-    ctx_idx = np.repeat(run_idx, np.diff(np.append(np.flatnonzero(head), len(ctx))))
-    if not all(isinstance(i, str) for i in ids):  # ids are strings (EncodedCases); anything else sorts as its str
+    run_idx, ids = pd.factorize(ctx[head], sort=False, use_na_sentinel=False)
+    if pd.api.types.infer_dtype(ids, skipna=False) == "string" and not any("\x00" in i for i in ids):
+        # The distinct ids sorted as numpy strings (code point order, as Python's; a NUL at the end would be dropped),
+        # 2× faster than pandas sorting the objects.
+        rank = np.empty(len(ids), dtype=np.intp)
+        rank[np.argsort(ids.astype(str), kind="stable")] = np.arange(len(ids))
+        ctx_idx = np.repeat(rank[run_idx], np.diff(np.append(np.flatnonzero(head), len(ctx))))
+    else:  # ids are strings (EncodedCases); anything else sorts as its str, as does a string with a NUL
         _, ctx_idx = np.unique(ctx.astype(str), return_inverse=True)
         ctx_idx = ctx_idx.reshape(-1)
     n_ctx = int(ctx_idx.max()) + 1 if len(ctx_idx) else 0
@@ -209,6 +217,7 @@ class _ClusterCounts:
         self.dtype = np.float32 if self.n_ctx * largest < 2**24 else np.float64
         self.by_type = sparse.csc_matrix(table.T, dtype=self.dtype)
         self.fast = _ContextCounts(self.n_ctx) if self.n_ctx >= _FAST_MIN_CONTEXTS else None
+        self.counts_buffer: np.ndarray | None = None  # the fast draw's counts, block after block (no new memory each)
 
     def take(self, m: int) -> np.ndarray:
         """The next ``m`` replicates' type counts (m, T), int64."""
@@ -229,7 +238,9 @@ class _ClusterCounts:
     def _block(self, m: int) -> np.ndarray:
         self.to_draw -= m
         if self.fast is not None:
-            by_ctx = self.fast.draw_block(m, self.rng, self.dtype)
+            if self.counts_buffer is None or self.counts_buffer.shape[1] != m:
+                self.counts_buffer = np.empty((self.n_ctx, m), dtype=self.dtype)  # one per block size (two at most)
+            by_ctx = self.fast.draw_block(m, self.rng, self.dtype, out=self.counts_buffer)
         else:
             idx_type = np.int32 if self.n_ctx < 2**31 else np.int64  # 32-bit draws are about twice as fast
             picks = self.rng.integers(0, self.n_ctx, size=(m, self.n_ctx), dtype=idx_type)
@@ -284,21 +295,40 @@ class _ContextCounts:
         x, y = np.divmod(edge[:-1], self.L)
         self.lut = np.where(pure, x | (y << 8), self.SPLIT).astype("<u2")  # bytes (X, Y)
         self.sum_type = np.uint32 if n_ctx < 2**27 else np.uint64  # uint32 sums are 2× faster; no overflow here
+        self.pairs = np.zeros(0, dtype="<u2")  # the looked-up words of a block, kept for the next (no new memory each)
 
-    def draw_block(self, m: int, rng: np.random.Generator, dtype: type) -> np.ndarray:
-        """Counts of ``m`` replicates, laid out (C, m) in ``dtype``."""
+    def draw_block(self, m: int, rng: np.random.Generator, dtype: type, out: np.ndarray | None = None) -> np.ndarray:
+        """Counts of ``m`` replicates, laid out (C, m) in ``dtype``: in ``out`` when given (a C-contiguous (C, m) array
+        of ``dtype`` the caller reuses from block to block), else in a new array."""
         c, half = self.n_ctx, (m + 1) // 2
-        words = rng.bit_generator.random_raw((c * half + 3) // 4).astype("<u8", copy=False)
-        cell = words.view("<u2")[: c * half]
-        pairs = self.lut.take(cell, mode="clip")  # every 16-bit word is an index: no bounds check needed
-        split = np.flatnonzero(pairs == self.SPLIT)
-        if len(split):
-            u = (cell[split] + rng.random(len(split))) / 2**16
+        n = c * half
+        n_words = (n + 3) // 4
+        if len(self.pairs) != 4 * n_words:
+            self.pairs = np.empty(4 * n_words, dtype="<u2")
+        pairs = self.pairs
+        # Words drawn and looked up a cache's worth at a time, into arrays kept from block to block (issue 25: a
+        # block's own arrays, megabytes, were new memory each time; the page faults and numpy's 64-bit copy of all the
+        # block's indices cost half the draw). random_raw is one stream: the words, so the values, are the same.
+        found = []
+        for start in range(0, n_words, _TAKE_CHUNK // 4):
+            cell = rng.bit_generator.random_raw(min(_TAKE_CHUNK // 4, n_words - start)).astype("<u8", copy=False).view("<u2")
+            looked_up = pairs[4 * start : 4 * start + len(cell)]
+            np.take(self.lut, cell, out=looked_up, mode="clip")  # every 16-bit word is an index: no bounds check needed
+            hit = np.flatnonzero(looked_up == self.SPLIT)
+            if len(hit):
+                found.append((hit + 4 * start, cell[hit]))
+        pairs = pairs[:n]
+        if found:
+            split, cells = np.concatenate([h for h, _ in found]), np.concatenate([cl for _, cl in found])
+            keep = split < n  # the last word's spare 16-bit parts are not counts
+            split, cells = split[keep], cells[keep]
+            u = (cells + rng.random(len(split))) / 2**16
             x, y = np.divmod(np.searchsorted(self.g, u, side="left"), self.L)
             pairs[split] = x | (y << 8)
         counts = pairs.view(np.uint8).reshape(c, 2 * half)[:, :m]
         short = c - counts.sum(axis=0, dtype=self.sum_type).astype(np.int64)
-        by_ctx = counts.astype(dtype, order="C")
+        by_ctx = np.empty((c, m), dtype=dtype) if out is None else out
+        np.copyto(by_ctx, counts)
         one = by_ctx.dtype.type(1)  # a scalar of the array's type: np.add.at casts a Python 1 per item, 6× slower
         add = np.flatnonzero(short >= 0)
         # The missing draws of all replicates short of C at once (uniform contexts), then the removals.
