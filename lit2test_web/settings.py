@@ -16,6 +16,8 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
+from lit2test_web.cache import read_through
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(environ.Env().str("LIT2TEST_VAR_DIR", default=str(BASE_DIR / "var")))
 
@@ -338,7 +340,8 @@ CELERY_TASK_EAGER_PROPAGATES = True
 
 # A cache shared by the web server and the workers (files by default, Redis via CACHE_URL),
 # so expensive leaderboard bootstraps are computed once per data version.
-CACHES = {"default": env.cache_url("CACHE_URL", default=f"filecache://{VAR_DIR / 'cache'}")}
+# Read through: while Redis cannot be reached, pages are computed without it (lit2test_web.cache).
+CACHES = {"default": read_through(env.cache_url("CACHE_URL", default=f"filecache://{VAR_DIR / 'cache'}"))}
 
 # Environment variables a run may name for its endpoint's API key (never SECRET_KEY, DATABASE_URL, ...).
 LIT2TEST_API_KEY_ENV_PATTERN: str = env.str("LIT2TEST_API_KEY_ENV_PATTERN", default=r"[A-Z][A-Z0-9_]*_API_KEY")
