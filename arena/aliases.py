@@ -149,23 +149,55 @@ _ZERO_WIDTH = frozenset("\u00ad\u200b\u200c\u200d\u2060\ufeff\u180e")
 _DASHES = frozenset("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2043\ufe58\ufe63\uff0d")
 
 
+#: Cyrillic and Greek letters drawn like a Latin letter (Unicode's confusables for these scripts, the unmistakable ones),
+#: read as that letter where names are looked for: "Сlaude" with a Cyrillic С is Claude to a reader and to a judge. Only
+#: for matching; what is shown keeps its letters. (``jobs.gates.fold`` reads them so too.)
+LOOKALIKES = {
+    **dict(zip("АВЕКМНОРСТХУЅІЈԚԜ", "ABEKMHOPCTXYSIJQW", strict=True)),
+    **dict(zip("аеорсухѕіјԛԝһԁ", "aeopcyxsijqwhd", strict=True)),
+    **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX", strict=True)),
+    **dict(zip("αικνορυ", "aikvopu", strict=True)),
+}
+
+
+def _read_as(c: str) -> str:
+    """A character of an NFKC form beyond ASCII as the matcher reads it: a combining accent as nothing ("C\u0301laude"),
+    a dash as ``-``, a space as `` ``, a Latin letter with accents as the letter ("à" as "a"), a look-alike Cyrillic or
+    Greek letter as its Latin twin; else as it is."""
+    category = unicodedata.category(c)
+    if category == "Mn":
+        return ""
+    if c in _DASHES or category == "Pd":
+        return "-"
+    if category == "Zs":
+        return " "
+    base = unicodedata.normalize("NFKD", c)
+    if len(base) > 1 and base[0].isascii() and base[0].isalpha():
+        return base[0]
+    return LOOKALIKES.get(c, c)
+
+
+@lru_cache(maxsize=1 << 16)
+def _reading(ch: str) -> str:
+    """What one character of a text beyond ASCII becomes in the matcher's reading (remembered: a text's characters
+    repeat, CJK text's by the thousand)."""
+    if ch in _ZERO_WIDTH:
+        return ""
+    return "".join(c if c.isascii() else _read_as(c) for c in unicodedata.normalize("NFKC", ch))
+
+
 def normalise(text: str) -> tuple[str, list[int]]:
-    """NFKC text with dashes as ``-`` and zero-width characters dropped, and for each of its characters
-    the offset of the character of ``text`` it came from (plus one final entry, ``len(text)``)."""
+    """NFKC text with dashes as ``-``, accents of Latin letters and zero-width characters and combining marks dropped,
+    look-alike letters of other scripts read as Latin (:data:`LOOKALIKES`), and for each of its characters the offset of
+    the character of ``text`` it came from (plus one final entry, ``len(text)``)."""
     if text.isascii():  # NFKC keeps ASCII as it is, and every dash and zero-width character is beyond it
         return text, list(range(len(text) + 1))
     out: list[str] = []
     where: list[int] = []
     for i, ch in enumerate(text):
-        if ch in _ZERO_WIDTH:
-            continue
-        for c in unicodedata.normalize("NFKC", ch) if ord(ch) > 127 else ch:
-            if c in _DASHES or (ord(c) > 127 and unicodedata.category(c) == "Pd"):
-                c = "-"
-            elif ord(c) > 127 and unicodedata.category(c) == "Zs":
-                c = " "
-            out.append(c)
-            where.append(i)
+        read = ch if ch.isascii() else _reading(ch)
+        out.append(read)
+        where.extend([i] * len(read))
     where.append(len(text))
     return "".join(out), where
 

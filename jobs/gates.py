@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from arena import blindness
+from arena.aliases import LOOKALIKES
 
 from .execution import run_event_add
 from .lifecycle import RunError
@@ -39,10 +40,13 @@ def squash(text: str) -> str:
     return text.lower().encode("ascii", "ignore").translate(None, _NOT_ALNUM).decode("ascii")
 
 
+_LOOKALIKES = {k.casefold(): v.lower() for k, v in LOOKALIKES.items()}
+
+
 def _folded_char(char: str) -> str:
     """One character as :func:`fold` reads it (see there)."""
     decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", char).casefold())
-    return "".join(c for c in decomposed if c.isalnum())
+    return "".join(_LOOKALIKES.get(c, c) for c in decomposed if c.isalnum())
 
 
 class _Folds(dict[int, str]):
@@ -59,8 +63,9 @@ _FOLDS = _Folds()
 
 def fold(text: str) -> str:
     """:func:`squash` for every script: each character NFKD-normalised (full-width and other compatibility forms read as
-    what they stand for: "Ｑ" as "Q", "ｶ" as "カ"), case-folded, its accents dropped ("Ё" reads as "е"), and everything
-    but letters and digits (of any script) dropped: "通义 千问", "通义－千问" and "通义千问" meet.
+    what they stand for: "Ｑ" as "Q", "ｶ" as "カ"), case-folded, its accents dropped ("Ё" reads as "е"), a Cyrillic or
+    Greek letter drawn like a Latin one read as it (``arena.aliases.LOOKALIKES``: "Сlaude" with a Cyrillic С reads as
+    "claude"), and everything but letters and digits (of any script) dropped: "通义 千问", "通义－千问" and "通义千问" meet.
 
     Character by character (a translation table), so that, like ``squash``, the fold of a concatenation is the
     concatenation of the folds: the piecewise scan below rests on it."""
@@ -77,8 +82,12 @@ def blindness_problem(
     does ("=== PROPOSAL B ===": "proposal B still names ...")."""
     named, text = _scan(rendered, _squashed_names(names))
     if not named:
-        others = _folded_names(names)  # none in the common case (every name's letters are ASCII): no second scan
-        named = bool(others) and _scan(rendered, others, fold)[0]
+        # A prompt with letters beyond ASCII may spell any name with them ("Clàude", "Сlaude" with a Cyrillic С): every
+        # name is looked for in it folded. An ASCII prompt folds as it squashes: only the names beyond ASCII have
+        # anything more to look for (none in the common case: no second scan).
+        ascii_prompt = rendered.system.isascii() and rendered.user.isascii()
+        terms = _folded_names(names) if ascii_prompt else _all_folded_names(names)
+        named = bool(terms) and _scan(rendered, terms, fold)[0]
     if named:
         return "blindness gate: the prompt contains a participant's name"
     if squash(internal_key) in text:
@@ -99,8 +108,8 @@ def names_in(text: str, names: list[str]) -> bool:
     squashed = squash(text)
     if any(n in squashed for n in _squashed_names(names)):
         return True
-    folded = _folded_names(names)
-    return bool(folded) and any(n in fold(text) for n in folded)
+    terms = _folded_names(names) if text.isascii() else _all_folded_names(names)
+    return bool(terms) and any(n in fold(text) for n in terms)
 
 
 # How names are looked for. Every name's ``squash`` is looked for in the squashed prompt (the fast path). A name with
@@ -151,14 +160,32 @@ def _squashed_names(names: list[str]) -> tuple[str, ...]:
 
 
 def _folded_names(names: list[str]) -> tuple[str, ...]:
-    """What the folded prompt is searched for (``_fold_terms`` of every name); empty when every name is ASCII."""
-    key = tuple(names)
-    terms = _folded_names_memory.get(key)
-    if terms is None:
+    """What an ASCII prompt's fold is searched for (``_fold_terms`` of every name); empty when every name is ASCII."""
+    return _remembered(("ascii", *names), lambda: (t for n in names for t in _fold_terms(n)))
+
+
+def _all_folded_names(names: list[str]) -> tuple[str, ...]:
+    """What a prompt with letters beyond ASCII is searched for, folded: every name's fold too (an ASCII name's is its
+    squash: to be found spelt with accents or look-alike letters), but a fold of one character, or of digits only for
+    a name with letters beyond ASCII (as ``_squashed_names`` leaves such digits out)."""
+
+    def terms() -> Iterable[str]:
+        for n in names:
+            folded = fold(n)
+            if len(folded) > 1 and not (folded.isdigit() and _fold_terms(n)):
+                yield folded
+            yield from _fold_terms(n)
+
+    return _remembered(("any", *names), terms)
+
+
+def _remembered(key: tuple[str, ...], terms: Callable[[], Iterable[str]]) -> tuple[str, ...]:
+    found = _folded_names_memory.get(key)
+    if found is None:
         if len(_folded_names_memory) > 64:
             _folded_names_memory.clear()
-        terms = _folded_names_memory[key] = tuple(dict.fromkeys(t for n in names for t in _fold_terms(n)))
-    return terms
+        found = _folded_names_memory[key] = tuple(dict.fromkeys(terms()))
+    return found
 
 
 def _pieces_of(rendered: RenderedTask) -> list[str]:

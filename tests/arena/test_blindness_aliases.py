@@ -133,6 +133,15 @@ def test_the_issues_two_strings_are_redacted() -> None:
         "Gemini 2.5 Pro",
         "Google DeepMind",
         "gemini-3.1-pro-preview",
+        # Letters beyond ASCII a reader (and a judge) reads as the name (review of the blindness audit): accents,
+        # a combining accent, Cyrillic and Greek look-alikes.
+        "Cl\u00e0ude",
+        "C\u0301laude",
+        "\u0421laude",
+        "\u0421LAUDE",
+        "GL\u041c-5",
+        "G\u0435mini 2.5 Pro",
+        "\u0396hipu AI",
     ],
 )
 def test_a_name_is_found_in_any_spelling_and_redacted_whole(spelling: str) -> None:
@@ -301,3 +310,17 @@ def test_with_every_vendor_of_the_table_the_sample_yields_only_real_model_mentio
             "Llama-3-8B-base": 1,
         }
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Сергей изучал почву в Москве.",
+        "Ελληνικά: η μελέτη του εδάφους.",
+        "Claudia à Paris, crème brûlée.",
+        "Геміні",
+    ],
+)
+def test_text_in_other_scripts_without_a_name_is_left_as_it_is(text: str) -> None:
+    # The look-alike letters are read as Latin only to find names: other words in those scripts are not names.
+    assert sample_matcher().redact(text)[0] == text

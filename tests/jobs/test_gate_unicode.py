@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena.aliases import LOOKALIKES
 from jobs import gates
 from jobs.gates import blindness_problem
 from jobs.prompts import RenderedTask
@@ -29,10 +30,15 @@ KEYED = "blindness gate: the prompt contains the internal id of what is judged"
 QWEN = "通义千问"
 
 
+#: The look-alike letters as data (the documented table); the cases below check its key entries by hand.
+LOOKALIKE = {k.casefold(): v.lower() for k, v in LOOKALIKES.items()}
+
+
 def reference_fold(text: str) -> str:
-    """The fold as documented, over the whole string: NFKD, case folded, NFKD again, letters and digits kept."""
+    """The fold as documented, over the whole string: NFKD, case folded, NFKD again, look-alike Cyrillic and Greek letters
+    read as Latin, letters and digits kept."""
     decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", text).casefold())
-    return "".join(c for c in decomposed if c.isalnum())
+    return "".join(LOOKALIKE.get(c, c) for c in decomposed if c.isalnum())
 
 
 def reference_terms(name: str) -> list[str]:
@@ -45,9 +51,16 @@ def reference_terms(name: str) -> list[str]:
 
 
 def reference_problem(rendered: RenderedTask, internal_key: str, names: list[str]) -> str | None:
-    whole = reference_fold(rendered.system + "\n" + rendered.user)
+    prompt = rendered.system + "\n" + rendered.user
+    whole = reference_fold(prompt)
     if any(term in whole for name in names for term in reference_terms(name)):
         return NAMED
+    # A prompt with anything beyond ASCII: every name's whole fold too (two characters at least; not digits alone for a
+    # name with letters beyond ASCII), so "Clàude" or "Сlaude" with a Cyrillic С is found for "Claude".
+    if not prompt.isascii():
+        folds = [f for n in names if len(f := reference_fold(n)) >= 2 and not (f.isdigit() and reference_terms(n))]
+        if any(f in whole for f in folds):
+            return NAMED
     # The old gate's ASCII check, but for a name with letters it cannot see whose ASCII part is only digits ("文心一言
     # 4.0": "40"), which the folded terms stand for.
     ascii_only = [n for n in names if not (reference_terms(n) and _ascii(n).isdigit())]
@@ -85,6 +98,13 @@ NAMED_CASES = {
     "the non-ASCII part of a mixed name alone": ("Qwen 通义", task("Soil.", A + "I am 通 义.", B + "y")),
     "the ASCII part of a mixed name alone": ("Qwen 通义", task("Soil.", A + "I am QWEN.", B + "y")),
     "a name with a version": ("文心一言 4.0", task("Soil.", A + "I am 文心一言.", B + "y")),
+    # ASCII names spelt with letters beyond ASCII (review of the gate: these went out to the judge).
+    "an ASCII name with an accent": ("Claude-Sonnet-4.6", task("Soil.", A + "I am Cl\u00e0ude-Sonnet-4.6.", B + "y")),
+    "an ASCII name with a combining accent": ("Claude", task("Soil.", A + "I am C\u0301laude.", B + "y")),
+    "an ASCII name with a Cyrillic Es": ("Claude-Sonnet-4.6", task("Soil.", A + "I am \u0421laude-Sonnet-4.6.", B + "y")),
+    "an ASCII name with Cyrillic a, e and o": ("DeepSeek", task("Soil.", A + "x", B + "D\u0435\u0435pS\u0435\u0435k")),
+    "an ASCII name with a Greek omicron": ("GPT-4o", task("Soil.", A + "x", B + "As GPT-4\u03bf I think")),
+    "an accented ASCII name across a join": ("Atlas-7B", task("Results of \u00c0tl", "as-7B plan", B + "y")),
 }
 
 
@@ -102,6 +122,8 @@ CLEAN_CASES = {
     "a name of one CJK character (left to the alias check)": ("问", task("问题: soil.", A + "问", B + "y")),
     "a Cyrillic name of one letter (left to the alias check)": ("Ж", task("Soil Ж.", A + "x", B + "y")),
     "a name that is only punctuation": ("—·—", task("Soil — · —.", A + "x", B + "y")),
+    "a Russian sentence and an ASCII name": ("Claude", task("Сергей изучал почву.", A + "Опыт с солью", B + "y")),
+    "an accented word that is not the name": ("Claude", task("Soil.", A + "Claudia à Paris", B + "y")),
 }
 
 
@@ -128,13 +150,13 @@ def test_ascii_names_are_checked_as_before(case: str) -> None:
 
 
 def test_ascii_names_need_no_second_scan() -> None:
-    """The fast path: when every name's letters are ASCII there is nothing to look for in the folded prompt."""
+    """The fast path: in an ASCII prompt, when every name's letters are ASCII there is nothing to look for folded."""
     assert gates._folded_names(NAMES) == ()
     assert gates._folded_names(["GPT-5.2", "Claude Opus 4", "K\u212a", "L\u0130"]) == ()
     assert gates._folded_names([QWEN]) != ()
 
 
-ALPHABET = "aAgGpPtT5.2-_ \n=é\u0301通义千问Ёёелка\u0308\u3000\uff0d\uff47\uff30\u200bｶｲﾄカイト\u212a\u0130\u03a3\u03c2"
+ALPHABET = "aAgGpPtT5.2-_ \n=é\u0301通义千问Ёёелка\u0308\u3000\uff0d\uff47\uff30\u200bｶｲﾄカイト\u212a\u0130\u03a3\u03c2\u0421\u0440\u03bf\u00e0"
 
 
 @settings(max_examples=400, deadline=None)
