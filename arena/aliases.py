@@ -508,9 +508,18 @@ class Redacted:
     records: list[dict[str, Any]] = field(default_factory=list)
 
 
+#: The version of how text is read for names (:func:`normalise`, :data:`LOOKALIKES`, the vendor table): part of every
+#: proposal's :func:`content_digest`, so blind text made by an older reading is stale, redacted afresh where it is shown
+#: and counted on the benchmark's blindness page until the benchmark is scanned again (``manage.py blindness_scan``).
+#: 2: accents, combining accents and look-alike Cyrillic and Greek letters.
+READING = 2
+
+
 def content_digest(content: Any) -> str:
-    """A fingerprint of a proposal's content: blind content made from other content is stale."""
-    return hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
+    """A fingerprint of a proposal's content and of the reading that redacts it (:data:`READING`): blind content made
+    from other content, or by another reading, is stale."""
+    text = json.dumps(content, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(f"reading {READING}\n{text}".encode()).hexdigest()
 
 
 def redact_content(content: Mapping[str, Any], matcher: Matcher, *, own: str = "") -> Redacted:

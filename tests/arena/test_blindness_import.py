@@ -150,3 +150,25 @@ def test_the_scan_command_reports_each_benchmark(imported: Benchmark, capsys: py
 
     with pytest.raises(CommandError, match="no benchmark named 'nope'"):
         call_command("blindness_scan", benchmark="nope")
+
+
+def test_blind_text_made_by_an_older_reading_is_stale_until_scanned_again(imported: Benchmark) -> None:
+    # A proposal scanned before look-alike letters were read as Latin: its stored blind text still shows "Сlaude" (a
+    # Cyrillic Es), stored with the digest of that time (the content's JSON alone). Shown afresh, redacted; counted
+    # stale; one scan stores the new reading.
+    import hashlib
+    import json
+
+    from arena.blindness import benchmark_blindness
+
+    proposal = Proposal.objects.filter(context__benchmark=imported).first()
+    content = proposal.content | {"hypothesis": "I am \u0421laude."}
+    old_digest = hashlib.sha256(json.dumps(content, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
+    Proposal.objects.filter(pk=proposal.pk).update(content=content, blind_content=content, blind_digest=old_digest)
+    proposal.refresh_from_db()
+    assert proposal_blind_content(proposal)["hypothesis"] == "I am [redacted]."
+    assert benchmark_blindness(benchmark=imported)["n_stale"] == 1
+    assert benchmark_redact(benchmark=imported).changed == 1
+    proposal.refresh_from_db()
+    assert proposal.blind_content["hypothesis"] == "I am [redacted]."
+    assert benchmark_blindness(benchmark=imported)["n_stale"] == 0
