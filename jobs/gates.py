@@ -109,7 +109,10 @@ def names_in(text: str, names: list[str]) -> bool:
     if any(n in squashed for n in _squashed_names(names)):
         return True
     terms = _folded_names(names) if text.isascii() else _all_folded_names(names)
-    return bool(terms) and any(n in fold(text) for n in terms)
+    if not terms:
+        return False
+    folded = fold(text)
+    return any(n in folded for n in terms)
 
 
 # How names are looked for. Every name's ``squash`` is looked for in the squashed prompt (the fast path). A name with
