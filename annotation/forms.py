@@ -12,6 +12,9 @@ from arena.protocols import benchmark_protocols
 from .models import Study
 from .services import MAX_CAP_MINUTES, study_protocols, study_protocols_text
 
+#: The largest seed a study records (``Study.seed``, a 64-bit integer column): a larger one was an error page.
+SEED_MAX = 2**63 - 1
+
 
 class StudyCreateForm(forms.Form):
     """The dashboard's study form; ``annotation.services.study_create`` does the work. It offers only the benchmarks of
@@ -53,7 +56,11 @@ class StudyCreateForm(forms.Form):
         label=_("Annotators per item"), min_value=1, required=False, help_text=_("Blank: every chosen annotator sees every item.")
     )
     seed = forms.IntegerField(
-        label=_("Seed"), min_value=0, required=False, help_text=_("Blank: a random seed (recorded on the study).")
+        label=_("Seed"),
+        min_value=0,
+        max_value=SEED_MAX,
+        required=False,
+        help_text=_("Blank: a random seed (recorded on the study)."),
     )
     # A key drawn when the form is shown: posted twice (at once, or from a stale page) it makes one study.
     launch_key = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)

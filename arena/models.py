@@ -64,7 +64,8 @@ class Benchmark(models.Model):
 
     def next_version(self) -> str:
         """The version after this one: "2" after "1", "beta.1" after "beta"."""
-        return str(int(self.version) + 1) if self.version.isdigit() else f"{self.version}.1"
+        numbered = self.version.isascii() and self.version.isdigit()  # "²" is a digit to str.isdigit(), not to int()
+        return str(int(self.version) + 1) if numbered else f"{self.version}.1"
 
     def lock(self) -> None:
         """Hold this benchmark's row until the caller's transaction ends (call it inside ``transaction.atomic()``).

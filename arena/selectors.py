@@ -84,7 +84,7 @@ def benchmark_resolve(*, reference: str) -> Benchmark:
     """A benchmark by id, ``name@version``, or name (its newest version)."""
     from django.core.exceptions import ObjectDoesNotExist
 
-    if reference.isdigit():
+    if reference.isascii() and reference.isdigit():  # "²" is a digit to str.isdigit(), but a name here
         found = Benchmark.objects.filter(pk=int(reference))
     else:
         name, _, version = reference.partition("@")

@@ -62,7 +62,8 @@ class ReportError(NotFoundError):
 
 def _natural(text: str) -> tuple[Any, ...]:
     """Sort key that puts "LM-7B" before "LM-70B" (digits compared as numbers)."""
-    return tuple(int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", text))
+    # isdecimal, not isdigit: the split's numbers are the decimal runs; "²" is a digit to isdigit() but not to int()
+    return tuple(int(part) if part.isdecimal() else part.lower() for part in re.split(r"(\d+)", text))
 
 
 @dataclass

@@ -30,6 +30,7 @@ from arena.protocols import (
 
 from .adaptive import AdaptiveError, adaptive_parameters
 from .prompts import PROMPTS
+from .services import SAMPLE_MAX
 from .subjects import subjects_named
 
 ORDER_CHOICES = [("original", "original"), ("reverse", "reverse")]
@@ -118,6 +119,7 @@ class JudgeRunForm(EndpointFields):
         label=_("Sample"),
         initial=0,
         min_value=0,
+        max_value=SAMPLE_MAX,  # what the call cache stores: a larger one would make every answer unstorable
         required=False,
         help_text=_("At temperature > 0, another sample number draws new answers instead of reusing this one's."),
     )
@@ -227,8 +229,9 @@ class JudgeRunForm(EndpointFields):
         """The benchmark whose protocol's fields the form shows: the posted one, else the one asked for (the page's
         ``?benchmark=``), else the newest that takes judge runs."""
         raw = self.data.get(self.add_prefix("benchmark")) if self.is_bound else self.initial.get("benchmark")
-        raw = getattr(raw, "pk", raw)
-        chosen = benchmarks.filter(pk=raw).first() if str(raw or "").isdigit() else None
+        raw = str(getattr(raw, "pk", raw) or "")
+        # isascii too: "²" is a digit to str.isdigit() but no number to int() (nor to a primary-key filter)
+        chosen = benchmarks.filter(pk=raw).first() if raw.isascii() and raw.isdigit() else None
         if chosen is None:
             chosen = benchmarks.order_by("-created_at", "-id").first()
         if not self.is_bound and chosen is not None:

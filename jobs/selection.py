@@ -44,7 +44,8 @@ class Selection:
                 known = ", ".join(sorted({group_of(item) for item in items})) or "none"
                 raise RunError(self.empty.format(group=kind, value=value, known=known))
             return chosen
-        if kind == "sample" and value.isdigit() and int(value) > 0:
+        # isascii too: "²" is a digit to str.isdigit() but no number to int()
+        if kind == "sample" and value.isascii() and value.isdigit() and int(value) > 0:
             pool = sample_from(list(items)) if sample_from is not None else list(items)
             drawn = random.Random(seed).sample(pool, min(int(value), len(pool)))
             return sorted(drawn, key=lambda item: item.pk)  # type: ignore[attr-defined]

@@ -49,10 +49,15 @@ from .subjects import JudgeSpec, JudgeSubjects, subjects_named, subjects_of
 
 log = logging.getLogger(__name__)
 ORDERS = ("original", "reverse")
+#: The largest sample number a run may draw: the call cache stores it (``CallCacheEntry.sample``) in a positive
+#: integer column, 2**31 - 1 on PostgreSQL. A larger one was accepted, every call paid for, and then every answer
+#: refused by the database ("integer out of range"); the launch form and ``run_judge --sample`` stop at it too.
+SAMPLE_MAX = 2_147_483_647
 
 __all__ = [
     "MAX_PARSE_ATTEMPTS",
     "ORDERS",
+    "SAMPLE_MAX",
     "JudgeResult",
     "AlreadyLaunched",
     "JudgeRunRequest",
@@ -195,6 +200,15 @@ def _refuse_adaptive(request: JudgeRunRequest, kind: JudgeSubjects, orders: tupl
         raise RunError(f"this run cannot be adaptive: {refusal}")
 
 
+def _refuse_sample(request: JudgeRunRequest) -> None:
+    """Before any call: a sample number the call cache cannot store would make every answer of the run unstorable."""
+    if not 0 <= request.sample <= SAMPLE_MAX:
+        raise RunError(
+            f"sample must be a whole number from 0 to {SAMPLE_MAX} (the call cache stores it as such), not "
+            f"{request.sample}: choose one in that range"
+        )
+
+
 def _endpoint_check(request: JudgeRunRequest) -> None:
     if request.provider == JudgeRun.Provider.OPENAI_COMPATIBLE:
         endpoint_url_required(request.base_url, what="the judge's base URL (--base-url)")
@@ -241,6 +255,7 @@ def judge_run_create(*, request: JudgeRunRequest, launched_by: Any = None) -> tu
     _refuse_early(request, kind)
     assert kind is not None
     template = _template(request, kind)
+    _refuse_sample(request)
     _endpoint_check(request)
     orders = tuple(o for o in ORDERS if o in request.orders)
     if not orders:

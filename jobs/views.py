@@ -157,13 +157,46 @@ def run_new(request: HttpRequest) -> HttpResponse:
 _PROJECTION_JUDGE, _PROJECTION_URL = "cost-to-precision", "http://127.0.0.1:9/v1"
 
 
+#: The cost-to-precision question's text parameters: PostgreSQL refuses a NUL in a text value, so one is refused here.
+_PROJECTION_TEXTS = ("judge_model", "select", "run_type", "adaptive_target")
+
+
+def _projection_refusal(q: Any) -> tuple[Benchmark | None, str, int]:  # noqa: ANN401
+    """The benchmark a cost-to-precision question names, or what is wrong with the question and its status (400: not
+    a benchmark's id, or a text parameter holding a NUL; 404: no such benchmark). The id is read as the leaderboard
+    reads ``?run=``: ASCII digits ("²" is a digit to str.isdigit() but no number) within a bigint."""
+    raw = q.get("benchmark", "")
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
+        message = gettext("benchmark must be a benchmark's id (a whole number such as 3), not %(value)s: choose a benchmark")
+        return None, message % {"value": repr(raw[:40])}, 400
+    nul = next((name for name in _PROJECTION_TEXTS if "\x00" in q.get(name, "")), None)
+    if nul is not None:
+        message = gettext("%(field)s holds a NUL character (\\x00), which no text may hold: remove it and ask again")
+        return None, message % {"field": nul}, 400
+    benchmark = Benchmark.objects.filter(pk=int(raw)).first()
+    if benchmark is None:
+        return None, gettext("no benchmark %(id)s: choose one of the benchmarks listed on the form") % {"id": raw}, 404
+    return benchmark, "", 200
+
+
+def _projection_response(request: HttpRequest, figures: dict[str, Any], status: int) -> HttpResponse:
+    """The figures, or the error, as the form's fragment (htmx: always 200, since htmx swaps in no 4xx answer and the
+    error would not be seen) or as JSON with the status."""
+    if request.htmx:
+        return render(request, "jobs/_cost_to_precision.html", {"figures": figures})
+    return JsonResponse(figures, status=status)
+
+
 @require_GET
 @researcher_required
 def run_cost_to_precision(request: HttpRequest) -> HttpResponse:
     """Before launch: the full run's calls and expected CI width and the adaptive projection, for the benchmark,
-    selection and adaptive fields given (the launch form's, sent by htmx: a fragment; otherwise JSON)."""
+    selection and adaptive fields given (the launch form's, sent by htmx: a fragment; otherwise JSON). A question that
+    names no benchmark by its id, or none that exists, is answered with its error (400, 404), as a bad selection is."""
     q = request.GET
-    benchmark = get_object_or_404(Benchmark, pk=q.get("benchmark") or 0)
+    benchmark, refusal, status = _projection_refusal(q)
+    if benchmark is None:
+        return _projection_response(request, {"error": refusal}, status)
     spec = protocols.get(benchmark.protocol)
     run_type = q.get("run_type") or (spec.run_types[0].name if spec is not None and spec.run_types else "holistic")
     try:
@@ -184,9 +217,7 @@ def run_cost_to_precision(request: HttpRequest) -> HttpResponse:
         )
     except (RunError, AdaptiveError, ValueError) as exc:
         figures = {"error": str(exc)}
-    if request.htmx:
-        return render(request, "jobs/_cost_to_precision.html", {"figures": figures})
-    return JsonResponse(figures, status=400 if "error" in figures else 200)
+    return _projection_response(request, figures, 400 if "error" in figures else 200)
 
 
 # --------------------------------------------------------------------------- every run kind: progress and controls

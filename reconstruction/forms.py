@@ -8,6 +8,10 @@ from django.utils.translation import gettext_lazy as _
 
 from arena.launch import EndpointFields, NamesField, NameValuesField
 
+#: The largest seed a Swiss selection records (``SwissSelection.seed``, a positive integer column: 2**31 - 1 on
+#: PostgreSQL): a larger one was an error page.
+SEED_MAX = 2_147_483_647
+
 
 class ProposerRunForm(EndpointFields):
     proposers = NamesField(label=_("Proposers"), help_text=_("Comma-separated participant names (created when new)."))
@@ -46,6 +50,8 @@ class SwissSelectionForm(EndpointFields):
         what="judges",
         help_text=_("MODEL=FAMILY,...: each judge and its model family (a judge never judges its own family's hypotheses)."),
     )
-    seed = forms.IntegerField(label=_("Seed"), initial=0, min_value=0, help_text=_("Seeds the pairing and tie-break lots."))
+    seed = forms.IntegerField(
+        label=_("Seed"), initial=0, min_value=0, max_value=SEED_MAX, help_text=_("Seeds the pairing and tie-break lots.")
+    )
 
     field_order = ["name", "proposers", "judges", "seed", "base_url", "api_key_env", "concurrency", "timeout"]

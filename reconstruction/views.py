@@ -232,7 +232,8 @@ def bracket_page(request: HttpRequest, benchmark_id: int, selection_id: int) -> 
     )
     seeds = {s.pk: s for s in SeedPaper.objects.filter(pk__in=seed_ids)}
     wanted = request.GET.get("seed", "")
-    current = int(wanted) if wanted.isdigit() and int(wanted) in seeds else (seed_ids[0] if seed_ids else None)
+    is_id = wanted.isascii() and wanted.isdigit()  # "²" is a digit to str.isdigit() but no number to int()
+    current = int(wanted) if is_id and int(wanted) in seeds else (seed_ids[0] if seed_ids else None)
     tournaments = list(SwissTournament.objects.filter(selection=selection, seed_paper_id=current).order_by("slot"))
     hyp_ids = {c for t in tournaments for c in t.candidates}
     hyps = {h.pk: h for h in Hypothesis.objects.filter(pk__in=hyp_ids).select_related("participant")}
