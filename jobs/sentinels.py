@@ -23,10 +23,11 @@ from django.db import transaction
 from django.db.models import F, OuterRef, Subquery
 from django.utils import timezone
 
+from arena.launch import without_credentials
 from arena.models import Benchmark, JudgeRun
 
 from . import drift
-from .lifecycle import AlreadyLaunched, RunError
+from .lifecycle import AlreadyLaunched, RunError, endpoint_url_required
 from .models import SentinelCheck, SentinelItem, SentinelSet
 from .services import JudgeRunRequest, judge_run_create, judge_run_launch
 from .subjects import subjects_of
@@ -37,6 +38,9 @@ log = logging.getLogger(__name__)
 DEFAULT_TOLERANCE = 0.9
 #: The checks shown per configuration (page, chart, --status): the newest ones.
 HISTORY = 50
+#: How often a schedule may check, at most and at least: a check is a judge run, and beat looks every minute.
+CHECK_EVERY_MIN = timedelta(minutes=5)
+CHECK_EVERY_MAX = timedelta(days=365)
 
 
 def sentinels_pin(*, benchmark: Benchmark, run: JudgeRun, size: int, seed: int = 0, by: Any = None) -> SentinelSet:  # noqa: ANN401
@@ -107,6 +111,14 @@ class CheckConfig:
     max_tokens: int | None = 1024
     sample: int = 0
 
+    def __post_init__(self) -> None:
+        # Every way to a configuration (the command's --check and --every, a schedule read back by beat) comes here,
+        # so a URL holding a key (user:key@host, ?api_key=...) is refused before it is stored in the schedule or
+        # shown by --status; the message never repeats the URL's secret part (arena.launch.endpoint_url_problem).
+        if not str(self.judge_model or "").strip():
+            raise RunError("the judge model (--model) is empty; give the model the endpoint serves, e.g. --model judge-x")
+        object.__setattr__(self, "base_url", endpoint_url_required(self.base_url, what="the judge's base URL (--base-url)"))
+
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
@@ -169,8 +181,11 @@ def sentinels_settings_update(
     elif check_every is not None:
         if scheduled is None and not sentinel_set.scheduled:
             raise RunError("a schedule needs the judge configuration it checks: give --model and --base-url with --every")
-        if check_every < timedelta(minutes=5):
-            raise RunError(f"checks are at most every 5 minutes, not every {check_every}")
+        if not CHECK_EVERY_MIN <= check_every <= CHECK_EVERY_MAX:
+            raise RunError(
+                f"--every is the minutes between scheduled checks, from {CHECK_EVERY_MIN.total_seconds() / 60:g} to "
+                f"{CHECK_EVERY_MAX.total_seconds() / 60:g} (a year); got {check_every.total_seconds() / 60:g} minutes"
+            )
         sentinel_set.check_every = check_every
     if scheduled is not None:
         sentinel_set.scheduled = scheduled.as_dict()
@@ -261,6 +276,14 @@ def _check_row(check: SentinelCheck) -> dict[str, Any]:
     }
 
 
+def _scheduled_shown(scheduled: dict[str, Any]) -> dict[str, Any]:
+    """The stored schedule as shown: its endpoint without a user name, password, query or fragment, in case a schedule
+    stored before :class:`CheckConfig` refused them holds a key (such a schedule no longer launches; beat logs why)."""
+    if not scheduled.get("base_url"):
+        return scheduled
+    return {**scheduled, "base_url": without_credentials(str(scheduled["base_url"]))}
+
+
 def sentinels_status(sentinel_set: SentinelSet) -> dict[str, Any]:
     """The sentinels, the settings and, per judge configuration, its checks over time (oldest first) and whether it
     is refused now: what ``--status --json`` prints and the sentinels page shows."""
@@ -289,7 +312,7 @@ def sentinels_status(sentinel_set: SentinelSet) -> dict[str, Any]:
         "tolerance": sentinel_set.tolerance,
         "refuse_drifted": sentinel_set.refuse_drifted,
         "check_every_seconds": sentinel_set.check_every.total_seconds() if sentinel_set.check_every else None,
-        "scheduled": sentinel_set.scheduled,
+        "scheduled": _scheduled_shown(sentinel_set.scheduled),
         "sentinels": [{**item, "verdict": drift.verdict_label(item["verdict"])} for item in items],
         "subject_count": len({item["subject_id"] for item in items}),
         "configurations": list(configurations.values()),

@@ -16,7 +16,9 @@ Beside the bootstrap CIs the leaderboard already prints, from the ordered judgme
   modest number of simulations (:data:`COVERAGE_SIMULATIONS` x :data:`COVERAGE_REPLICATES` replicates) so that a
   cold page stays fast; its Monte Carlo error is given. The simulation draws judgments independently, so it checks
   small-sample and prior bias, not the dependence within a context (that is what the cluster bootstrap and the
-  sandwich are for);
+  sandwich are for). A simulated set whose fit diverged (without a pseudo-count its judgments can separate the
+  models) or whose information is singular has no Wald interval: the Wald coverage is over the others,
+  ``sandwich_simulations`` says how many, and ``sandwich_skipped`` why (None when none was left out);
 * ``prior``: the strengths the pseudo-count prior moves by more than their standard error
   (:func:`arena.stats.sandwich.prior_influence`), and ``warning`` when any does.
 
@@ -122,6 +124,7 @@ def _coverage_block(
     truth = np.asarray(theta, dtype=np.float64)
     hit_boot = np.zeros(k)
     hit_sand = np.zeros(k)
+    left_out = 0  # simulated sets without a Wald interval: a diverged fit or a singular information (below)
     keys, matrix = all_case_types(complete)
     sim = CaseSimulation(j, complete.lo.astype(np.int64) * k + complete.hi.astype(np.int64), truth, tie_share)
     sums = ClusterScoreSums(j.cluster[: j.n // 2], j.n_clusters, sim) if j.n_clusters >= 2 else None
@@ -129,7 +132,8 @@ def _coverage_block(
     for start in range(0, COVERAGE_SIMULATIONS, group):
         codes = [sim.draw(rng) for _ in range(min(group, COVERAGE_SIMULATIONS - start))]
         counts = [sim.pair_counts(c) for c in codes]
-        points = fit_bt_batch(np.stack([sim.win_matrix(c) for c in counts]), pseudo_count=pseudo_count, init=truth).theta
+        fits = fit_bt_batch(np.stack([sim.win_matrix(c) for c in counts]), pseudo_count=pseudo_count, init=truth)
+        points = fits.theta
         draws = np.concatenate(
             [case_bootstrap_counts((c @ _PATTERN_OF_CODE).reshape(-1), COVERAGE_REPLICATES, rng) for c in counts]
         )
@@ -138,20 +142,64 @@ def _coverage_block(
             ci = percentile_ci(boot[i * COVERAGE_REPLICATES : (i + 1) * COVERAGE_REPLICATES], level)
             hit_boot += (ci[:, 0] <= truth) & (truth <= ci[:, 1])
         if sums is not None:
-            for point, (info, meat) in zip(points, sums.parts(codes, points, pseudo_count), strict=True):
-                se = sandwich_from_parts(point, info, meat, j.n_clusters, j.n, pseudo_count).se
+            for point, diverged, (info, meat) in zip(points, fits.diverged, sums.parts(codes, points, pseudo_count), strict=True):
+                # Without a pseudo-count a simulated set can separate the models: its fit has no finite maximum (it
+                # stops at the cap), so it has no Wald interval; its information underflows, to exactly singular
+                # or not depending on the pair's orientation. Such a set is left out of the Wald coverage (and
+                # counted) instead of failing the whole document; the bootstrap's coverage still counts it.
+                se = None if diverged else _sandwich_se(point, info, meat, j, pseudo_count)
+                if se is None:
+                    left_out += 1
+                    continue
                 hit_sand += np.abs(point - truth) <= z * se
-    boot_cov, sand_cov = hit_boot / COVERAGE_SIMULATIONS, hit_sand / COVERAGE_SIMULATIONS
+    boot_cov = hit_boot / COVERAGE_SIMULATIONS
+    wald = wald_coverage(hit_sand, left_out if sums is not None else None, names, order)
     return {
         "simulations": COVERAGE_SIMULATIONS,
         "replicates": COVERAGE_REPLICATES,
         "level": level,
         "truth": "the ordered fit's strengths (with the pseudo-count)",
         "bootstrap": {names[i]: float(boot_cov[i]) for i in order},
-        "sandwich": {names[i]: float(sand_cov[i]) for i in order} if j.n_clusters >= 2 else None,
+        "sandwich": wald.pop("sandwich"),
         "bootstrap_overall": float(boot_cov.mean()),
-        "sandwich_overall": float(sand_cov.mean()) if j.n_clusters >= 2 else None,
+        "sandwich_overall": wald.pop("sandwich_overall"),
         "mc_se": float(np.sqrt(level * (1.0 - level) / COVERAGE_SIMULATIONS)),
+        **wald,  # sandwich_simulations, sandwich_skipped
+    }
+
+
+def _sandwich_se(
+    theta: np.ndarray, info: np.ndarray, meat: np.ndarray, j: PairJudgments, pseudo_count: float
+) -> np.ndarray | None:
+    """The simulated set's cluster-robust SEs (:func:`arena.stats.sandwich.sandwich_from_parts`), None when its
+    information is singular."""
+    try:
+        return sandwich_from_parts(theta, info, meat, j.n_clusters, j.n, pseudo_count).se
+    except ValueError:
+        return None
+
+
+def wald_coverage(hits: np.ndarray, left_out: int | None, names: list[str], order: list[int]) -> dict[str, Any]:
+    """The Wald interval's part of the coverage block from its hits per model over the simulated sets that had a
+    sandwich (``left_out`` of the :data:`COVERAGE_SIMULATIONS` had none; None: fewer than two contexts, no sandwich
+    at all). ``sandwich_simulations`` says over how many sets it is; ``sandwich_skipped`` says why some were left
+    out (None when none was), or why there is no Wald coverage when every set was."""
+    if left_out is None:
+        return {"sandwich": None, "sandwich_overall": None, "sandwich_simulations": None, "sandwich_skipped": None}
+    used = COVERAGE_SIMULATIONS - left_out
+    why = (
+        f"{left_out} of the {COVERAGE_SIMULATIONS} simulated data sets separate the models (their fit has no finite "
+        "maximum at this pseudo-count, or a singular information matrix), so they have no Wald interval"
+    )
+    if used == 0:
+        skipped = f"{why}: no Wald coverage; a larger pseudo-count (0.5 is the protocol's) gives one"
+        return {"sandwich": None, "sandwich_overall": None, "sandwich_simulations": 0, "sandwich_skipped": skipped}
+    cov = hits / used  # the same division as before when no set was left out: the same values, bit for bit
+    return {
+        "sandwich": {names[i]: float(cov[i]) for i in order},
+        "sandwich_overall": float(cov.mean()),
+        "sandwich_simulations": used,
+        "sandwich_skipped": f"{why}: the Wald coverage is over the other {used}" if left_out else None,
     }
 
 

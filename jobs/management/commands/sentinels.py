@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import math
 from datetime import timedelta
 from typing import Any
 
@@ -19,8 +20,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena.models import JudgeRun
 from arena.selectors import benchmark_resolve
+from jobs.forms import JudgeRunForm, argument_type
 from jobs.lifecycle import RunError
 from jobs.sentinels import (
+    CHECK_EVERY_MAX,
+    CHECK_EVERY_MIN,
     CheckConfig,
     sentinel_check_launch,
     sentinels_accept,
@@ -29,6 +33,17 @@ from jobs.sentinels import (
     sentinels_settings_update,
     sentinels_status,
 )
+
+
+def _every(minutes: float | None) -> timedelta | None:
+    """``--every`` as a timedelta, refused (naming the option and its range) unless it is a finite number of minutes
+    the schedule accepts: NaN, an infinity or 1e12 minutes would not make a timedelta, or not one a database stores."""
+    if minutes is None:
+        return None
+    low, high = CHECK_EVERY_MIN.total_seconds() / 60, CHECK_EVERY_MAX.total_seconds() / 60
+    if not math.isfinite(minutes) or not low <= minutes <= high:
+        raise CommandError(f"--every is the minutes between scheduled checks, from {low:g} to {high:g} (a year); got {minutes}")
+    return timedelta(minutes=minutes)
 
 
 class Command(BaseCommand):
@@ -47,8 +62,10 @@ class Command(BaseCommand):
         parser.add_argument("--base-url", default="", help="its OpenAI-compatible endpoint")
         parser.add_argument("--api-key-env", default=None, help="the variable holding its API key")
         parser.add_argument("--prompt-version", default=None, help="prompt template (default: the reference's)")
-        parser.add_argument("--temperature", type=float, default=0.0)
-        parser.add_argument("--max-tokens", type=int, default=1024)
+        # Checked by the run form's own fields, as run_judge does: a check is a judge run.
+        field = JudgeRunForm.base_fields
+        parser.add_argument("--temperature", type=argument_type(field["temperature"]), default=0.0)
+        parser.add_argument("--max-tokens", type=argument_type(field["max_tokens"]), default=1024)
         parser.add_argument("--json", action="store_true", help="--status as JSON")
         parser.add_argument("--tolerance", type=float, default=None, help="the share of frozen verdicts a check must give")
         refuse = parser.add_mutually_exclusive_group()
@@ -60,6 +77,7 @@ class Command(BaseCommand):
         parser.add_argument("--by", default=None, help="the researcher's username (recorded with --pin and --accept)")
 
     def handle(self, *args: object, **o: Any) -> None:  # noqa: ANN401
+        _every(o["every"])  # refused before anything is pinned or changed
         try:
             benchmark = benchmark_resolve(reference=str(o["benchmark"]))
         except ObjectDoesNotExist as exc:
@@ -102,7 +120,7 @@ class Command(BaseCommand):
     def _config(self, o: dict[str, Any], flag: str) -> CheckConfig:
         if not o["model"] or not o["base_url"]:
             raise CommandError(f"{flag} needs --model and --base-url (the judge configuration to check)")
-        return CheckConfig(
+        return CheckConfig(  # refuses a URL holding a key (RunError, which handle reports) before anything is stored
             judge_model=o["model"],
             base_url=o["base_url"],
             api_key_env=o["api_key_env"],
@@ -113,7 +131,7 @@ class Command(BaseCommand):
 
     def _settings(self, sentinel_set: Any, o: dict[str, Any]) -> None:  # noqa: ANN401
         refuse = True if o["refuse_drifted"] else (False if o["allow_drifted"] else None)
-        every = timedelta(minutes=o["every"]) if o["every"] is not None else None
+        every = _every(o["every"])
         scheduled = self._config(o, "--every") if every is not None else None
         if o["tolerance"] is None and refuse is None and every is None and not o["unschedule"]:
             return

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import json
+import math
 
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena import formatting as f
+from arena.apis import MAX_PSEUDO_COUNT, MAX_SEED
 from arena.extensions import human_figures_for
 from arena.formatting import table
 from arena.models import PAIRS, JudgeRun
@@ -68,6 +70,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print exactly one JSON object")
 
     def handle(self, *args: object, **options: object) -> None:
+        _numbers_check(options)
         try:
             benchmark = benchmark_resolve(reference=str(options["benchmark"]))
         except ObjectDoesNotExist as exc:
@@ -84,8 +87,6 @@ class Command(BaseCommand):
             run = run_default(benchmark=benchmark)
             if run is None:
                 raise CommandError(f"{benchmark} has no judge run yet")
-        if int(options["replicates"]) < 1 or int(options["style_replicates"]) < 1:  # type: ignore[call-overload]
-            raise CommandError("--replicates and --style-replicates must be at least 1")
         try:
             style = style_choice(options["style_control"])
         except ValueError as exc:
@@ -105,6 +106,23 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(document, ensure_ascii=False))
             return
         self.stdout.write(render_text(document))
+
+
+def _numbers_check(options: dict[str, object]) -> None:
+    """Refuse, naming the option, the numbers the leaderboard API refuses too (its ``seed`` and ``pseudo_count``
+    ranges), before anything is read: a negative seed is no seed of numpy's generator, and a pseudo-count that is
+    negative, NaN or infinite is no prior (the bootstrap replicates have no API cap here: the command is offline)."""
+    if int(options["replicates"]) < 1 or int(options["style_replicates"]) < 1:  # type: ignore[call-overload]
+        raise CommandError("--replicates and --style-replicates must be at least 1")
+    seed = int(options["seed"])  # type: ignore[call-overload]
+    if not 0 <= seed <= MAX_SEED:
+        raise CommandError(f"--seed must be a whole number from 0 to {MAX_SEED}; got {seed}")
+    pseudo_count = float(options["pseudo_count"])  # type: ignore[arg-type]
+    if not (math.isfinite(pseudo_count) and 0 <= pseudo_count <= MAX_PSEUDO_COUNT):
+        raise CommandError(
+            f"--pseudo-count must be a finite number from 0 to {MAX_PSEUDO_COUNT:g} (0.5 is the protocol's, 0 none); "
+            f"got {pseudo_count}"
+        )
 
 
 FITS = (("ordered", "ordered"), ("folded", "folded"), ("stable", "stable-only"))
