@@ -176,8 +176,9 @@ def mm_batch(
     converged = np.zeros(r, dtype=bool)
     iterations = np.zeros(r, dtype=np.int64)
     # Floor for π (sum 1): a model without wins would reach 0; the floor keeps every quotient finite
-    # (N / 2e-200 cannot overflow for any real count). It only binds when the MLE does not exist.
-    floor = 1e-200
+    # (N / 2e-200 cannot overflow for any real count). It binds when the MLE does not exist, and (after the
+    # normalisation) when a tiny pseudo-count's π underflows (PI_FLOOR).
+    floor = PI_FLOOR
     need_floor = bool((wins <= 0).any())
     # A model without any comparison has denominator 0: it keeps its value (it is flagged diverged anyway).
     no_games = n_full.sum(axis=2).T <= 0
@@ -199,6 +200,8 @@ def mm_batch(
         if need_floor:
             np.maximum(new, floor, out=new)
         new /= new.sum(axis=0, keepdims=True)
+        if not need_floor:
+            np.maximum(new, floor, out=new)
         ratio = new / p
         ratio -= 1.0
         np.abs(ratio, out=ratio)
@@ -219,6 +222,12 @@ def mm_batch(
 
 #: Newman iterations after which a fit still running is handed to MM (globally convergent) for the rest.
 NEWMAN_MAX_ITER = 500
+#: Floor for π (sum 1) in every iteration. A model that loses nearly everything under a tiny pseudo-count has a true π
+#: far below the smallest double (e^-700): it underflowed to 0, and the next step divided 0 by 0 (NaN strengths, an
+#: HTTP 500 from the leaderboard API at pseudo-count 1e-300 with 3 models, 1e-50 with 8, 1e-6 with 50: review). Held
+#: at the floor, such a model's θ is hundreds below the others' and clipped to −cap like a divergent fit's. The floor
+#: binds nowhere else (N / 2e-200 cannot overflow for any real count), so every other fit keeps its values bit for bit.
+PI_FLOOR = 1e-200
 
 
 def _newman_pairs(
@@ -254,6 +263,7 @@ def _newman_pairs(
         if damped.any():
             new[:, damped] = np.sqrt(new[:, damped] * pt[:, damped])
         new /= new.sum(axis=0, keepdims=True)
+        np.maximum(new, PI_FLOOR, out=new)
         delta = np.abs(new / pt - 1.0).max(axis=0)
         if active.all():
             pt = new
@@ -313,6 +323,7 @@ def _newman_dense_block(
         if half.any():
             new[half] = np.sqrt(new[half] * p_work[half])
         new /= new.sum(axis=1, keepdims=True)
+        np.maximum(new, PI_FLOOR, out=new)
         delta = np.abs(new / p_work - 1.0).max(axis=1)
         p_work = new
         iterations[work] = it
@@ -356,6 +367,7 @@ def _newman_batch(
         logp0 = np.asarray(theta0, dtype=np.float64)
         p = np.exp(logp0 - logp0.max(axis=1, keepdims=True))
         p /= p.sum(axis=1, keepdims=True)
+        np.maximum(p, PI_FLOOR, out=p)
     converged = np.zeros(r, dtype=bool)
     iterations = np.zeros(r, dtype=np.int64)
     limit = min(max_iter, NEWMAN_MAX_ITER)

@@ -70,3 +70,13 @@ def test_pseudo_count_zero_gives_the_same_document_in_the_command_and_the_api(
     # The Wald coverage is a share of the simulated sets it is over: a whole number of them per model.
     for share in coverage["sandwich"].values():
         assert 0.0 <= share <= 1.0 and share * used == pytest.approx(round(share * used))
+
+
+@pytest.mark.parametrize("pseudo_count", ["1e-300", "1e-50"])
+def test_a_tiny_pseudo_count_gives_a_finite_document(small: Benchmark, rita_client, pseudo_count: str) -> None:  # noqa: ANN001
+    # The fits' π underflowed to 0 and divided 0 by 0 (arena.stats.bt.PI_FLOOR): "non-finite float in the leaderboard
+    # document", HTTP 500.
+    url = reverse("lit2test:api-leaderboard", args=[small.pk])
+    response = rita_client.get(url, {"pseudo_count": pseudo_count, "replicates": REPLICATES})
+    assert response.status_code == 200, response.content[:300]
+    assert json.loads(command(small, "--pseudo-count", pseudo_count, "--json"))["models"] == response.json()["models"]
