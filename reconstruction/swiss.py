@@ -172,7 +172,9 @@ def _judges_check(
         raise RunError("name the judges as MODEL=FAMILY,...: every judge needs its model family for recusal")
     if len({j["model"] for j in judges}) != len(judges):
         raise RunError("a judge is named twice")
-    if provider != JudgeRun.Provider.RECORDED:
+    if provider != JudgeRun.Provider.RECORDED or base_url:
+        # A recorded run calls nothing, but a URL it is given is stored with the selection: checked all the same (a key
+        # in user:key@ or ?api_key= must never reach the database).
         endpoint_url_required(base_url, what="the judges' base URL (--base-url)")
     if provider != JudgeRun.Provider.RECORDED:
         try:

@@ -70,3 +70,25 @@ def test_the_largest_seed_is_taken_and_its_bracket_read_with_a_superscript_seed_
     first = SeedPaper.objects.get(benchmark=bench, external_id="s1")
     bracket = rita_client.get(reverse("reconstruction:bracket", args=[bench.pk, selection.pk]), {"seed": "²"})
     assert bracket.status_code == 200 and bracket.context["current"] == first
+
+
+@pytest.mark.parametrize("url", ["http://user:sk-SECRET123@127.0.0.1:9/v1", "http://127.0.0.1:9/v1?api_key=sk-SECRET123"])
+def test_a_recorded_selection_refuses_a_base_url_holding_a_key_and_stores_nothing(bench: Benchmark, url: str) -> None:
+    # A recorded run calls nothing, but the URL it is given is stored with the selection's parameters: it was never
+    # checked, so a key written into it reached the database (review).
+    from arena.models import JudgeRun
+    from jobs.lifecycle import RunError
+    from reconstruction.swiss import selection_create
+
+    with pytest.raises(RunError) as caught:
+        selection_create(
+            benchmark=bench,
+            name="Sel",
+            proposers=["Alpha"],
+            judges=[{"model": "J-delta", "family": "delta"}],
+            base_url=url,
+            provider=JudgeRun.Provider.RECORDED,
+            launch=False,
+        )
+    assert "--base-url" in str(caught.value) and "SECRET" not in str(caught.value)
+    assert not SwissSelection.objects.exists()
