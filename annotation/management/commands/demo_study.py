@@ -7,6 +7,7 @@ from django.db import transaction
 from annotation.demo import LABELLERS, STUDY_NAME, demo_labellers, demo_labels_seed
 from annotation.models import Study
 from annotation.services import StudyCreateError, eligible_contexts, study_create
+from arena.commands import seed_argument
 from arena.models import Benchmark
 
 DEMO_ANNOTATORS = ("annotator1", "annotator2", "annotator3")
@@ -36,7 +37,7 @@ class Command(BaseCommand):
             help="formal round: at most this many contexts (default 13), leaving the practice round its contexts",
         )
         parser.add_argument("--pairs-per-context", type=int, default=5, help="items per context (default 5, as in create_study)")
-        parser.add_argument("--seed", type=int, default=20260101)
+        parser.add_argument("--seed", type=seed_argument, default=20260101)
         parser.add_argument(
             "--synthetic-labels",
             action="store_true",

@@ -13,6 +13,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena import formatting as f
+from arena.commands import seed_argument
 from arena.formatting import table
 from arena.models import Benchmark, JudgeRun
 from arena.schemas import JUDGE_DIMENSIONS as DIMENSIONS
@@ -38,7 +39,9 @@ class Command(BaseCommand):
             help="a structured controls run on the same variants: target drops, non-target drifts and the dimension audit",
         )
         parser.add_argument("--replicates", type=int, default=DEFAULT_REPLICATES, help="case bootstrap replicates")
-        parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (the same seed gives the same intervals)")
+        parser.add_argument(
+            "--seed", type=seed_argument, default=0, help="bootstrap seed (the same seed gives the same intervals)"
+        )
         parser.add_argument(
             "--sham-tolerance",
             type=float,

@@ -5,6 +5,7 @@ import argparse
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from arena.commands import seed_argument
 from arena.selectors import benchmark_resolve
 from controls.llm import LlmSettings
 from controls.services import KINDS, ControlError, controls_generate
@@ -39,7 +40,9 @@ class Command(BaseCommand):
         parser.add_argument("benchmark", help="benchmark id, name or name@version")
         parser.add_argument("--kinds", type=_kinds, required=True, metavar="KIND[,KIND...]", help=f"any of {', '.join(KINDS)}")
         parser.add_argument("--contexts", type=int, required=True, help="how many contexts (one source proposal each)")
-        parser.add_argument("--seed", type=int, default=0, help="seed of the choice of contexts and sources (default: 0)")
+        parser.add_argument(
+            "--seed", type=seed_argument, default=0, help="seed of the choice of contexts and sources (default: 0)"
+        )
         parser.add_argument("--model", default=None, help="(subtle, sham) the model that writes the variants")
         parser.add_argument("--base-url", default=None, help="(subtle, sham) OpenAI-compatible endpoint")
         parser.add_argument(

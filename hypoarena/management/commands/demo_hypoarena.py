@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from arena.commands import seed_argument
 from arena.errors import AppError
 from hypoarena.demo import CASES_PER_DOMAIN, DEMO_NAME, SEED, demo_build
 
@@ -14,7 +15,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--cases", type=int, default=CASES_PER_DOMAIN, help=f"cases per domain (default {CASES_PER_DOMAIN})")
-        parser.add_argument("--seed", type=int, default=SEED, help=f"generator seed (default {SEED})")
+        parser.add_argument("--seed", type=seed_argument, default=SEED, help=f"generator seed (default {SEED})")
         parser.add_argument("--name", default=DEMO_NAME, help=f"benchmark name (default {DEMO_NAME})")
 
     def handle(self, *args: object, cases: int, seed: int, name: str, **options: object) -> None:

@@ -6,6 +6,7 @@ from typing import Any
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from arena.commands import seed_argument
 from arena.selectors import LEADERBOARD_REPLICATES, LEADERBOARD_SEED, benchmark_resolve
 from hypoarena.models import PROTOCOL
 from hypoarena.reports import ReportError, arena_run_pick, hypoarena_report
@@ -34,7 +35,9 @@ class Command(BaseCommand):
             default=LEADERBOARD_REPLICATES,
             help=f"bootstrap replicates (default {LEADERBOARD_REPLICATES})",
         )
-        parser.add_argument("--seed", type=int, default=LEADERBOARD_SEED, help=f"bootstrap seed (default {LEADERBOARD_SEED})")
+        parser.add_argument(
+            "--seed", type=seed_argument, default=LEADERBOARD_SEED, help=f"bootstrap seed (default {LEADERBOARD_SEED})"
+        )
         parser.add_argument(
             "--json", dest="as_json", action="store_true", help="print the whole document as JSON (the API returns the same)"
         )

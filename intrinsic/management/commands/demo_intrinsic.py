@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from arena.commands import seed_argument
 from arena.errors import AppError
 from intrinsic.demo import DEMO_NAME, SEED, demo_build, demo_live_build
 
@@ -13,7 +14,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--seed", type=int, default=SEED, help=f"generator seed (default {SEED})")
+        parser.add_argument("--seed", type=seed_argument, default=SEED, help=f"generator seed (default {SEED})")
         parser.add_argument("--name", default=DEMO_NAME, help=f"benchmark name (default {DEMO_NAME})")
 
     def handle(self, *args: object, seed: int, name: str, **options: object) -> None:

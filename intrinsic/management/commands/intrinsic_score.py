@@ -8,6 +8,7 @@ import argparse
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from arena.commands import seed_argument
 from arena.selectors import benchmark_resolve
 from intrinsic.endpoint import CRITERIA, MODE_GIVES
 from intrinsic.models import IntrinsicScoringRun
@@ -42,7 +43,7 @@ class Command(BaseCommand):
         )
         parser.add_argument("--scorer", default=None, help="the scorer's name (default: MODEL-CRITERION); reused when it exists")
         parser.add_argument("--papers", default="all", help="all | discipline:NAME | sample:N")
-        parser.add_argument("--seed", type=int, default=0, help="seed of the draw for --papers sample:N")
+        parser.add_argument("--seed", type=seed_argument, default=0, help="seed of the draw for --papers sample:N")
         field = JudgeRunForm.base_fields
         parser.add_argument("--concurrency", type=argument_type(field["concurrency"]), default=8, help="requests at a time")
         parser.add_argument("--rate", type=argument_type(field["rate_per_second"]), default=None, help="requests per second")
