@@ -41,7 +41,23 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     """
     if isinstance(exc, AppError):
         return Response(exc.payload(), status=exc.status_code)
-    return drf_exception_handler(exc, context)
+    response = drf_exception_handler(exc, context)
+    if response is not None:
+        # Plain strings: DRF's ErrorDetail is a string to the JSON renderer but a {string, code} mapping to the schema's
+        # YAML renderer (/api/schema/ answered its 403, 404 and 406 with a "detail" the schema says is a string: review).
+        response.data = _plain(response.data)
+    return response
+
+
+def _plain(data: Any) -> Any:  # noqa: ANN401
+    """``data`` with every string subclass (DRF's ErrorDetail) a plain ``str``, in lists and mappings too."""
+    if isinstance(data, str):
+        return str(data)
+    if isinstance(data, dict):
+        return {str(k): _plain(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_plain(v) for v in data]
+    return data
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -64,6 +80,7 @@ ERROR_RESPONSES: dict[int, OpenApiResponse] = {
     400: OpenApiResponse(PARAMETER_ERRORS_SCHEMA, description="A parameter is missing, malformed or out of range."),
     403: OpenApiResponse(ErrorSerializer, description="Not signed in, or not a researcher."),
     404: OpenApiResponse(ErrorSerializer, description="No such object (or not in this benchmark)."),
+    406: OpenApiResponse(ErrorSerializer, description="The Accept header names no type this operation serves."),
     503: OpenApiResponse(ErrorSerializer, description="The database is busy; retry after the Retry-After seconds."),
 }
 
@@ -118,9 +135,12 @@ class SchemaApi(SpectacularAPIView):
         lang = serializers.ChoiceField(choices=[code for code, _ in settings.LANGUAGES], required=False)
         format = serializers.ChoiceField(choices=["json", "yaml"], required=False)  # read by DRF's content negotiation
 
-    # 404: an unknown ?format= (DRF's content negotiation).
+    # 404: an unknown ?format=; 406: an Accept header naming neither JSON nor YAML (DRF's content negotiation).
     @extend_schema(
-        **(SCHEMA_KWARGS | {"summary": "OpenAPI schema of this API", "responses": api_responses(OpenApiTypes.OBJECT, 400, 404)})
+        **(
+            SCHEMA_KWARGS
+            | {"summary": "OpenAPI schema of this API", "responses": api_responses(OpenApiTypes.OBJECT, 400, 404, 406)}
+        )
     )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:  # noqa: ANN401
         params = self.InputSerializer(data=request.query_params)
