@@ -18,6 +18,7 @@ from arena.apis import MAX_PSEUDO_COUNT, MAX_SEED, QueryParams, api_responses, g
 from arena.extensions import human_figures_for
 from arena.models import PAIRS, Benchmark, JudgeRun
 from arena.permissions import IsResearcher
+from arena.protocols import protocol_phrase
 from arena.selectors import (
     LEADERBOARD_PSEUDO_COUNT,
     LEADERBOARD_REPLICATES,
@@ -122,7 +123,7 @@ class LeaderboardApi(APIView):
         benchmark = get_or_not_found(Benchmark.objects, f"no benchmark {benchmark_id}", pk=benchmark_id)
         if benchmark.protocol != PROTOCOL:
             raise NotFound(
-                f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: the Lit2Test leaderboard does not apply; "
+                f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark: the Lit2Test leaderboard does not apply; "
                 f"its figures are at /api/benchmarks/{benchmark.pk}/{benchmark.protocol}/"
             )
         if "run" in params.validated_data:
@@ -170,11 +171,16 @@ class RunAgreementApi(APIView):
     def get(self, request: Request, run_id: int) -> Response:
         params = self.InputSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
-        first = get_or_not_found(JudgeRun.objects, f"no run {run_id}", pk=run_id)
+        # Runs that judged canonical pairs (a controls, arena or rubric run has none to compare: it "agreed" on 0
+        # pairs), and two of them: a run against itself agrees by construction (review).
+        pairs_runs = JudgeRun.objects.filter(subjects=PAIRS)
+        first = get_or_not_found(pairs_runs, f"no run {run_id} that judged canonical pairs", pk=run_id)
         other_id = params.validated_data["with"]
+        if other_id == run_id:
+            raise NotFound(f"run {run_id} is compared with itself: give another run of its benchmark as 'with'")
         second = get_or_not_found(
-            JudgeRun.objects,
-            f"run {other_id} is not a run of the benchmark of run {run_id}",
+            pairs_runs,
+            f"run {other_id} is not a run of the benchmark of run {run_id} that judged canonical pairs",
             pk=other_id,
             benchmark_id=first.benchmark_id,
         )

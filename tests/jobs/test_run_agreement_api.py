@@ -100,3 +100,19 @@ def test_the_agreement_api_is_researcher_only(two_judges, annotator) -> None:  #
     url = reverse("lit2test:api-run-agreement", args=[canonical.pk])
     assert client_for(annotator).get(url, {"with": second.pk}).status_code == 403
     assert Client().get(url, {"with": second.pk}).status_code == 403
+
+
+def test_a_run_compared_with_itself_or_with_a_run_without_pairs_is_a_404_naming_it(two_judges, researcher) -> None:  # noqa: ANN001
+    # Both answered 200 before (review): a run against itself "agreed" 100% by construction, calling the canonical run
+    # "earlier run (neither is the canonical judge)"; a run without canonical pairs (controls, arena, rubric) "agreed"
+    # on 0 pairs.
+    canonical, second = two_judges
+    client = client_for(researcher)
+    url = reverse("lit2test:api-run-agreement", args=[canonical.pk])
+    itself = client.get(url, {"with": canonical.pk})
+    assert itself.status_code == 404 and "compared with itself" in itself.json()["detail"]
+    JudgeRun.objects.filter(pk=second.pk).update(subjects="controls")
+    other = client.get(url, {"with": second.pk})
+    assert other.status_code == 404 and f"run {second.pk} is not a run" in other.json()["detail"]
+    from_other = client.get(reverse("lit2test:api-run-agreement", args=[second.pk]), {"with": canonical.pk})
+    assert from_other.status_code == 404 and "canonical pairs" in from_other.json()["detail"]
