@@ -42,7 +42,7 @@ def protocol_benchmark_or_404(benchmark_id: int, protocol: str) -> Benchmark:
     if benchmark is None:
         raise Http404(f"no benchmark {benchmark_id}")
     if benchmark.protocol != protocol:
-        raise Http404(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not {protocol_phrase(protocol)} one")
+        raise Http404(f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark, not {protocol_phrase(protocol)} one")
     return benchmark
 
 
@@ -147,7 +147,7 @@ class ProtocolReportCommand(BaseCommand):
             raise CommandError(str(exc)) from None
         if chosen.protocol != self.protocol:
             raise CommandError(
-                f"{chosen} is a {chosen.get_protocol_display()} benchmark, not {protocol_phrase(self.protocol)} one; "
+                f"{chosen} is {protocol_phrase(chosen.protocol)} benchmark, not {protocol_phrase(self.protocol)} one; "
                 f"name a benchmark imported with {self.import_command}"
             )
         if replicates < 1 or seed < 0:
@@ -196,7 +196,7 @@ class ProtocolReportApi(APIView):
         benchmark = get_or_not_found(Benchmark.objects, f"no benchmark {benchmark_id}", pk=benchmark_id)
         if benchmark.protocol != self.protocol:
             raise NotFound(
-                f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not {protocol_phrase(self.protocol)} one"
+                f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark, not {protocol_phrase(self.protocol)} one"
             )
         data = params.validated_data
         try:

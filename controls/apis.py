@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from arena.apis import MAX_SEED, QueryParams, api_responses, get_or_not_found, id_field
 from arena.models import Benchmark, JudgeRun
 from arena.permissions import IsResearcher
+from arena.protocols import protocol_phrase
 
 from .models import CONTROLS, LIT2TEST
 from .reports import DEFAULT_REPLICATES, ControlReportError, controls_report, controls_run_default, controls_run_missing
@@ -70,7 +71,7 @@ class ControlsReportApi(APIView):
         benchmark = get_or_not_found(Benchmark.objects, f"no benchmark {benchmark_id}", pk=benchmark_id)
         if benchmark.protocol != LIT2TEST:
             raise NotFound(
-                f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: Lit2Test's diagnostic controls do not apply"
+                f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark: Lit2Test's diagnostic controls do not apply"
             )
         controls = JudgeRun.objects.filter(benchmark=benchmark, subjects=CONTROLS)
         if "run" in given:

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 from arena.apis import MAX_SEED, QueryParams, api_responses, get_or_not_found, id_field
 from arena.models import Benchmark
 from arena.permissions import IsResearcher
+from arena.protocols import protocol_phrase
 from arena.selectors import LEADERBOARD_REPLICATES, LEADERBOARD_SEED
 
 from .models import PROTOCOL
@@ -42,7 +43,7 @@ def _hypoarena_benchmark(benchmark_id: int, *, elsewhere: str) -> Benchmark:
     benchmark = get_or_not_found(Benchmark.objects, f"no benchmark {benchmark_id}", pk=benchmark_id)
     if benchmark.protocol != PROTOCOL:
         raise NotFound(
-            f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a HypoArena one; "
+            f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark, not a HypoArena one; "
             + elsewhere.format(id=benchmark.pk)
         )
     return benchmark

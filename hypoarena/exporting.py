@@ -13,6 +13,7 @@ from typing import Any
 
 from arena.jsonl import jsonl_write
 from arena.models import Benchmark
+from arena.protocols import protocol_phrase
 
 from .importing import BATCH
 from .models import PROTOCOL, ArenaVerdict, Case, RubricScore, Submission
@@ -26,7 +27,7 @@ def hypoarena_export(*, benchmark: Benchmark, directory: Path) -> dict[str, int]
     verdict fixed is in the verdicts' ``model_a``."""
     if benchmark.protocol != PROTOCOL:
         raise HypoArenaError(
-            f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a HypoArena one; export it with its own export"
+            f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark, not a HypoArena one; export it with its own export"
         )
     directory.mkdir(parents=True, exist_ok=True)
     written: dict[str, int] = {}

@@ -21,6 +21,7 @@ from django.db import transaction
 from django.utils.translation import gettext_noop
 
 from arena.models import Benchmark, Participant
+from arena.protocols import protocol_phrase
 from jobs.elicitation import ElicitKind, elicit_launch, elicit_parameters
 from jobs.lifecycle import RunError, api_key_required, asked_by_runs, endpoint_url_required, nothing_to_ask
 from jobs.parsing import ParseError, json_object
@@ -91,7 +92,7 @@ def generation_run_create(
     saying what to fix, or naming the runs asking when there is nothing to ask."""
     if benchmark.protocol != PROTOCOL:
         raise RunError(
-            f"{benchmark} is a {benchmark.get_protocol_display()} benchmark; generate its proposals with run_generation"
+            f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark; generate its proposals with run_generation"
         )
     template = PROMPTS.get(prompt_version)
     if template is None or template.kind != GENERATION_KIND:

@@ -19,6 +19,7 @@ from django.db import transaction
 
 from arena.jsonl import Fields, JsonlReading, Problem, Ref, ReleaseImportError, benchmark_create, read_jsonl
 from arena.models import Benchmark, JudgeRun, Participant
+from arena.protocols import protocol_phrase
 
 from .import_checks import ImportCheck, Stored
 from .import_lines import (
@@ -168,7 +169,7 @@ def _import_target(*, name: str, version: str, files: Mapping[str, Path]) -> Ben
     benchmark = Benchmark.objects.filter(name=name, version=version).first()
     if benchmark is not None and benchmark.protocol != PROTOCOL:
         raise HypoArenaError(
-            f"{benchmark} is a {benchmark.get_protocol_display()} benchmark; import HypoArena files into a new benchmark name "
+            f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark; import HypoArena files into a new benchmark name "
             "(or another version)"
         )
     if not files:

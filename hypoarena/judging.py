@@ -27,6 +27,7 @@ from typing import Any
 
 from arena.blindness import benchmark_matcher
 from arena.models import Benchmark, JudgeRun
+from arena.protocols import protocol_phrase
 from jobs.gates import blindness_problem, orientation_sort, skipped_log
 from jobs.lifecycle import RunError
 from jobs.prompts import PromptTemplate, RenderedTask
@@ -70,7 +71,7 @@ SUBMISSIONS = Selection(
 def _require_hypoarena(benchmark: Benchmark, what: str) -> None:
     if benchmark.protocol != PROTOCOL:
         raise RunError(
-            f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: it has no HypoArena {what} to judge; judge its "
+            f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark: it has no HypoArena {what} to judge; judge its "
             "pairs with run_judge's default task kind"
         )
 

@@ -15,6 +15,7 @@ from django.db.models.functions import Coalesce
 from django.http import Http404
 
 from arena.models import Benchmark, JudgeRun
+from arena.protocols import protocol_phrase
 
 from .models import ARENA_KIND, PROTOCOL, RUBRIC_KIND, ArenaVerdict, Case, Domain, RubricScore, Submission
 
@@ -30,7 +31,7 @@ def hypoarena_benchmark_get(*, benchmark_id: int) -> Benchmark:
     if benchmark is None:
         raise Http404(f"no benchmark {benchmark_id}")
     if benchmark.protocol != PROTOCOL:
-        raise Http404(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a HypoArena one")
+        raise Http404(f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark, not a HypoArena one")
     return benchmark
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from arena.jsonl import jsonl_write
 from arena.models import Benchmark
+from arena.protocols import protocol_phrase
 
 from .importing import FILES, IntrinsicError
 from .models import PROTOCOL, Candidate, CandidateScore, ListwiseRanking, Paper, Scorer
@@ -24,7 +25,7 @@ def intrinsic_export(*, benchmark: Benchmark, directory: Path) -> dict[str, int]
     that scorer) is not written: a score file names whole papers. ``"partial (scorer, paper) left out"`` counts them
     (resume the run to complete them)."""
     if benchmark.protocol != PROTOCOL:
-        raise IntrinsicError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not an Intrinsic-scoring one")
+        raise IntrinsicError(f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark, not an Intrinsic-scoring one")
     directory.mkdir(parents=True, exist_ok=True)
     candidates: dict[int, list[dict[str, Any]]] = {}
     for c in Candidate.objects.filter(paper__benchmark=benchmark).order_by("paper_id", "position"):

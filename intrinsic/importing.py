@@ -31,6 +31,7 @@ from arena.jsonl import (
     show,
 )
 from arena.models import Benchmark
+from arena.protocols import protocol_phrase
 
 from .import_lines import Line, LineReader
 from .models import LISTWISE_TOP, PROTOCOL, Candidate, CandidateScore, ListwiseRanking, Paper, Scorer
@@ -90,7 +91,7 @@ def intrinsic_import(*, name: str, files: Mapping[str, Path], version: str = "1"
     benchmark = Benchmark.objects.filter(name=name, version=version).first()
     if benchmark is not None and benchmark.protocol != PROTOCOL:
         raise IntrinsicError(
-            f"{benchmark} is a {benchmark.get_protocol_display()} benchmark; import Intrinsic files into a new benchmark name"
+            f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark; import Intrinsic files into a new benchmark name"
         )
     if not files:
         raise IntrinsicError(f"no file to import; give {', '.join(f'{k}.jsonl' for k in FILES)} in a folder")

@@ -27,6 +27,7 @@ from typing import Any
 from django.urls import reverse
 
 from arena.models import Benchmark, JudgeRun
+from arena.protocols import protocol_phrase
 from jobs.gates import blindness_problem
 from jobs.lifecycle import RunError
 from jobs.parsing import ParseError, json_object
@@ -69,7 +70,7 @@ def shuffle_seed(run: JudgeRun) -> int:
 
 def _plan(benchmark: Benchmark, request: Any, template: PromptTemplate) -> tuple[Callable[[JudgeRun], list[ListwiseTask]], int]:  # noqa: ANN401
     if benchmark.protocol != PROTOCOL:
-        raise RunError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: it has no Intrinsic papers to rank")
+        raise RunError(f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark: it has no Intrinsic papers to rank")
     papers = list(Paper.objects.filter(benchmark=benchmark).order_by("id"))
     if not papers:
         raise RunError(f"{benchmark} has no papers; import them first (import_intrinsic)")

@@ -49,6 +49,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from arena.models import Benchmark, JudgeRun
+from arena.protocols import protocol_phrase
 from jobs import execution, lifecycle
 from jobs.call_cache import CACHE_PARAMETER, Answered, Cached, CallCache
 from jobs.driving import (
@@ -162,7 +163,7 @@ def scoring_run_create(
     saying what to fix: another protocol's benchmark, a criterion the endpoint's mode cannot give, a missing key, a
     scorer name held by another model or criterion, a scorer with a run still active, a blank candidate, nothing to do."""
     if benchmark.protocol != PROTOCOL:
-        raise RunError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: it has no Intrinsic candidates to score")
+        raise RunError(f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark: it has no Intrinsic candidates to score")
     model = model.strip()
     if not model:
         raise RunError("a scoring run needs the model's name as the endpoint serves it (--model)")

@@ -20,7 +20,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from arena.models import Benchmark, JudgeRun
-from arena.protocols import selection_options, selection_routes, task_kind_for
+from arena.protocols import protocol_phrase, selection_options, selection_routes, task_kind_for
 
 from . import adaptive, drift, execution, lifecycle
 from .call_cache import Answered, CallCache
@@ -132,7 +132,7 @@ def _refuse_early(request: JudgeRunRequest, kind: JudgeSubjects | None) -> None:
     benchmark = request.benchmark
     if kind is not None and kind.foreign_refusal and benchmark.protocol != kind.protocol:
         raise RunError(
-            f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: {kind.foreign_refusal.format(subjects=kind.name)}"
+            f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark: {kind.foreign_refusal.format(subjects=kind.name)}"
         )
     participants = list(benchmark.participants.values_list("name", flat=True))
     judge = request.judge_model.strip()

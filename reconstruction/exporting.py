@@ -11,6 +11,7 @@ from typing import Any
 
 from arena.jsonl import jsonl_write
 from arena.models import Benchmark
+from arena.protocols import protocol_phrase
 
 from .import_lines import format_date
 from .importing import FILES
@@ -56,7 +57,7 @@ def reconstruction_export(*, benchmark: Benchmark, directory: Path) -> dict[str,
     """Write the benchmark's files (``FORMAT.md``) into ``directory``; returns the lines written per file. References
     carry their anonymous id, so importing the export reproduces the same frozen bibliographies (same hashes)."""
     if benchmark.protocol != PROTOCOL:
-        raise ReconstructionError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a Reconstruction one")
+        raise ReconstructionError(f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark, not a Reconstruction one")
     directory.mkdir(parents=True, exist_ok=True)
     seeds = SeedPaper.objects.filter(benchmark=benchmark).order_by("external_id")
     refs = Reference.objects.filter(seed__benchmark=benchmark).select_related("seed").order_by("seed__external_id", "original_id")

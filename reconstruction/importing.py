@@ -32,6 +32,7 @@ from arena.jsonl import (
     show,
 )
 from arena.models import Benchmark
+from arena.protocols import protocol_phrase
 
 from . import leakage
 from .import_hypotheses import HypothesisWriter
@@ -112,7 +113,7 @@ def _import_target(*, name: str, version: str, files: Mapping[str, Path]) -> Ben
     benchmark = Benchmark.objects.filter(name=name, version=version).first()
     if benchmark is not None and benchmark.protocol != PROTOCOL:
         raise ReconstructionError(
-            f"{benchmark} is a {benchmark.get_protocol_display()} benchmark; import Reconstruction files into a new benchmark name"
+            f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark; import Reconstruction files into a new benchmark name"
         )
     if not files:
         raise ReconstructionError(f"no file to import; give {', '.join(f'{k}.jsonl' for k in FILES)} in a folder")

@@ -24,6 +24,7 @@ from django.urls import reverse
 
 from arena.blindness import benchmark_matcher
 from arena.models import Benchmark, JudgeRun
+from arena.protocols import protocol_phrase
 from jobs.gates import blindness_problem, orientation_gate
 from jobs.lifecycle import RunError
 from jobs.parsing import ParseError, json_object, text_key
@@ -61,7 +62,7 @@ WINNERS = ("A", "B", "TIE")
 def _require(benchmark: Benchmark) -> None:
     if benchmark.protocol != PROTOCOL:
         raise RunError(
-            f"{benchmark} is a {benchmark.get_protocol_display()} benchmark: it has no Reconstruction hypotheses to judge"
+            f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark: it has no Reconstruction hypotheses to judge"
         )
 
 

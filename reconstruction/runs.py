@@ -20,6 +20,7 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext_noop
 
 from arena.models import Benchmark, Participant
+from arena.protocols import protocol_phrase
 from jobs.elicitation import ElicitKind, Problems, elicit_launch, elicit_parameters, elicit_problem
 from jobs.lifecycle import RunError, api_key_required, asked_by_runs, endpoint_url_required, nothing_to_ask
 from jobs.parsing import ParseError, json_object
@@ -198,7 +199,7 @@ def _proposer_names(
     """The proposers' names, checked with the run's other settings before anything is read or made; raises
     :class:`RunError` with the first thing to fix."""
     if benchmark.protocol != PROTOCOL:
-        raise RunError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a Reconstruction one")
+        raise RunError(f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark, not a Reconstruction one")
     endpoint_url_required(base_url, what="the proposer run's base URL (--base-url)")
     names = [p.strip() for p in proposers if p.strip()]
     if not names:

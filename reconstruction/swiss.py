@@ -36,6 +36,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from arena.models import Benchmark, JudgeRun, Participant
+from arena.protocols import protocol_phrase
 from arena.stats.swiss import swiss_pairings, swiss_standings
 from jobs.lifecycle import endpoint_url_required
 from jobs.prompts import PROMPTS
@@ -89,7 +90,7 @@ def selection_create(
 ) -> SwissSelection:
     """Create a selection and (``launch``) start its first round. Raises :class:`RunError` saying what to fix."""
     if benchmark.protocol != PROTOCOL:
-        raise RunError(f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a Reconstruction one")
+        raise RunError(f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark, not a Reconstruction one")
     name = _selection_name(benchmark=benchmark, name=name)
     proposers = _selection_proposers(benchmark=benchmark, proposers=proposers)
     _judges_check(benchmark=benchmark, judges=judges, provider=provider, base_url=base_url, api_key_env=api_key_env)

@@ -7,6 +7,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena.commands import seed_argument
+from arena.protocols import protocol_phrase
 from arena.selectors import LEADERBOARD_REPLICATES, LEADERBOARD_SEED, benchmark_resolve
 from hypoarena.models import PROTOCOL
 from hypoarena.reports import ReportError, agreement_runs_pick, hypoarena_agreement_report, top_k_overlap_text
@@ -86,7 +87,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         if chosen.protocol != PROTOCOL:
             raise CommandError(
-                f"{chosen} is a {chosen.get_protocol_display()} benchmark; two of its runs are compared on their run page "
+                f"{chosen} is {protocol_phrase(chosen.protocol)} benchmark; two of its runs are compared on their run page "
                 "(/dashboard/runs/<id>/compare/<other>/)"
             )
         if replicates < 1 or seed < 0:

@@ -8,6 +8,7 @@ from django import forms
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from arena.protocols import protocol_phrase
 from arena.selectors import benchmark_resolve
 from hypoarena.generation import DEFAULT_K, KIND, generation_run_create, generation_run_launch
 from hypoarena.models import PROTOCOL, GenerationRun
@@ -61,7 +62,7 @@ class Command(BaseCommand):
                 "reconstruction": "elicit its hypotheses with reconstruction_propose",
             }
             raise CommandError(
-                f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a HypoArena one; "
+                f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark, not a HypoArena one; "
                 + own.get(benchmark.protocol, "HypoArena generation runs on HypoArena benchmarks only")
             )
         mapping: dict[str, str] = {}

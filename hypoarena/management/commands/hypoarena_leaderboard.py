@@ -7,6 +7,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena.commands import seed_argument
+from arena.protocols import protocol_phrase
 from arena.selectors import LEADERBOARD_REPLICATES, LEADERBOARD_SEED, benchmark_resolve
 from hypoarena.models import PROTOCOL
 from hypoarena.reports import ReportError, arena_run_pick, hypoarena_report
@@ -51,7 +52,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         if chosen.protocol != PROTOCOL:
             raise CommandError(
-                f"{chosen} is a {chosen.get_protocol_display()} benchmark; for its leaderboard run: python manage.py leaderboard {chosen.pk}"
+                f"{chosen} is {protocol_phrase(chosen.protocol)} benchmark; for its leaderboard run: python manage.py leaderboard {chosen.pk}"
             )
         if replicates < 1 or seed < 0:
             raise CommandError("--replicates must be 1 or more and --seed 0 or more")

@@ -7,6 +7,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena.launch import name_values
+from arena.protocols import protocol_phrase
 from arena.selectors import benchmark_resolve
 from jobs.elicitation import elicit_progress, elicit_resume
 from jobs.forms import ElicitRunFields, JudgeRunForm, argument_type
@@ -57,7 +58,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         if benchmark.protocol != PROTOCOL:
             raise CommandError(
-                f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a Reconstruction one; proposers run on Reconstruction benchmarks"
+                f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark, not a Reconstruction one; proposers run on Reconstruction benchmarks"
             )
         try:
             if o["resume"]:

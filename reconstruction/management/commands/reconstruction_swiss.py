@@ -13,6 +13,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena.models import JudgeRun
+from arena.protocols import protocol_phrase
 from arena.selectors import benchmark_resolve
 from jobs.forms import argument_type
 from jobs.services import RunError
@@ -67,7 +68,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         if benchmark.protocol != PROTOCOL:
             raise CommandError(
-                f"{benchmark} is a {benchmark.get_protocol_display()} benchmark, not a Reconstruction one; Swiss selections run on Reconstruction benchmarks"
+                f"{benchmark} is {protocol_phrase(benchmark.protocol)} benchmark, not a Reconstruction one; Swiss selections run on Reconstruction benchmarks"
             )
         try:
             if o["advance"] or o["status"]:
