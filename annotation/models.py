@@ -140,11 +140,18 @@ class Item(models.Model):
 
         return proposal_blind_content(self.first_proposal)
 
-    def second_content(self) -> dict:
-        """The naive control's text (written from the context's words), or the real proposal, redacted."""
-        from arena.blindness import proposal_blind_content
+    def second_content(self, *, benchmark_id: int | None = None) -> dict:
+        """The naive control's text (written from the context's words) or the real proposal, redacted: the control
+        with the benchmark's aliases of now, as the real proposals beside it (a context citing a model would show the
+        name in the control alone and give it away: review)."""
+        from arena.aliases import redact_content
+        from arena.blindness import benchmark_matcher, proposal_blind_content
 
-        return self.naive.content if self.is_control else proposal_blind_content(self.second_proposal)
+        if not self.is_control:
+            return proposal_blind_content(self.second_proposal)
+        if benchmark_id is None:  # the screen passes its study's (no query)
+            benchmark_id = Study.objects.filter(pk=self.study_id).values_list("benchmark_id", flat=True).get()
+        return redact_content(self.naive.content, benchmark_matcher(benchmark_id=benchmark_id)).content
 
 
 class Assignment(models.Model):

@@ -170,7 +170,7 @@ def item_screen(*, assignment: Assignment, now: datetime | None = None) -> dict[
         .defer(*(f"{side}__{f}" for side in ("first_proposal", "second_proposal") for f in PROPOSAL_UNUSED_FIELDS))
         .get(pk=assignment.item_id)
     )
-    first, second = item.first_content(), item.second_content()
+    first, second = item.first_content(), item.second_content(benchmark_id=assignment.study.benchmark_id)
     a, b = (first, second) if assignment.a_is_first else (second, first)
     deadline = assignment.deadline()
     remaining = None if deadline is None else int((deadline - now).total_seconds())

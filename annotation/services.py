@@ -22,8 +22,6 @@ from django.utils.http import urlsafe_base64_encode
 from django.utils.translation import gettext as _
 
 from arena import naive
-from arena.aliases import Matcher, redact_content
-from arena.blindness import benchmark_matcher
 from arena.errors import AppError
 from arena.models import PAIRS, Benchmark, CanonicalPair, Context, Proposal
 from arena.permissions import ANNOTATORS_GROUP
@@ -375,7 +373,6 @@ def _items_create(
             assert plan is not None  # _check_pairs_per_context ruled this out
             plans[cid] = plan
     items = _real_items(study=study, by_id=by_id, chosen_ids=chosen_ids, plans=plans, proposals=proposals)
-    matcher = benchmark_matcher(benchmark_id=benchmark.pk) if control_ids else None
     for cid in sorted(control_ids):
         context = by_id[cid].context
         if cid in plans:
@@ -388,7 +385,7 @@ def _items_create(
                 position=len(items) + 1,
                 context=context,
                 first_proposal=real,
-                naive=naive_for_context(context=context, matcher=matcher),
+                naive=naive_for_context(context=context),
                 is_control=True,
             )
         )
@@ -472,21 +469,16 @@ def _check_pairs_per_context(k: int, eligible: Sequence[EligibleContext], *, wit
             )
 
 
-def naive_for_context(*, context: Context, matcher: Matcher | None = None) -> NaiveProposal:
-    """The naive baseline's proposal for ``context`` (written once per generator version, then reused), redacted with
-    the benchmark's aliases as the real proposals beside it are: a model the context's literature names would
-    otherwise read "GPT-4" in the control and "[redacted]" in the others, and give the control away (review). A stored
-    one is redacted again with the aliases of now (redacting is idempotent: "[redacted]" names nobody)."""
-    matcher = matcher or benchmark_matcher(benchmark_id=context.benchmark_id)
+def naive_for_context(*, context: Context) -> NaiveProposal:
+    """The naive baseline's proposal for ``context`` (written once per generator version, then reused). Stored as the
+    generator wrote it: it is redacted where it is shown (``Item.second_content``), with the aliases of then."""
     found = NaiveProposal.objects.filter(context=context, generator_version=naive.VERSION).first()
     if found:
-        blind = redact_content(found.content, matcher).content
-        if blind != found.content:
-            found.content = blind
-            found.save(update_fields=["content"])
         return found
-    content = redact_content(naive.naive_proposal(naive.context_words(context)), matcher).content
-    return NaiveProposal.objects.get_or_create(context=context, generator_version=naive.VERSION, defaults={"content": content})[0]
+    words = naive.context_words(context)
+    return NaiveProposal.objects.get_or_create(
+        context=context, generator_version=naive.VERSION, defaults={"content": naive.naive_proposal(words)}
+    )[0]
 
 
 # --------------------------------------------------------------------------- annotating
