@@ -162,8 +162,8 @@ LOOKALIKES = {
 
 def _read_as(c: str) -> str:
     """A character of an NFKC form beyond ASCII as the matcher reads it: a combining accent as nothing ("C\u0301laude"),
-    a dash as ``-``, a space as `` ``, a Latin letter with accents as the letter ("à" as "a"), a look-alike Cyrillic or
-    Greek letter as its Latin twin; else as it is."""
+    a dash as ``-``, a space as `` ``, a Latin letter with accents as the letter ("à" as "a"); else as it is (look-alike
+    letters are read in their word's context: :func:`_latin_lookalikes`)."""
     category = unicodedata.category(c)
     if category == "Mn":
         return ""
@@ -174,7 +174,27 @@ def _read_as(c: str) -> str:
     base = unicodedata.normalize("NFKD", c)
     if len(base) > 1 and base[0].isascii() and base[0].isalpha():
         return base[0]
-    return LOOKALIKES.get(c, c)
+    return c
+
+
+_LOOKALIKE_CHARS = re.compile("[" + re.escape("".join(LOOKALIKES)) + "]")
+_LATIN_LETTER = re.compile("[A-Za-z]")
+_WORD = re.compile(r"\w+")
+_TO_LATIN = str.maketrans(LOOKALIKES)
+
+
+def _latin_lookalikes(text: str) -> str:
+    """``text`` with the look-alike letters of each word that also holds a Latin letter read as Latin ("Сlaude" with a
+    Cyrillic Es, "GLМ-5"), one character for one: a word of Cyrillic or Greek alone keeps its letters, so that "около 1"
+    does not read as "o1" (UTS #39's mixed-script rule; review)."""
+    if not _LOOKALIKE_CHARS.search(text):
+        return text
+
+    def word(m: re.Match[str]) -> str:
+        w = m.group(0)
+        return w.translate(_TO_LATIN) if _LATIN_LETTER.search(w) and _LOOKALIKE_CHARS.search(w) else w
+
+    return _WORD.sub(word, text)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -199,7 +219,7 @@ def normalise(text: str) -> tuple[str, list[int]]:
         out.append(read)
         where.extend([i] * len(read))
     where.append(len(text))
-    return "".join(out), where
+    return _latin_lookalikes("".join(out)), where
 
 
 _TOKEN = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[^\W\d_A-Za-z]+")
@@ -511,8 +531,9 @@ class Redacted:
 #: The version of how text is read for names (:func:`normalise`, :data:`LOOKALIKES`, the vendor table): part of every
 #: proposal's :func:`content_digest`, so blind text made by an older reading is stale, redacted afresh where it is shown
 #: and counted on the benchmark's blindness page until the benchmark is scanned again (``manage.py blindness_scan``).
-#: 2: accents, combining accents and look-alike Cyrillic and Greek letters.
-READING = 2
+#: 2: accents, combining accents and look-alike Cyrillic and Greek letters; 3: look-alikes only in a word that also
+#: holds a Latin letter.
+READING = 3
 
 
 def content_digest(content: Any) -> str:

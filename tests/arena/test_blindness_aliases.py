@@ -324,3 +324,21 @@ def test_with_every_vendor_of_the_table_the_sample_yields_only_real_model_mentio
 def test_text_in_other_scripts_without_a_name_is_left_as_it_is(text: str) -> None:
     # The look-alike letters are read as Latin only to find names: other words in those scripts are not names.
     assert sample_matcher().redact(text)[0] == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "около 1 000 примеров",  # Cyrillic о before a number: not the model o1
+        "Данные о 1 млн",
+        "о 3 экспериментах",
+        "ο 3 είναι",  # Greek omicron
+        "Ο 1ος",
+    ],
+)
+def test_a_word_of_cyrillic_or_greek_alone_keeps_its_letters(text: str) -> None:
+    # Look-alike letters are read as Latin only in a word that also holds a Latin letter (review: "около 1" read as
+    # "o1" and was redacted for a participant named o1).
+    matcher = matcher_for([Term(Alias(n, WORD, NAME), n, "participant") for n in ("o1", "o3", "Claude")])
+    assert matcher.redact(text)[0] == text
+    assert matcher.redact(f"{text} As \u0421laude, I think")[0] == f"{text} As [redacted], I think"
