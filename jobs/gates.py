@@ -40,13 +40,17 @@ def squash(text: str) -> str:
     return text.lower().encode("ascii", "ignore").translate(None, _NOT_ALNUM).decode("ascii")
 
 
-_LOOKALIKES = {k.casefold(): v.lower() for k, v in LOOKALIKES.items()}
+# The fold is case-blind, so it reads as Latin only the look-alike letters of ``arena.aliases.LOOKALIKES`` whose two
+# cases look like the two cases of one Latin letter (а/А, о/О, с/С, α/Α, κ/Κ, ...): Greek ν looks like v but its capital
+# Ν like N, Cyrillic в like nothing Latin but its capital В like B (review: a table made from the capitals read ν as "v"
+# and в, н, м, т as b, h, m, t). Redaction, which sees case, reads the others too.
+_FOLD_LOOKALIKES = {k: v for k, v in LOOKALIKES.items() if k.islower() and LOOKALIKES.get(k.upper(), v.upper()).lower() == v}
 
 
 def _folded_char(char: str) -> str:
     """One character as :func:`fold` reads it (see there)."""
     decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", char).casefold())
-    return "".join(_LOOKALIKES.get(c, c) for c in decomposed if c.isalnum())
+    return "".join(_FOLD_LOOKALIKES.get(c, c) for c in decomposed if c.isalnum())
 
 
 class _Folds(dict[int, str]):
@@ -167,17 +171,26 @@ def _folded_names(names: list[str]) -> tuple[str, ...]:
     return _remembered(("ascii", *names), lambda: (t for n in names for t in _fold_terms(n)))
 
 
+#: The shortest ASCII name looked for in the fold of a prompt with letters beyond ASCII. The fold drops spaces and reads
+#: look-alike letters as Latin whatever the word, so a short name turns up in ordinary text: Russian "около 1" folds to
+#: "…o1", Ukrainian "у інших" to "yi…" (review). Such a name is still looked for as it is spelt (the ASCII scan) and by
+#: redaction, which reads look-alikes only in words that hold a Latin letter.
+MIN_FOLDED_ASCII_NAME = 4
+
+
 def _all_folded_names(names: list[str]) -> tuple[str, ...]:
     """What a prompt with letters beyond ASCII is searched for, folded: every name's fold too (an ASCII name's is its
-    squash: to be found spelt with accents or look-alike letters), but a fold of one character, or of digits only for
-    a name with letters beyond ASCII (as ``_squashed_names`` leaves such digits out)."""
+    squash: to be found spelt with accents or look-alike letters; from :data:`MIN_FOLDED_ASCII_NAME` characters), but a
+    fold of one character, or of digits only for a name with letters beyond ASCII (as ``_squashed_names`` leaves such
+    digits out)."""
 
     def terms() -> Iterable[str]:
         for n in names:
-            folded = fold(n)
-            if len(folded) > 1 and not (folded.isdigit() and _fold_terms(n)):
+            folded, beyond = fold(n), _fold_terms(n)
+            shortest = 2 if beyond else MIN_FOLDED_ASCII_NAME
+            if len(folded) >= shortest and not (folded.isdigit() and beyond):
                 yield folded
-            yield from _fold_terms(n)
+            yield from beyond
 
     return _remembered(("any", *names), terms)
 

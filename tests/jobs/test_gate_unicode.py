@@ -30,8 +30,9 @@ KEYED = "blindness gate: the prompt contains the internal id of what is judged"
 QWEN = "通义千问"
 
 
-#: The look-alike letters as data (the documented table); the cases below check its key entries by hand.
-LOOKALIKE = {k.casefold(): v.lower() for k, v in LOOKALIKES.items()}
+#: The look-alike letters the case-blind fold reads as Latin, as documented: those of the table whose two cases look
+#: like one Latin letter's two cases. The cases below check key entries by hand.
+LOOKALIKE = {k: v for k, v in LOOKALIKES.items() if k.islower() and LOOKALIKES.get(k.upper(), v.upper()).lower() == v}
 
 
 def reference_fold(text: str) -> str:
@@ -58,7 +59,11 @@ def reference_problem(rendered: RenderedTask, internal_key: str, names: list[str
     # A prompt with anything beyond ASCII: every name's whole fold too (two characters at least; not digits alone for a
     # name with letters beyond ASCII), so "Clàude" or "Сlaude" with a Cyrillic С is found for "Claude".
     if not prompt.isascii():
-        folds = [f for n in names if len(f := reference_fold(n)) >= 2 and not (f.isdigit() and reference_terms(n))]
+        folds = [
+            f
+            for n in names
+            if len(f := reference_fold(n)) >= (2 if reference_terms(n) else 4) and not (f.isdigit() and reference_terms(n))
+        ]
         if any(f in whole for f in folds):
             return NAMED
     # The old gate's ASCII check, but for a name with letters it cannot see whose ASCII part is only digits ("文心一言
@@ -124,6 +129,11 @@ CLEAN_CASES = {
     "a name that is only punctuation": ("—·—", task("Soil — · —.", A + "x", B + "y")),
     "a Russian sentence and an ASCII name": ("Claude", task("Сергей изучал почву.", A + "Опыт с солью", B + "y")),
     "an accented word that is not the name": ("Claude", task("Soil.", A + "Claudia à Paris", B + "y")),
+    # Ordinary Russian, Ukrainian and Greek text whose fold would spell a short name or a loose look-alike (review).
+    "Russian 'около 1' and a model named o1": ("o1", task("Soil.", A + "около 1 000 примеров", B + "y")),
+    "Ukrainian 'у інших' and a model named Yi": ("Yi", task("Soil.", A + "у інших", B + "y")),
+    "Greek 'δοκίμιο' and a model named Kimi": ("Kimi", task("Soil.", A + "το δοκίμιο", B + "y")),
+    "Ukrainian 'вірні' and a model named Phi": ("Phi-4", task("Soil.", A + "вірні дані", B + "y")),
 }
 
 
