@@ -169,13 +169,15 @@ def context_type_table(enc: EncodedCases, types: CaseTypes) -> sparse.csr_matrix
     head = np.ones(len(ctx), dtype=bool)
     np.not_equal(ctx[1:], ctx[:-1], out=head[1:])
     run_idx, ids = pd.factorize(ctx[head], sort=False, use_na_sentinel=False)
-    if pd.api.types.infer_dtype(ids, skipna=False) == "string" and not any("\x00" in i for i in ids):
-        # The distinct ids sorted as numpy strings (code point order, as Python's; a NUL at the end would be dropped),
-        # 2× faster than pandas sorting the objects.
+    if pd.api.types.infer_dtype(ids, skipna=False) == "string":
+        # The distinct ids sorted as numpy strings (code point order, as Python's), 2× faster than pandas sorting the
+        # objects; with a NUL anywhere, as Python objects (numpy drops a string's trailing NULs: "a" and "a\x00" met).
+        nul = any("\x00" in i for i in ids)
+        order = np.argsort(np.asarray(ids, dtype=object) if nul else ids.astype(str), kind="stable")
         rank = np.empty(len(ids), dtype=np.intp)
-        rank[np.argsort(ids.astype(str), kind="stable")] = np.arange(len(ids))
+        rank[order] = np.arange(len(ids))
         ctx_idx = np.repeat(rank[run_idx], np.diff(np.append(np.flatnonzero(head), len(ctx))))
-    else:  # ids are strings (EncodedCases); anything else sorts as its str, as does a string with a NUL
+    else:  # ids are strings (EncodedCases); anything else sorts as its str
         _, ctx_idx = np.unique(ctx.astype(str), return_inverse=True)
         ctx_idx = ctx_idx.reshape(-1)
     n_ctx = int(ctx_idx.max()) + 1 if len(ctx_idx) else 0

@@ -225,8 +225,10 @@ NEWMAN_MAX_ITER = 500
 #: Floor for π (sum 1) in every iteration. A model that loses nearly everything under a tiny pseudo-count has a true π
 #: far below the smallest double (e^-700): it underflowed to 0, and the next step divided 0 by 0 (NaN strengths, an
 #: HTTP 500 from the leaderboard API at pseudo-count 1e-300 with 3 models, 1e-50 with 8, 1e-6 with 50: review). Held
-#: at the floor, such a model's θ is hundreds below the others' and clipped to −cap like a divergent fit's. The floor
-#: binds nowhere else (N / 2e-200 cannot overflow for any real count), so every other fit keeps its values bit for bit.
+#: at the floor, such a model's θ is hundreds below the others' and clipped to −cap like a divergent fit's. A fit all
+#: of whose π stay above the floor keeps its values bit for bit; one with a π between the smallest double and the floor
+#: (pseudo-counts near 1e-200 and below) moves that model's log π up to the floor's, and through the centring the others'
+#: θ by that difference over K (their differences, order and flags unchanged). N / 2e-200 cannot overflow for any count.
 PI_FLOOR = 1e-200
 
 

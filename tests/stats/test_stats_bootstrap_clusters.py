@@ -115,3 +115,18 @@ def test_fast_cluster_bootstrap_cis_match_the_issue_10_draw_within_monte_carlo_e
     assert fast.std(axis=0) == pytest.approx(sd, rel=0.1)
     assert (np.abs(percentile_ci(fast) - percentile_ci(old)) < 0.34 * sd[:, None]).all()
     assert (np.abs(fast.mean(axis=0) - old.mean(axis=0)) < 0.15 * sd).all()
+
+
+def test_context_ids_that_differ_only_by_a_trailing_nul_stay_two_clusters() -> None:
+    # The table sorts the distinct ids as numpy strings, which drop a trailing NUL: "c1" and "c1\x00" were one cluster
+    # (review). Ids with a NUL are sorted as Python strings.
+    from arena.stats.bootstrap import context_type_table
+    from arena.stats.matrices import case_types
+
+    cases = synthetic_cases(6, 4, seed=4).cases.copy()
+    ids = sorted(cases["context"].astype(str).unique())
+    cases["context"] = cases["context"].astype(str).map({ids[0]: "c1", ids[1]: "c1\x00"}).fillna(cases["context"].astype(str))
+    enc = encode_cases(cases)
+    table = context_type_table(enc, case_types(enc))
+    assert table.shape[0] == len(set(enc.context[enc.complete]))
+    assert table.shape[0] == 6
