@@ -9,13 +9,16 @@ must say when it could not forget).
 
 The socket timeouts bound how long a request waits on a Redis that does not answer at all (a host gone from the network
 rather than a refused connection): a second to connect, two for an answer. A deployment that needs other values sets
-them in the cache's OPTIONS (``CACHE_URL``'s query string).
+them in the cache's OPTIONS (``CACHE_URL``'s query string). After a failure the process leaves Redis alone for
+:data:`RETRY_AFTER` seconds (every read a miss, every write skipped, no wait): a page making ten cache calls waited
+twenty seconds on a Redis that took connections and never answered (review).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
@@ -27,6 +30,8 @@ log = logging.getLogger("lit2test.cache")
 DEFAULT_OPTIONS = {"socket_connect_timeout": 1.0, "socket_timeout": 2.0}
 _WARN_EVERY = 60.0
 _warned_at = -_WARN_EVERY
+#: Seconds a process leaves Redis alone after a failed call.
+RETRY_AFTER = 5.0
 
 
 def _unreachable(operation: str, exc: Exception) -> None:
@@ -57,47 +62,36 @@ class TolerantRedisCache(RedisCache):
         from redis.exceptions import RedisError  # here, not at the settings' import: redis costs a tenth of a second
 
         self.unreachable = RedisError
+        self.away_until = 0.0  # monotonic time until which Redis is not asked (RETRY_AFTER after a failure)
         params = dict(params)
         params["OPTIONS"] = {**DEFAULT_OPTIONS, **(params.get("OPTIONS") or {})}
         super().__init__(server, params)
 
-    def get(self, key: Any, default: Any = None, version: Any = None) -> Any:  # noqa: ANN401
+    def _tolerant(self, operation: str, miss: Any, call: Callable[[], Any]) -> Any:  # noqa: ANN401
+        """``call()``, or ``miss`` while Redis is away (and for :data:`RETRY_AFTER` seconds after it failed)."""
+        if time.monotonic() < self.away_until:
+            return miss
         try:
-            return super().get(key, default, version)
+            return call()
         except self.unreachable as exc:
-            _unreachable("get", exc)
-            return default
+            self.away_until = time.monotonic() + RETRY_AFTER
+            _unreachable(operation, exc)
+            return miss
+
+    def get(self, key: Any, default: Any = None, version: Any = None) -> Any:  # noqa: ANN401
+        return self._tolerant("get", default, lambda: RedisCache.get(self, key, default, version))
 
     def get_many(self, keys: Any, version: Any = None) -> dict[Any, Any]:  # noqa: ANN401
-        try:
-            return super().get_many(keys, version)
-        except self.unreachable as exc:
-            _unreachable("get_many", exc)
-            return {}
+        return self._tolerant("get_many", {}, lambda: RedisCache.get_many(self, keys, version))
 
     def has_key(self, key: Any, version: Any = None) -> bool:  # noqa: ANN401
-        try:
-            return super().has_key(key, version)
-        except self.unreachable as exc:
-            _unreachable("has_key", exc)
-            return False
+        return self._tolerant("has_key", False, lambda: RedisCache.has_key(self, key, version))
 
     def set(self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: Any = None) -> None:  # noqa: ANN401
-        try:
-            super().set(key, value, timeout, version)
-        except self.unreachable as exc:
-            _unreachable("set", exc)
+        self._tolerant("set", None, lambda: RedisCache.set(self, key, value, timeout, version))
 
     def set_many(self, data: dict[Any, Any], timeout: Any = DEFAULT_TIMEOUT, version: Any = None) -> list[Any]:  # noqa: ANN401
-        try:
-            return super().set_many(data, timeout, version)
-        except self.unreachable as exc:
-            _unreachable("set_many", exc)
-            return list(data)
+        return self._tolerant("set_many", list(data), lambda: RedisCache.set_many(self, data, timeout, version))
 
     def delete(self, key: Any, version: Any = None) -> bool:  # noqa: ANN401
-        try:
-            return super().delete(key, version)
-        except self.unreachable as exc:
-            _unreachable("delete", exc)
-            return False
+        return self._tolerant("delete", False, lambda: RedisCache.delete(self, key, version))

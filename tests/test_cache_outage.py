@@ -85,3 +85,27 @@ def test_pages_answer_while_redis_is_away(rita_client, sample: Benchmark, page: 
     assert response.status_code == 200, (page, response.status_code, response.content[:300])
     if page == "leaderboard API":
         assert len(response.json()["models"]) == 4  # the sample's four models
+
+
+def test_after_a_failure_redis_is_left_alone_for_a_few_seconds() -> None:
+    # A Redis that takes connections and never answers cost the socket timeout on every call: a page of ten cache calls
+    # waited twenty seconds (review). After one failure the process asks it nothing for RETRY_AFTER seconds.
+    cache = TolerantRedisCache(NOWHERE, {})
+    calls = []
+    real = cache._cache
+
+    class Counting:
+        def __getattr__(self, name):  # noqa: ANN001, ANN204
+            calls.append(name)
+            return getattr(real, name)
+
+    cache._cache = Counting()
+    assert cache.get("k") is None  # refused: one call made, Redis marked away
+    made = len(calls)
+    assert made >= 1
+    for _ in range(5):
+        assert cache.get("k", "x") == "x" and cache.get_many(["a"]) == {}
+        cache.set("k", 1)
+    assert len(calls) == made, "no call while Redis is away"
+    cache.away_until = 0.0  # the few seconds are over: asked again
+    assert cache.get("k") is None and len(calls) > made
