@@ -29,6 +29,20 @@ def imported(db, release_dir: Path):  # noqa: ANN001, ANN201
     return release_import(directory=release_dir).benchmark
 
 
+@pytest.fixture(scope="module")
+def sample_once(django_db_setup, django_db_blocker, release_dir: Path, request: pytest.FixtureRequest) -> Iterator[Any]:  # noqa: ANN001
+    """The release sample imported once for a module's read-only tests (committed, deleted at the module's end): the
+    import costs seconds, a test that only reads it need not pay them again."""
+    from lit2test.release import release_import
+
+    with django_db_blocker.unblock():
+        name = f"{request.module.__name__.rsplit('.', 1)[-1]}-sample"
+        benchmark = release_import(directory=release_dir, benchmark_name=name).benchmark
+    yield benchmark
+    with django_db_blocker.unblock():
+        benchmark.delete()
+
+
 def _user(username: str, *, staff: bool = False, annotator: bool = False):  # noqa: ANN202
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group

@@ -9,8 +9,6 @@ reached, the cache read raised first). Here the cache is a real Redis client poi
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from django.test import override_settings
@@ -25,15 +23,8 @@ AWAY = {"default": {"BACKEND": "lit2test_web.cache.TolerantRedisCache", "LOCATIO
 
 
 @pytest.fixture(scope="module")
-def sample(django_db_setup, django_db_blocker, release_dir: Path) -> Iterator[Benchmark]:  # noqa: ANN001
-    """The release sample imported once for this module's read-only tests (deleted at its end)."""
-    from lit2test.release import release_import
-
-    with django_db_blocker.unblock():
-        benchmark = release_import(directory=release_dir, benchmark_name="cache-outage-sample").benchmark
-    yield benchmark
-    with django_db_blocker.unblock():
-        benchmark.delete()
+def sample(sample_once: Benchmark) -> Benchmark:
+    return sample_once
 
 
 def test_the_settings_read_redis_through_and_leave_other_caches_as_they_are() -> None:

@@ -7,7 +7,6 @@ subset of pairs, a winner outside its pair) are set by hand."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -25,15 +24,8 @@ REPLICATES = 200  # the document's equality does not depend on the number of rep
 
 
 @pytest.fixture(scope="module")
-def sample(django_db_setup, django_db_blocker, release_dir: Path) -> Iterator[Benchmark]:  # noqa: ANN001
-    """The release sample imported once for this module's read-only tests (deleted at its end)."""
-    from lit2test.release import release_import
-
-    with django_db_blocker.unblock():
-        benchmark = release_import(directory=release_dir, benchmark_name="encoded-cases-sample").benchmark
-    yield benchmark
-    with django_db_blocker.unblock():
-        benchmark.delete()
+def sample(sample_once: Benchmark) -> Benchmark:
+    return sample_once
 
 
 def assert_same_cases(new: EncodedCases, old: EncodedCases, where: str) -> None:
