@@ -61,4 +61,4 @@ def test_an_alias_added_then_removed_is_redacted_then_shown_again_in_the_control
     participant_aliases_update(participant=participant, text="")
     assert "ablation" in _text(control.second_content())
     # The naive proposal's own text never changes (other studies share it).
-    assert _text(control.naive.content) == _text(naive.naive_proposal(naive.context_words(control.context)))
+    assert control.naive.content == naive.naive_proposal(naive.context_words(control.context))
