@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from jobs.models import CallCacheEntry, CallCacheHit, RunDriver
 from jobs.selectors import run_progress
 from tests.clients import client_for
 from tests.fake_llm import FakeLLM, toy_lm
-from tests.jobs.helpers import Background, wait_until, while_driver_runs
+from tests.jobs.helpers import OTHER_DRIVER, Background, claims_taken_by_another_driver, wait_until, while_driver_runs
 
 from .helpers import (
     MODES,
@@ -247,21 +246,12 @@ def test_a_resumed_run_takes_the_answers_its_frozen_driver_got_too_late(bench: B
     frozen = Background(lambda: scoring_run_execute(run_id=run.pk))
     frozen.start()
     wait_until(lambda: len(completions(fake_llm.log())) == 6, timeout=20, what="the six completions requests")
-    while_driver_runs(
-        lambda: RunDriver.objects.create(
-            kind="intrinsic_scoring", run_id=run.pk, token="other-driver", worker="elsewhere", seen_at=timezone.now()
-        )
-    )
-    while_driver_runs(
-        lambda: ScoringTask.objects.filter(run=run).update(
-            claimed_by="other-driver", lease_until=timezone.now() + timedelta(hours=1)
-        )
-    )
+    claims_taken_by_another_driver("intrinsic_scoring", run, ScoringTask.objects.filter(run=run))
     wait_until(lambda: ScoringTask.objects.filter(run=run, discarded=1).count() == 6, timeout=20, what="six discarded answers")
     assert not CandidateScore.objects.filter(run=run).exists()
     while_driver_runs(lambda: scoring_run_pause(run=run))
     assert frozen.join_result() == "paused"
-    RunDriver.objects.filter(token="other-driver").update(ended_at=timezone.now())  # the other driver died too
+    RunDriver.objects.filter(token=OTHER_DRIVER).update(ended_at=timezone.now())  # the other driver died too
     fake_llm.script()
 
     assert scoring_run_resume(run=run) == 6  # reads the cache by default

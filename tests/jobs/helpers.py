@@ -83,6 +83,24 @@ def while_driver_runs(fn: Callable[[], Any], attempts: int = 50) -> Any:
     return fn()
 
 
+OTHER_DRIVER = "other-driver"
+
+
+def claims_taken_by_another_driver(kind: str, run: Any, tasks: Any) -> None:  # noqa: ANN401
+    """As if another worker's driver (token :data:`OTHER_DRIVER`) had taken every claim of ``run``: its driver row
+    and an hour's lease on each of ``tasks`` (the run's task queryset), written while the run's own driver writes."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from jobs.models import RunDriver
+
+    while_driver_runs(
+        lambda: RunDriver.objects.create(kind=kind, run_id=run.pk, token=OTHER_DRIVER, worker="elsewhere", seen_at=timezone.now())
+    )
+    while_driver_runs(lambda: tasks.update(claimed_by=OTHER_DRIVER, lease_until=timezone.now() + timedelta(hours=1)))
+
+
 class Background(threading.Thread):
     """Runs ``fn`` in a thread with its own database connection; ``join_result()`` re-raises its error."""
 

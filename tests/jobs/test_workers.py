@@ -18,7 +18,18 @@ from jobs.selectors import run_progress
 from jobs.services import RunError, judge_run_cancel, judge_run_execute, judge_run_launch, judge_run_pause, judge_run_resume
 from lit2test.models import JudgeTask
 
-from .helpers import Background, accepted, chat_requests, create_running, max_in_flight, per_task, wait_until, while_driver_runs
+from .helpers import (
+    OTHER_DRIVER,
+    Background,
+    accepted,
+    chat_requests,
+    claims_taken_by_another_driver,
+    create_running,
+    max_in_flight,
+    per_task,
+    wait_until,
+    while_driver_runs,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -100,16 +111,7 @@ def test_a_late_answer_after_the_lease_ran_out_is_discarded_counted_and_the_work
     first = Background(lambda: judge_run_execute(run_id=run.pk))
     first.start()
     wait_until(lambda: len(chat_requests(fake_llm.log())) == 4, timeout=10, what="the first driver's calls")
-    while_driver_runs(
-        lambda: RunDriver.objects.create(
-            kind="judge", run_id=run.pk, token="other-driver", worker="elsewhere", seen_at=timezone.now()
-        )
-    )
-    while_driver_runs(
-        lambda: JudgeTask.objects.filter(run=run).update(
-            claimed_by="other-driver", lease_until=timezone.now() + timedelta(hours=1)
-        )
-    )
+    claims_taken_by_another_driver("judge", run, JudgeTask.objects.filter(run=run))
 
     wait_until(lambda: JudgeTask.objects.filter(run=run, discarded=1).count() == 4, timeout=10, what="four discarded answers")
     assert OrderedJudgment.objects.filter(run=run).count() == 0  # every late answer was discarded
@@ -120,7 +122,7 @@ def test_a_late_answer_after_the_lease_ran_out_is_discarded_counted_and_the_work
     assert first.is_alive()
 
     # ... and when that driver dies, it takes the work back and does each task once more.
-    while_driver_runs(lambda: RunDriver.objects.filter(token="other-driver").update(ended_at=timezone.now()))
+    while_driver_runs(lambda: RunDriver.objects.filter(token=OTHER_DRIVER).update(ended_at=timezone.now()))
     assert first.join_result() == "completed"
     log = chat_requests(fake_llm.log())
     assert len(log) == 8 and set(per_task(log).values()) == {2}
