@@ -23,6 +23,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from arena.csvsafe import csv_safe
+from arena.numbers import whole_number
 from arena.permissions import researcher_required
 
 from .charts import scatter_plot
@@ -599,7 +600,7 @@ def study_min_answer(request: HttpRequest, study_id: int) -> HttpResponse:
     """The researcher's minimum time per answer (seconds from Start to Submit; 0 = none), from the study page."""
     study = get_object_or_404(Study, pk=study_id)
     raw = request.POST.get("min_answer_seconds", "").strip()
-    if not (raw.isascii() and raw.isdigit()) or int(raw) > MAX_MIN_ANSWER_SECONDS:
+    if not (whole_number(raw)) or int(raw) > MAX_MIN_ANSWER_SECONDS:
         messages.error(
             request,
             _("Minimum time per answer: give whole seconds from 0 to %(max)s, not %(value)s.")

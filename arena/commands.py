@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from .numbers import whole_number
+
 
 class VersionedBenchmarkCommand(BaseCommand):
     """A command whose ``--version`` names a benchmark version, not Django's version."""
@@ -18,6 +20,6 @@ def seed_argument(raw: str) -> int:
     from .apis import MAX_SEED
 
     value = raw.strip()
-    if not (value.isascii() and value.isdigit()) or int(value) > MAX_SEED:
+    if not (whole_number(value)) or int(value) > MAX_SEED:
         raise ArgumentTypeError(f"{raw!r}: a seed is a whole number from 0 to {MAX_SEED}")
     return int(value)

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from .numbers import whole_number
 from .protocols import default_protocol, judge_subjects, protocol_label, validate_protocol, validate_subjects
 from .schemas import AB_TIE, SIX_FIELD
 
@@ -64,7 +65,7 @@ class Benchmark(models.Model):
 
     def next_version(self) -> str:
         """The version after this one: "2" after "1", "beta.1" after "beta"."""
-        numbered = self.version.isascii() and self.version.isdigit()  # "²" is a digit to str.isdigit(), not to int()
+        numbered = whole_number(self.version)
         return str(int(self.version) + 1) if numbered else f"{self.version}.1"
 
     def lock(self) -> None:

@@ -24,6 +24,7 @@ from .models import (
     Paper,
     Participant,
 )
+from .numbers import whole_number
 
 if TYPE_CHECKING:
     import numpy as np
@@ -84,7 +85,7 @@ def benchmark_resolve(*, reference: str) -> Benchmark:
     """A benchmark by id, ``name@version``, or name (its newest version)."""
     from django.core.exceptions import ObjectDoesNotExist
 
-    if reference.isascii() and reference.isdigit():  # "²" is a digit to str.isdigit(), but a name here
+    if whole_number(reference):  # "²" is a name here
         found = Benchmark.objects.filter(pk=int(reference))
     else:
         name, _, version = reference.partition("@")

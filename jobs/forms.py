@@ -18,6 +18,7 @@ from django.utils.translation import gettext_lazy as _
 
 from arena.launch import EndpointFields
 from arena.models import Benchmark, JudgeRun
+from arena.numbers import whole_number
 from arena.protocols import (
     ProtocolSpec,
     RunOption,
@@ -231,7 +232,7 @@ class JudgeRunForm(EndpointFields):
         raw = self.data.get(self.add_prefix("benchmark")) if self.is_bound else self.initial.get("benchmark")
         raw = str(getattr(raw, "pk", raw) or "")
         # isascii too: "²" is a digit to str.isdigit() but no number to int() (nor to a primary-key filter)
-        chosen = benchmarks.filter(pk=raw).first() if raw.isascii() and raw.isdigit() else None
+        chosen = benchmarks.filter(pk=raw).first() if whole_number(raw) else None
         if chosen is None:
             chosen = benchmarks.order_by("-created_at", "-id").first()
         if not self.is_bound and chosen is not None:

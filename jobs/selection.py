@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from arena.numbers import whole_number
+
 from .lifecycle import RunError
 
 
@@ -45,7 +47,7 @@ class Selection:
                 raise RunError(self.empty.format(group=kind, value=value, known=known))
             return chosen
         # isascii too: "²" is a digit to str.isdigit() but no number to int()
-        if kind == "sample" and value.isascii() and value.isdigit() and int(value) > 0:
+        if kind == "sample" and whole_number(value) and int(value) > 0:
             pool = sample_from(list(items)) if sample_from is not None else list(items)
             drawn = random.Random(seed).sample(pool, min(int(value), len(pool)))
             return sorted(drawn, key=lambda item: item.pk)  # type: ignore[attr-defined]

@@ -23,6 +23,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from arena.models import Benchmark, JudgeRun
+from arena.numbers import whole_number
 from arena.permissions import researcher_required
 from arena.protocols import protocols
 from arena.selectors import RUN_PAGE_SIZE
@@ -166,7 +167,7 @@ def _projection_refusal(q: Any) -> tuple[Benchmark | None, str, int]:  # noqa: A
     a benchmark's id, or a text parameter holding a NUL; 404: no such benchmark). The id is read as the leaderboard
     reads ``?run=``: ASCII digits ("²" is a digit to str.isdigit() but no number) within a bigint."""
     raw = q.get("benchmark", "")
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
+    if not (whole_number(raw) and len(raw) <= 18):
         message = gettext("benchmark must be a benchmark's id (a whole number such as 3), not %(value)s: choose a benchmark")
         return None, message % {"value": repr(raw[:40])}, 400
     nul = next((name for name in _PROJECTION_TEXTS if "\x00" in q.get(name, "")), None)

@@ -29,6 +29,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from arena.charts import Forest, forest_plot, heat_map
 from arena.extensions import human_figures_for
 from arena.models import PAIRS, Benchmark, Context, JudgeRun, OrderedJudgment, Proposal
+from arena.numbers import whole_number
 from arena.permissions import researcher_required
 from arena.selectors import (
     RUN_PAGE_SIZE,
@@ -152,7 +153,7 @@ def leaderboard(request: HttpRequest, benchmark_id: int) -> HttpResponse:
     canonical = run_default(benchmark=benchmark)
     run_id = request.GET.get("run")
     if run_id:
-        is_id = run_id.isascii() and run_id.isdigit() and len(run_id) <= 18  # within a bigint
+        is_id = whole_number(run_id) and len(run_id) <= 18  # within a bigint
         run = benchmark.runs.filter(subjects=PAIRS, pk=int(run_id)).first() if is_id else None
         if run is None:
             raise Http404(f"{benchmark} has no judge run {run_id} over its pairs: a leaderboard ranks those only")

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from arena import formatting
 from arena.models import Benchmark
+from arena.numbers import whole_number
 from arena.permissions import researcher_required
 from arena.protocol_reports import protocol_benchmark_or_404
 
@@ -232,7 +233,7 @@ def bracket_page(request: HttpRequest, benchmark_id: int, selection_id: int) -> 
     )
     seeds = {s.pk: s for s in SeedPaper.objects.filter(pk__in=seed_ids)}
     wanted = request.GET.get("seed", "")
-    is_id = wanted.isascii() and wanted.isdigit()  # "²" is a digit to str.isdigit() but no number to int()
+    is_id = whole_number(wanted)
     current = int(wanted) if is_id and int(wanted) in seeds else (seed_ids[0] if seed_ids else None)
     tournaments = list(SwissTournament.objects.filter(selection=selection, seed_paper_id=current).order_by("slot"))
     hyp_ids = {c for t in tournaments for c in t.candidates}
