@@ -89,8 +89,7 @@ def blindness_problem(
         # A prompt with letters beyond ASCII may spell any name with them ("Clàude", "Сlaude" with a Cyrillic С): every
         # name is looked for in it folded. An ASCII prompt folds as it squashes: only the names beyond ASCII have
         # anything more to look for (none in the common case: no second scan).
-        ascii_prompt = rendered.system.isascii() and rendered.user.isascii()
-        terms = _folded_names(names) if ascii_prompt else _all_folded_names(names)
+        terms = _fold_search(names, ascii_text=rendered.system.isascii() and rendered.user.isascii())
         named = bool(terms) and _scan(rendered, terms, fold)[0]
     if named:
         return "blindness gate: the prompt contains a participant's name"
@@ -112,7 +111,7 @@ def names_in(text: str, names: list[str]) -> bool:
     squashed = squash(text)
     if any(n in squashed for n in _squashed_names(names)):
         return True
-    terms = _folded_names(names) if text.isascii() else _all_folded_names(names)
+    terms = _fold_search(names, ascii_text=text.isascii())
     if not terms:
         return False
     folded = fold(text)
@@ -164,6 +163,12 @@ def _squashed_names(names: list[str]) -> tuple[str, ...]:
             dict.fromkeys(s for n in names if (s := squash(n)) and not (s.isdigit() and _fold_terms(n)))
         )
     return squashed
+
+
+def _fold_search(names: list[str], *, ascii_text: bool) -> tuple[str, ...]:
+    """What a text's fold is searched for: an ASCII text's (it folds as it squashes) only the names beyond ASCII
+    (:func:`_folded_names`), any other text's every name (:func:`_all_folded_names`)."""
+    return _folded_names(names) if ascii_text else _all_folded_names(names)
 
 
 def _folded_names(names: list[str]) -> tuple[str, ...]:
