@@ -216,9 +216,8 @@ def run_reliability(
 
     replicates = stats.DEFAULT_REPLICATES if replicates is None else replicates
     seed = stats.DEFAULT_SEED if seed is None else seed
-    sides = sides_of(run)
-    if sides is None:
-        return _unavailable(run, _("a run of %(kind)s does not compare two sides") % {"kind": run.get_subjects_display()})
+    # References are checked first: a run whose document is unavailable (a rubric run) refuses a wrong one as every
+    # other run does, rather than ignoring it.
     references = list(references)
     for ref in references:
         if ref.benchmark_id != run.benchmark_id or ref.subjects != run.subjects or ref.pk == run.pk:
@@ -226,6 +225,9 @@ def run_reliability(
                 f"reference run {ref.pk} must be another run of {run.get_subjects_display()} on {run.benchmark} "
                 f"(it is a run of {ref.get_subjects_display()} on {ref.benchmark}); name another run"
             )
+    sides = sides_of(run)
+    if sides is None:
+        return _unavailable(run, _("a run of %(kind)s does not compare two sides") % {"kind": run.get_subjects_display()})
     ref_sides = [sides_of(ref) for ref in references]
     joined, judge = _stack(sides, [s for s in ref_sides if s is not None])
     keys, side_a, side_b = _codes(joined)

@@ -260,3 +260,8 @@ def test_every_kind_that_compares_two_sides_has_the_panel_and_others_say_they_ha
     assert not doc["available"] and "does not compare two sides" in doc["unavailable_reason"]
     html = client_for(researcher).get(reverse("jobs:run", args=[rubric.pk])).content.decode()
     assert 'id="reliability-unavailable"' in html
+    # A wrong reference is refused there too, as for every other run (it was ignored: the panel is unavailable anyway).
+    wrong = client_for(researcher).get(
+        reverse("jobs:api-run-reliability", args=[rubric.pk]), {"reference": str(controls_run.pk), "replicates": "0"}
+    )
+    assert wrong.status_code == 400 and f"reference run {controls_run.pk} must be another run of" in wrong.json()["reference"][0]
