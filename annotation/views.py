@@ -478,13 +478,34 @@ def _to_next_item(assignment: Assignment) -> HttpResponse:
 
 def _keep_draft(assignment: Assignment, request: HttpRequest) -> None:
     """Store the answers sent along with a skip or a flag (the work form's own fields), as a draft save would: nothing
-    typed is lost. What a draft save would refuse (a stale page, a NUL, a submitted item) is left as stored."""
+    typed is lost. What a draft save would refuse (a stale page, a NUL, a submitted item) is left as stored, and the
+    annotator is told when the answers sent differ from those kept (the skip or flag itself still goes through)."""
     if "draft_version" not in request.POST:
         return
     try:
         assignment_save_draft(assignment=assignment, values=request.POST, base_version=request.POST.get("draft_version"))
-    except (StaleDraft, UnstorableValues, AlreadySubmitted):
-        pass
+    except AlreadySubmitted:
+        pass  # the skip or flag says what a submitted item allows
+    except StaleDraft:
+        assignment.refresh_from_db(fields=["draft"])
+        if draft_values(request.POST) != (assignment.draft or {}):
+            messages.warning(
+                request,
+                _(
+                    "The answers on that page of item %(n)d were not saved: newer answers were saved after it was "
+                    "loaded (in another window?). The newer ones are kept; check them when you return to the item."
+                )
+                % {"n": assignment.position},
+            )
+    except UnstorableValues:
+        messages.warning(
+            request,
+            _(
+                "The answers on that page of item %(n)d were not saved: a NUL character (\\0) cannot be stored. "
+                "The answers saved before are kept; check them when you return to the item."
+            )
+            % {"n": assignment.position},
+        )
 
 
 def _aside_post(request: HttpRequest, token: str) -> tuple[Assignment, HttpResponse | None]:

@@ -199,6 +199,32 @@ def test_a_skip_reason_with_a_nul_is_refused_and_nothing_is_skipped(study, annot
     assert first.skipped_at is None
 
 
+def test_answers_sent_with_a_skip_or_flag_from_a_stale_page_are_not_saved_and_the_annotator_is_told(
+    study, annotator, ann_client
+) -> None:  # noqa: ANN001
+    first = mine(study, annotator)[0]
+    ann_client.post(url("item-start", first))
+    old_page = version_of(ann_client, first)
+    # Newer answers saved from another window after the old page was loaded.
+    ann_client.post(url("item-draft", first), {"screening": "coherent", "rationale": "newer", "draft_version": old_page})
+    flag = {"flag_comment": "B is cut off", "screening": "partly", "rationale": "older", "draft_version": old_page}
+    shown = ann_client.post(url("item-flag", first), flag, follow=True).content.decode()
+    assert "Flag sent to the study coordinator." in shown  # the flag itself goes through
+    assert "The answers on that page of item 1 were not saved: newer answers were saved after it was loaded" in shown
+    first.refresh_from_db()
+    assert first.draft == {"screening": "coherent", "rationale": "newer"}  # older values never overwrite newer ones
+    # The same answers as those kept, from a stale page: nothing was lost, nothing to say.
+    same = {"flag_comment": "also paper 2", "screening": "coherent", "rationale": "newer", "draft_version": old_page}
+    assert "were not saved" not in ann_client.post(url("item-flag", first), same, follow=True).content.decode()
+    # A NUL in the answers sent with a skip: the skip goes through, the answers saved before stay, and it says so.
+    nul = {"rationale": "bad\x00", "draft_version": version_of(ann_client, first)}
+    skipped = ann_client.post(url("item-skip", first), nul, follow=True).content.decode()
+    assert "Item 1 skipped." in skipped
+    assert "The answers on that page of item 1 were not saved: a NUL character (\\0) cannot be stored." in skipped
+    first.refresh_from_db()
+    assert first.skipped_at is not None and first.draft == {"screening": "coherent", "rationale": "newer"}
+
+
 # ------------------------------------------------------------------ flag
 
 
