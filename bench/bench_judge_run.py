@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -140,13 +141,28 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=1, help="Celery worker processes, one driver each")
     parser.add_argument("--checkout", type=Path, default=ROOT, help="run the workers from this checkout (a reference)")
     parser.add_argument("--py-spy", dest="py_spy", type=Path, default=None, help="record each worker with py-spy to PATH-<n>.txt")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="run the workers with DEBUG=1 and no bytecode cache, as this bench did until 2026-12-06 (figures comparable to earlier ones)",
+    )
     args = parser.parse_args()
     if not (DATA / "contexts.jsonl").is_file():
         print(f"release sample not found at {DATA}; set LIT2TEST_DATA", file=sys.stderr)
         return 2
 
     work = Path(tempfile.mkdtemp(prefix="lit2test-bench-"))
-    env = dict(os.environ, DJANGO_SETTINGS_MODULE="lit2test_web.settings", DEBUG="1")
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="lit2test_web.settings")
+    if args.debug:
+        env["DEBUG"] = "1"
+    else:
+        # Workers as deployed: DEBUG off (with it on, Django keeps and logs every query: CPU per query a worker in
+        # production does not spend) and bytecode cached (an environment with PYTHONDONTWRITEBYTECODE compiled every
+        # module of the checkout at each start: 0.1 s of a worker's start-up). The bytecode goes where Python keeps it,
+        # the checkout's __pycache__ folders (ignored by git).
+        env.pop("DEBUG", None)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
     if "DATABASE_URL" not in os.environ:
         env["LIT2TEST_VAR_DIR"] = str(work / "var")  # a fresh SQLite file and filesystem broker
     os.environ.update(env)
@@ -166,6 +182,13 @@ def main() -> int:
 
     fake = FakeLLM.start()
     checkout = args.checkout.resolve()
+    if not args.debug:
+        subprocess.run(  # the bytecode a deployed worker finds at its start (the site-packages already have theirs)
+            [sys.executable, "-m", "compileall", "-q", "-x", r"/\.venv/|/node_modules/", str(checkout)],
+            env=env,
+            cwd=checkout,
+            check=True,
+        )
     workers, spies = [], []
     for n in range(args.workers):
         command = [
@@ -285,6 +308,14 @@ def main() -> int:
         f"  ideal:               {ideal:.2f} s  (tasks x latency / concurrency; {args.concurrency / args.latency:.0f} judgments/s)"
     )
     print(f"  ratio measured/ideal {elapsed / ideal:.2f}  (target <= 1.3 at concurrency 32)")
+    print(
+        "  workers ran with:    "
+        + (
+            "DEBUG=1, no bytecode cache (--debug: as before 2026-12-06)"
+            if args.debug
+            else "DEBUG off, bytecode cached (as deployed)"
+        )
+    )
     if times:
         span = times[-1] - times[0]
         print(
