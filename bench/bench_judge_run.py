@@ -134,6 +134,31 @@ def _profile_summary(paths: list[Path]) -> list[tuple[str, float]]:
     return sorted(((k, v / grand) for k, v in totals.items()), key=lambda kv: -kv[1]) if grand else []
 
 
+def _worker_env(*, debug: bool) -> dict[str, str]:
+    """The workers' environment: as deployed (DEBUG off, bytecode written), or as this bench ran until 2026-12-06."""
+    env = dict(os.environ, DJANGO_SETTINGS_MODULE="lit2test_web.settings")
+    if debug:
+        env["DEBUG"] = "1"
+        return env
+    # DEBUG off: with it on, Django keeps and logs every query, CPU per query a worker in production does not spend.
+    # Bytecode written: an environment with PYTHONDONTWRITEBYTECODE compiled the project's modules at each start.
+    env.pop("DEBUG", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
+    return env
+
+
+def _compile(checkout: Path, env: dict[str, str]) -> None:
+    """The bytecode a deployed worker finds at its start, in the checkout's __pycache__ folders (ignored by git; the
+    site-packages have theirs already)."""
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "-x", r"/\.venv/|/node_modules/", str(checkout)],
+        env=env,
+        cwd=checkout,
+        check=True,
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--latency", type=float, default=0.2)
@@ -152,17 +177,7 @@ def main() -> int:
         return 2
 
     work = Path(tempfile.mkdtemp(prefix="lit2test-bench-"))
-    env = dict(os.environ, DJANGO_SETTINGS_MODULE="lit2test_web.settings")
-    if args.debug:
-        env["DEBUG"] = "1"
-    else:
-        # Workers as deployed: DEBUG off (with it on, Django keeps and logs every query: CPU per query a worker in
-        # production does not spend) and bytecode cached (an environment with PYTHONDONTWRITEBYTECODE compiled every
-        # module of the checkout at each start: 0.1 s of a worker's start-up). The bytecode goes where Python keeps it,
-        # the checkout's __pycache__ folders (ignored by git).
-        env.pop("DEBUG", None)
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
+    env = _worker_env(debug=args.debug)
     if "DATABASE_URL" not in os.environ:
         env["LIT2TEST_VAR_DIR"] = str(work / "var")  # a fresh SQLite file and filesystem broker
     os.environ.update(env)
@@ -183,12 +198,7 @@ def main() -> int:
     fake = FakeLLM.start()
     checkout = args.checkout.resolve()
     if not args.debug:
-        subprocess.run(  # the bytecode a deployed worker finds at its start (the site-packages already have theirs)
-            [sys.executable, "-m", "compileall", "-q", "-x", r"/\.venv/|/node_modules/", str(checkout)],
-            env=env,
-            cwd=checkout,
-            check=True,
-        )
+        _compile(checkout, env)
     workers, spies = [], []
     for n in range(args.workers):
         command = [
