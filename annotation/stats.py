@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from arena.stats import fit_bt, fit_bt_batch, krippendorff_alpha, percentile_ci, ranking_from_theta
+from arena.stats import fit_bt, fit_bt_batch, krippendorff_alpha, percentile_ci, ranking_from_theta, replicate_rankings
 
 TIE = "TIE"
 INVALID = "INVALID"
@@ -274,7 +274,7 @@ def human_bt(
     boot = fit_bt_batch(np.einsum("ri,ijk->rjk", counts, mats), pseudo_count=pseudo_count)
     ci = percentile_ci(boot.theta, level)
     reference = list(range(len(models)))  # models are listed in the judge's order
-    ranks = ranking_from_theta(boot.theta)
+    ranks = replicate_rankings(boot.theta)  # tied strengths in random order: not the judge's order for free
     distances = np.array([kendall_distance(r.tolist(), reference) for r in ranks])
     point_rank = ranking_from_theta(fit.theta).tolist()
     return {

@@ -89,7 +89,16 @@ if TYPE_CHECKING:
     from .agreement import ORDERED_AGREEMENT, agreement_by_order, judge_agreement, ratio_bootstrap_ci
     from .alpha import krippendorff_alpha, reliability_matrix
     from .bootstrap import BootstrapFits, RankingSummary, bootstrap_fits, percentile_ci, ranking_summary
-    from .bt import BTBatch, BTFit, fit_bt, fit_bt_batch, ranking_from_theta, strongly_connected, win_matrix_from_judgments
+    from .bt import (
+        BTBatch,
+        BTFit,
+        fit_bt,
+        fit_bt_batch,
+        ranking_from_theta,
+        replicate_rankings,
+        strongly_connected,
+        win_matrix_from_judgments,
+    )
     from .btd import (
         FIVE_LEVEL_SHARES,
         BTDFit,
@@ -156,6 +165,7 @@ _HOME: dict[str, str] = {
     "fit_bt": "bt",
     "fit_bt_batch": "bt",
     "ranking_from_theta": "bt",
+    "replicate_rankings": "bt",
     "strongly_connected": "bt",
     "win_matrix_from_judgments": "bt",
     "FIVE_LEVEL_SHARES": "btd",
@@ -266,6 +276,7 @@ __all__ = [
     "percentile_ci",
     "prior_weight",
     "ranking_from_theta",
+    "replicate_rankings",
     "ranking_summary",
     "ratio_bootstrap_ci",
     "read_jsonl",

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse, special
 
-from .bt import fit_bt_batch, ranking_from_theta
+from .bt import fit_bt_batch, replicate_rankings
 from .folding import EncodedCases
 from .matrices import FIT_KINDS, CaseTypes, case_types, type_matrix, win_matrices_from_type_matrix
 
@@ -469,8 +469,9 @@ _MAX_CODED_MODELS = 15
 
 
 def ranking_summary(theta: np.ndarray) -> RankingSummary:
-    """Summarise the rankings implied by replicate strengths ``theta`` (R, K)."""
-    ranks = ranking_from_theta(theta)
+    """Summarise the rankings implied by replicate strengths ``theta`` (R, K); tied strengths in random order
+    (:func:`arena.stats.bt.replicate_rankings`)."""
+    ranks = replicate_rankings(theta)
     r, k = ranks.shape
     if k <= _MAX_CODED_MODELS:
         # Each ranking as one integer (its digits base K): the codes sort as the rows do lexicographically, so the

@@ -64,13 +64,20 @@ class Coverage:
     pseudo_count: float
 
 
+def _win_probability(p: np.ndarray, tie_share: float) -> np.ndarray:
+    """P(win | not a tie) that keeps P(win) + tie_share / 2 = p; all ties (tie_share 1) leave it unread (0.5, no 0/0)."""
+    if tie_share >= 1:
+        return np.full_like(p, 0.5)
+    return np.clip((p - tie_share / 2.0) / (1.0 - tie_share), 0.0, 1.0)
+
+
 def simulate_outcomes(j: PairJudgments, theta: np.ndarray, rng: np.random.Generator, tie_share: float = 0.0) -> np.ndarray:
     """One simulated score vector (n,) for the judgments of ``j`` from BT at ``theta`` (see module docstring)."""
     p = expit(np.asarray(theta)[j.a] - np.asarray(theta)[j.b])
     u = rng.random(j.n)
     if tie_share <= 0:
         return (u < p).astype(np.float64)
-    win_p = np.clip((p - tie_share / 2.0) / (1.0 - tie_share), 0.0, 1.0)
+    win_p = _win_probability(p, tie_share)
     tie = rng.random(j.n) < tie_share
     return np.where(tie, 0.5, (u < win_p).astype(np.float64))
 
@@ -95,7 +102,7 @@ class CaseSimulation:
         self.n, self.half, self.tie_share = j.n, j.n // 2, tie_share
         self.k = j.n_models
         p = expit(theta[j.a] - theta[j.b])  # per judgment, exactly as simulate_outcomes computes it
-        self.win_p = p if tie_share <= 0 else np.clip((p - tie_share / 2.0) / (1.0 - tie_share), 0.0, 1.0)
+        self.win_p = p if tie_share <= 0 else _win_probability(p, tie_share)
         self.pairs, of_case = np.unique(pair_code, return_inverse=True)
         self.of_case = of_case.reshape(-1)
         self.base9 = self.of_case * 9

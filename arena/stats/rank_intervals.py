@@ -3,8 +3,8 @@ model takes over the bootstrap replicates already drawn, and how many comparison
 rests on.
 
 Rank intervals are read from the replicate strengths the leaderboard's case bootstrap has already fitted: no new
-resampling, so the figure costs one sort of the (R, K) strengths. Ranks follow :func:`arena.stats.bt.ranking_from_theta`
-(equal strengths keep index order), the same ranks as the rank probabilities of :func:`arena.stats.bootstrap.ranking_summary`;
+resampling, so the figure costs one sort of the (R, K) strengths. Ranks follow :func:`arena.stats.bt.replicate_rankings`
+(tied strengths in random order, so a tie spans its ranks), the same ranks as the rank probabilities of :func:`arena.stats.bootstrap.ranking_summary`;
 the bounds are order statistics (``inverted_cdf``), so both are whole ranks a replicate actually gave, as HypoArena's rank
 intervals are (:mod:`arena.stats.hypoarena_intervals`).
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .bt import ranking_from_theta
+from .bt import replicate_rankings
 
 #: What a comparison is in the counts below: one accepted ordered judgment of a complete case (a canonical pair judged
 #: in both presentation orders gives two), the unit the ordered Bradley–Terry fit (the paper's Table 1) counts.
@@ -25,7 +25,7 @@ COMPARISON_UNIT = "ordered judgment"
 
 def replicate_ranks(theta: np.ndarray) -> np.ndarray:
     """The rank (1 = best) of each model in each replicate of ``theta`` (R, K), as an (R, K) integer array."""
-    order = ranking_from_theta(np.atleast_2d(theta))
+    order = replicate_rankings(np.atleast_2d(theta))  # tied strengths span their ranks, whatever their names
     ranks = np.empty_like(order)
     np.put_along_axis(ranks, order, np.broadcast_to(np.arange(1, order.shape[1] + 1), order.shape), axis=1)
     return ranks

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from arena.stats.bootstrap import ranking_summary
-from arena.stats.bt import fit_bt, ranking_from_theta
+from arena.stats.bt import fit_bt, ranking_from_theta, replicate_rankings
 from arena.stats.folding import HI, LO, MISSING, TIE_CODE, EncodedCases, folded_head_to_head, ordered_head_to_head
 from arena.stats.leaderboard import leaderboard_document
 from arena.stats.matrices import win_matrix
@@ -104,8 +104,8 @@ def test_ranking_summary_equals_row_unique(n_models: int, spread: float) -> None
     models, the row sort above), with tied strengths in some replicates."""
     rng = np.random.default_rng(n_models)
     theta = np.linspace(1.0, -1.0, n_models) + rng.normal(0.0, spread, (3000, n_models))
-    theta[::5] = np.round(theta[::5])  # ties: the stable sort keeps index order
-    ranks = ranking_from_theta(theta)
+    theta[::5] = np.round(theta[::5])  # ties: in random order (replicate_rankings), the same in the summary
+    ranks = replicate_rankings(theta)
     rows, counts = np.unique(ranks, axis=0, return_counts=True)
     order = np.argsort(-counts, kind="stable")
     summary = ranking_summary(theta)
