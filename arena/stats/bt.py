@@ -84,8 +84,8 @@ class BTBatch:
 
 def add_pseudo_count(w: np.ndarray, pseudo_count: float) -> np.ndarray:
     """Return a float copy of ``w`` (shape (..., K, K)) with ``pseudo_count`` added off the diagonal and a zero diagonal."""
-    if pseudo_count < 0:
-        raise ValueError("pseudo_count must be >= 0")
+    if not 0 <= pseudo_count < np.inf:  # NaN too
+        raise ValueError(f"pseudo_count must be a finite number >= 0, not {pseudo_count!r}")
     out = np.array(w, dtype=np.float64, copy=True)
     k = out.shape[-1]
     off = 1.0 - np.eye(k)
@@ -444,8 +444,8 @@ def fit_bt_batch(
     w = np.asarray(w, dtype=np.float64)
     if w.ndim != 3 or w.shape[1] != w.shape[2]:
         raise ValueError("w must have shape (R, K, K)")
-    if (w < 0).any():
-        raise ValueError("win counts must be non-negative")
+    if not (np.isfinite(w) & (w >= 0)).all():  # a NaN or inf count made NaN strengths after 20,000 iterations
+        raise ValueError("win counts must be finite and non-negative")
     r, k, _ = w.shape
     w_eff = add_pseudo_count(w, pseudo_count)
     if pseudo_count > 0 or k <= 1:
@@ -525,6 +525,8 @@ def win_matrix_from_judgments(
     winners = np.asarray(winners, dtype=np.int64)
     losers = np.asarray(losers, dtype=np.int64)
     wt = np.ones(len(winners)) if weights is None else np.asarray(weights, dtype=np.float64)
+    if weights is not None and not (np.isfinite(wt) & (wt >= 0)).all():
+        raise ValueError("weights must be finite and non-negative")
     k2 = n_models * n_models
     if ties is None:
         flat = np.bincount(winners * n_models + losers, weights=wt, minlength=k2)

@@ -166,8 +166,8 @@ def fit_btd(
     k = w.shape[0]
     if w.shape != (k, k) or t.shape != (k, k):
         raise ValueError("w and t must be square matrices of the same shape")
-    if (w < 0).any() or (t < 0).any():
-        raise ValueError("counts must be non-negative")
+    if not ((np.isfinite(w) & (w >= 0)).all() and (np.isfinite(t) & (t >= 0)).all()):  # NaN or inf: NaN strengths
+        raise ValueError("counts must be finite and non-negative")
     if not np.allclose(t, t.T):
         raise ValueError("the tie matrix must be symmetric (t[i, j] = t[j, i] = ties between i and j)")
     off = 1.0 - np.eye(k)

@@ -168,3 +168,22 @@ def test_negative_counts_rejected() -> None:
         fit_bt(np.array([[0.0, -1.0], [1.0, 0.0]]))
     with pytest.raises(ValueError):
         fit_bt(np.array([[0.0, 1.0], [1.0, 0.0]]), pseudo_count=-1)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_a_count_weight_or_pseudo_count_that_is_not_a_finite_number_is_refused_by_name(bad: float) -> None:
+    """A NaN or inf count ran 20,000 iterations and gave NaN strengths, flagged neither diverged nor failed (a
+    statistics review of 2026-12-06)."""
+    from arena.stats.btd import fit_btd
+
+    w = np.array([[0.0, 3.0], [bad, 0.0]])
+    with pytest.raises(ValueError, match="win counts must be finite and non-negative"):
+        fit_bt(w)
+    with pytest.raises(ValueError, match="win counts must be finite and non-negative"):
+        fit_bt_batch(w[None])
+    with pytest.raises(ValueError, match="counts must be finite and non-negative"):
+        fit_btd(w, np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="weights must be finite and non-negative"):
+        win_matrix_from_judgments([0, 1], [1, 0], 2, weights=[1.0, bad])
+    with pytest.raises(ValueError, match="pseudo_count must be a finite number >= 0"):
+        fit_bt(np.array([[0.0, 3.0], [1.0, 0.0]]), pseudo_count=bad)
