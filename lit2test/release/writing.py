@@ -281,11 +281,25 @@ class _Writer:
                 CanonicalPair.objects.filter(public_id__in=wanted[start : start + 10_000]).values_list("public_id", flat=True)
             )
 
+        # One pair per context and two models, whatever its id: a pair_id spelt otherwise (a name's space kept, the
+        # models the other way round) made a second pair of the same two proposals, and a second judge's verdicts on it
+        # matched nothing of the first's.
+        members = {(context, models): key for key, (_, models, context) in pairs.items()}
+
         def new_rows() -> Iterator[tuple[Any, ...]]:
             """The new pairs' rows, made while COPY sends them (the server stores while this loop runs)."""
             seed, benchmark_pk = self.benchmark.orientation_seed, self.benchmark.pk
             participant_ids = {name: p.pk for name, p in self.participants.items()}
             for verdict in self.parsed.verdicts.values():
+                held = members.get((verdict.context_id, verdict.models))
+                if held is not None and held != verdict.pair_key:
+                    self.conflict(
+                        verdict.ref,
+                        "pair_id",
+                        f"pair {verdict.pair_key!r} compares {list(verdict.models)} in context {verdict.context_id!r}, "
+                        f"which pair {held!r} already does (one pair per context and two models); use that pair_id",
+                    )
+                    continue
                 known = pairs.get(verdict.pair_key)
                 if known is not None:
                     _, stored_models, context = known
@@ -305,6 +319,7 @@ class _Writer:
                 if not public_id or public_id in taken:
                     public_id = new_public_id()
                 pairs[verdict.pair_key] = (None, verdict.models, verdict.context_id)
+                members[(verdict.context_id, verdict.models)] = verdict.pair_key
                 yield (
                     benchmark_pk,
                     self.context_ids[verdict.context_id],

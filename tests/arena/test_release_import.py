@@ -321,3 +321,44 @@ def test_the_command_fails_with_the_problem(tmp_path: Path) -> None:
     with pytest.raises(CommandError, match=r"proposals.jsonl, line 1: model: empty"):
         call_command("import_lit2test", str(b.write(tmp_path, files)))
     assert table_counts() == dict.fromkeys(table_counts(), 0)
+
+
+def test_a_pair_id_spelt_otherwise_for_a_pair_already_held_is_refused_naming_the_held_one(
+    tmp_path: Path, already_imported: None
+) -> None:
+    """One pair per context and two models (an import review of 2026-12-06): a second judge's file that kept the space
+    of "Alpha 1" in its pair ids made a second pair of the same two proposals, and that judge's verdicts matched
+    nothing of the first judge's."""
+    files = b.small_release()
+    spelt = "ctx_001__v1__Alpha 1__vs__Beta-2"
+    files["judgments.jsonl"] = [
+        b.judgment("ctx_001__v1", "Alpha 1", "Beta-2", "original", "A") | {"pair_id": spelt},
+        b.judgment("ctx_001__v1", "Beta-2", "Alpha 1", "reverse", "B") | {"pair_id": spelt},
+    ]
+    assert_rejected(
+        b.write(tmp_path / "second", files),
+        "judgments.jsonl, line 1: pair_id:",
+        "which pair 'ctx_001__v1__Alpha_1__vs__Beta-2' already does (one pair per context and two models); use that pair_id",
+    )
+
+
+def test_two_pair_ids_for_one_pair_in_the_same_files_are_refused(tmp_path: Path) -> None:
+    files = b.small_release()
+    files["judgments.jsonl"] = [
+        b.judgment("ctx_002__v1", "Gamma-3", "Beta-2", "original", "A") | {"pair_id": "ctx_002__v1__other-name"},
+        b.judgment("ctx_002__v1", "Beta-2", "Gamma-3", "reverse", "B") | {"pair_id": "ctx_002__v1__other-name"},
+    ]
+    message = assert_rejected(b.write(tmp_path, files), "judgments.jsonl, line 1: pair_id: pair 'ctx_002__v1__other-name'")
+    assert "'ctx_002__v1__Beta-2__vs__Gamma-3' already does" in message
+    assert Benchmark.objects.count() == 0
+
+
+def test_pairing_new_proposals_skips_a_pair_held_under_another_id(tmp_path: Path) -> None:
+    from lit2test.generation import pairs_create_for_contexts
+
+    files = b.small_release()
+    files["corrected_folded_pairs.jsonl"][0]["pair_id"] = "ctx_001__v1__custom-id"  # Alpha 1 vs Beta-2, its own id
+    benchmark = release_import(directory=b.write(tmp_path, files)).benchmark
+    context = benchmark.contexts.get(external_id="ctx_001__v1")
+    assert pairs_create_for_contexts(benchmark=benchmark, context_ids={context.pk}) == 0  # it made a second pair
+    assert benchmark.pairs.filter(context=context).count() == 3
