@@ -166,6 +166,9 @@ class Assignment(models.Model):
     opened_at = models.DateTimeField(null=True, blank=True, help_text="Server time of the first opening; starts the cap.")
     draft = models.JSONField(default=dict, blank=True)
     draft_saved_at = models.DateTimeField(null=True, blank=True)
+    # Which page wrote the stored draft (a random id each item page carries, ``draft_page``): a page whose save got
+    # through but whose answer was lost is not stale against its own save (annotation.services._write_draft).
+    draft_page = models.CharField(max_length=64, blank=True, default="")
     # A skip is not an answer: no Label is written, so every figure reads the item as missing for this annotator.
     # It is kept after a later answer (the researcher sees that the item was skipped first, and why).
     skipped_at = models.DateTimeField(null=True, blank=True, help_text="Server time the annotator skipped the item.")

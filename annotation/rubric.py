@@ -198,6 +198,17 @@ def field_label(name: str) -> str:
     return name
 
 
+def value_label(name: str, value: str) -> str:
+    """An answer as the annotator reads it, in the active language: an option's label, a score's number, the text."""
+    options: dict[str, tuple[tuple[str, Promise], ...]] = {
+        "screening": tuple((v, label) for v, label, _h in SCREENING),
+        "choice": tuple((v, label) for v, label, _h in CHOICES),
+        "reason": TIE_REASONS + INVALID_REASONS,
+        "confidence": CONFIDENCE,
+    }
+    return str(dict(options.get(name, ())).get(value, value))
+
+
 def validate_submission(values: Mapping[str, object]) -> dict[str, str]:
     """The completeness validator: every problem of a submission, keyed by form field.
 

@@ -510,6 +510,16 @@ def assignment_draft_version(assignment: Assignment) -> str:
     return "" if saved is None else saved.astimezone(UTC).isoformat(timespec="microseconds")
 
 
+#: Longest page id kept (``Assignment.draft_page``); a longer one is no page id (the save is then checked as before).
+DRAFT_PAGE_MAX = 64
+
+
+def draft_page_of(values: Mapping[str, object]) -> str:
+    """The id of the page the values were typed on (its ``draft_page`` field), or "" when none is usable."""
+    page = values.get("draft_page")
+    return page if isinstance(page, str) and 0 < len(page) <= DRAFT_PAGE_MAX and page.isprintable() else ""
+
+
 NUL = "\x00"
 
 
@@ -532,8 +542,9 @@ def assignment_save_draft(
     (whatever the outcome: sending answers is the annotator working on the item).
 
     ``base_version`` is the draft version the values were typed on (:func:`assignment_draft_version`, echoed
-    by the page). When it is given and the stored draft has moved on since, nothing is written: older values
-    never overwrite newer ones. ``None`` skips the check (a form from before the page carried the version).
+    by the page). When it is given and the stored draft has moved on since, saved by another page (the
+    ``draft_page`` id each item page sends, :func:`draft_page_of`), nothing is written: older values never
+    overwrite newer ones. ``None`` skips the check (a form from before the page carried the version).
 
     Raises:
         StaleDraft: the stored draft is newer than ``base_version``; nothing is written.
@@ -553,8 +564,14 @@ def _write_draft(*, assignment: Assignment, values: Mapping[str, object], base_v
     The assignment's row stays locked until that transaction ends, so a submission checked and written in
     the same transaction cannot be overtaken by a draft or another submission of the same item.
     """
-    locked = Assignment.objects.select_for_update().only("id", "draft_saved_at").get(pk=assignment.pk)
-    stale = base_version is not None and base_version != assignment_draft_version(locked)
+    locked = Assignment.objects.select_for_update().only("id", "draft_saved_at", "draft_page").get(pk=assignment.pk)
+    page = draft_page_of(values)
+    # Newer than the page's version is stale unless this very page wrote it: a save that got through but whose answer
+    # was lost (a dropped connection) left the page one version behind, and every later save and the Submit were
+    # refused as if another window had saved.
+    stale = (
+        base_version is not None and base_version != assignment_draft_version(locked) and not (page and page == locked.draft_page)
+    )
     errors = unstorable_value_errors(values)
     if (stale or errors) and Label.objects.filter(assignment_id=locked.pk).exists():
         raise AlreadySubmitted  # a submitted item says so first, whatever else is wrong with the values
@@ -571,11 +588,11 @@ def _write_draft(*, assignment: Assignment, values: Mapping[str, object], base_v
     written = (
         Assignment.objects.filter(pk=locked.pk)
         .exclude(Exists(Label.objects.filter(assignment_id=OuterRef("pk"))))
-        .update(draft=draft, draft_saved_at=saved_at)
+        .update(draft=draft, draft_saved_at=saved_at, draft_page=page)
     )
     if not written:
         raise AlreadySubmitted
-    assignment.draft, assignment.draft_saved_at = draft, saved_at
+    assignment.draft, assignment.draft_saved_at, assignment.draft_page = draft, saved_at, page
 
 
 def assignment_submit(

@@ -59,6 +59,7 @@ from .rubric import (
     field_label,
     score_field,
     validate_submission,
+    value_label,
 )
 from .selectors import (
     LABEL_CSV_COLUMNS,
@@ -278,6 +279,7 @@ def _render_item(
     errors: Mapping[str, str] | None = None,
     status: int = 200,
     not_saved: bool = False,
+    stale_answers: list[tuple[str, str]] | None = None,
     fast_minimum: int = 0,
 ) -> HttpResponse:
     submitted = None
@@ -295,7 +297,9 @@ def _render_item(
         "submitted": submitted,
         "saved_at": assignment.draft_saved_at,
         "draft_version": assignment_draft_version(assignment),
+        "draft_page": secrets.token_urlsafe(12),  # this page's id: its own saves are never stale to it
         "not_saved": not_saved,
+        "stale_answers": stale_answers,  # None, or this stale page's answers that were not saved (label, value)
         "fast_minimum": fast_minimum,  # > 0: the submission came too soon after Start; ask to confirm it
         "error_list": [(name, field_label(name), errors[name]) for name in FIELD_NAMES if name in errors],
         "fragments": _question_fragments(values, errors, submitted=submitted is not None),
@@ -350,13 +354,6 @@ def item_detail(request: HttpRequest, token: str) -> HttpResponse:
     return _render_item(request, assignment, values=values)
 
 
-def _stale_message() -> str:
-    return _(
-        "Not saved: newer answers for this item were saved after this page was loaded (in another window?). "
-        "They are shown now; check them before you go on."
-    )
-
-
 def _render_save_status(
     request: HttpRequest, assignment: Assignment, *, save_error: str = "", already_submitted: bool = False, status: int = 200
 ) -> HttpResponse:
@@ -373,6 +370,20 @@ def _render_save_status(
         "draft_version": assignment_draft_version(assignment),
     }
     return render(request, "annotation/item.html#save_status", context, status=status)
+
+
+def _render_stale(request: HttpRequest, assignment: Assignment) -> HttpResponse:
+    """A Submit or Save from a page older than the stored draft (another window saved since): the item again (409)
+    with the stored, newer answers in the form, and this page's answers that differ from them listed beside, not
+    saved, so nothing typed is lost (a redirect to the item dropped them all, a whole rationale with them)."""
+    assignment.refresh_from_db(fields=["draft", "draft_saved_at", "draft_page"])
+    stored, sent = assignment.draft or {}, draft_values(request.POST)
+    differing = [
+        (field_label(name), value_label(name, sent[name]) if sent.get(name) else "")
+        for name in FIELD_NAMES
+        if sent.get(name, "") != stored.get(name, "")
+    ]
+    return _render_item(request, assignment, values=stored, status=409, stale_answers=differing)
 
 
 def _render_unstorable(request: HttpRequest, assignment: Assignment, exc: UnstorableValues) -> HttpResponse:
@@ -405,8 +416,7 @@ def item_draft(request: HttpRequest, token: str) -> HttpResponse:
         already = True
     except StaleDraft:
         if not request.htmx:
-            messages.error(request, _stale_message())
-            return redirect("annotation:item", token=token)
+            return _render_stale(request, assignment)
         stale = _("Not saved: newer answers were saved in another window. Reload the page to continue with them.")
         return _render_save_status(request, assignment, save_error=stale, status=409)
     except UnstorableValues as exc:
@@ -452,8 +462,7 @@ def item_submit(request: HttpRequest, token: str) -> HttpResponse:
         messages.info(request, _("This item was already submitted; it cannot be changed."))
         return redirect("annotation:item", token=token)
     except StaleDraft:
-        messages.error(request, _stale_message())
-        return redirect("annotation:item", token=token)
+        return _render_stale(request, assignment)
     except SubmissionIncomplete:
         return redirect(reverse("annotation:item", args=[token]) + "?check=1")
     except TooFast:

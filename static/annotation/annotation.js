@@ -265,6 +265,13 @@
         if (form.requestSubmit) form.requestSubmit(button); else button.click();
         return;
       }
+      if (e.key === "Enter" && e.target.type === "radio" && form.contains(e.target)) {
+        // Enter on an answer would submit the form through its first button ("Submit anyway" on the "that was
+        // very fast" page): it picks the answer and goes on, as 1-4 do. Ctrl+Enter (above) submits.
+        e.preventDefault();
+        pick(e.target);
+        return;
+      }
       if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return;
       if (isTyping(e.target)) {
         if (e.key !== "Escape") return;
@@ -299,7 +306,7 @@
     var form = document.getElementById("ann-form");
     if (form) { orderedSubmit(form); reasons(form); counter(form); saveStatus(form); liveErrors(form); shortcuts(form); }
     guide();
-    var summary = document.getElementById("error-summary") || document.getElementById("fast-confirm");
+    var summary = document.getElementById("error-summary") || document.getElementById("stale-summary") || document.getElementById("fast-confirm");
     if (summary) summary.focus();
   });
 })();

@@ -181,8 +181,9 @@ def test_nothing_an_annotator_can_reach_identifies_a_model(study, annotator, ann
             links = getattr(response, "links", None)
             if links is not None:
                 assert not links.comments, f"an HTML comment in {where}"
-                # draft_version: when the item's draft was last saved (a timestamp), so a stale form cannot overwrite it.
-                assert set(links.hidden) <= {"csrfmiddlewaretoken", "next", "draft_version"}, (
+                # draft_version: when the item's draft was last saved (a timestamp), so a stale form cannot overwrite it;
+                # draft_page: a random id of the page (secrets.token_urlsafe), so its own saves are never stale to it.
+                assert set(links.hidden) <= {"csrfmiddlewaretoken", "next", "draft_version", "draft_page"}, (
                     f"hidden inputs in {where}: {links.hidden}"
                 )
             if path.startswith("/annotate/"):

@@ -298,8 +298,11 @@ def test_a_reload_after_a_failed_submit_keeps_the_newer_autosaved_score(page, an
     older.wait_for_load_state("networkidle")
     with older.expect_navigation():
         older.click("button[data-submit]")
-    assert "newer answers for this item were saved after this page was loaded" in older.locator(".messages").inner_text()
-    assert older.locator("input[name=a_grounding][value='3']").is_checked()  # the newer answers are shown
+    stale = older.locator("#stale-summary").inner_text()
+    assert "newer answers for this item were saved in another window" in stale
+    assert "Older window: A is better grounded." in stale  # what this window typed is listed, not lost
+    assert older.evaluate("document.activeElement.id") == "stale-summary"  # read first by a screen reader
+    assert older.locator("input[name=a_grounding][value='3']").is_checked()  # the newer answers are in the form
     assert not Label.objects.exists()
     stored = Assignment.objects.get(pk=item.pk).draft
     assert (stored["a_grounding"], stored["b_grounding"]) == ("3", "3")
