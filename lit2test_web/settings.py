@@ -62,6 +62,7 @@ if not DEBUG and SECRET_KEY == DEV_SECRET_KEY and not _running_a_harmless_comman
 
 ALLOWED_HOSTS: list[str] = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS: list[str] = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+CSRF_FAILURE_VIEW = "lit2test_web.views.csrf_failure"  # the app's layout and language, and what to do
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -20,3 +20,10 @@ def home(request: HttpRequest) -> HttpResponse:
     if assignments_for_user(user=request.user).exists():
         return redirect("annotation:home")
     return render(request, "arena/welcome.html")
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """A form refused by the CSRF check (``CSRF_FAILURE_VIEW``), in the app's layout and the reader's language: the
+    page was older than the sign-in (signing in again elsewhere renews the token) or the session ended. Django's own
+    page said "CSRF verification failed" and to set DEBUG, and nothing of what to do. The reason stays in the log."""
+    return render(request, "403_csrf.html", status=403)

@@ -79,6 +79,7 @@
       }
     });
     form.addEventListener("submit", function (e) {
+      if (e.defaultPrevented) return;  // held back (signed out): not a submission, the autosave goes on
       if (inflight > 0) {
         e.preventDefault();
         waiting = e.submitter || form.querySelector("[data-submit]");
@@ -90,22 +91,48 @@
 
   function saveStatus(form) {
     var retry = null;
+    var signedOut = false;  // the last save met the sign-in page or a refused token: Submit would lose the answers
     form.addEventListener("htmx:beforeRequest", function () {
       var status = document.getElementById("save-status");
-      if (status) { status.textContent = status.getAttribute("data-saving"); status.classList.remove("is-error"); }
+      if (status && !signedOut) { status.textContent = status.getAttribute("data-saving"); status.classList.remove("is-error"); }
     });
-    function failed() {
+    function show(attribute, seconds) {
       var status = document.getElementById("save-status");
-      if (status) { status.textContent = status.getAttribute("data-failed"); status.classList.add("is-error"); }
+      if (status) { status.textContent = status.getAttribute(attribute); status.classList.add("is-error"); }
       clearTimeout(retry);
-      retry = setTimeout(function () { if (window.htmx) window.htmx.trigger(form, "change"); }, 5000);
+      retry = setTimeout(function () { if (window.htmx) window.htmx.trigger(form, "change"); }, seconds * 1000);
     }
+    function failed() {
+      if (!signedOut) show("data-failed", 5);
+    }
+    // Signed out (the session ended, or the person signed out in another tab) or signed in again elsewhere (the
+    // page's token is refused): saying "connection problem" sent people to check their network, and the Submit
+    // then led to the sign-in page and lost the answers. The page says so, keeps trying (a save gets through once
+    // they sign in again in another tab) and holds the Submit back meanwhile.
+    function signedOutNow() {
+      signedOut = true;
+      show("data-signed-out", 10);
+    }
+    document.addEventListener("submit", function (e) {  // capturing: before orderedSubmit sees the Submit
+      if (!signedOut || e.target !== form) return;
+      e.preventDefault();
+      var status = document.getElementById("save-status");
+      if (status) status.focus();
+    }, true);
     // Anything but the status fragment (say, the login page after the session expired) is not a save.
     // htmx fires beforeSwap on the swap target (#save-status, outside the form), so listen on the document.
     document.addEventListener("htmx:beforeSwap", function (e) {
       if (!e.detail.requestConfig || e.detail.requestConfig.elt !== form) return;
       var isStatus = /id="save-status"/.test(e.detail.serverResponse);
-      if (e.detail.xhr.status === 200 && !isStatus) {
+      var xhr = e.detail.xhr;
+      if (xhr.status === 403 || (xhr.status === 200 && !isStatus && /\/accounts\/login\//.test(xhr.responseURL || ""))) {
+        e.detail.shouldSwap = false;
+        e.detail.isError = false;
+        signedOutNow();
+        return;
+      }
+      if (isStatus) signedOut = false;
+      if (xhr.status === 200 && !isStatus) {
         e.detail.shouldSwap = false;
         failed();
       } else if ((e.detail.xhr.status === 422 || e.detail.xhr.status === 409) && isStatus) {

@@ -64,3 +64,26 @@
     ask(form);
   });
 })();
+
+// The CSRF token is read from its cookie when a form or an htmx request is sent: a page opened before its reader
+// signed in again (in another tab; signing in renews the token) still carried the old one in its forms and headers,
+// and everything it sent was refused. Where the cookie cannot be read, the page's own token is sent as before.
+(function () {
+  "use strict";
+  function token() {
+    var found = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    return found ? decodeURIComponent(found[1]) : null;
+  }
+  document.addEventListener("htmx:configRequest", function (e) {
+    var t = token();
+    if (!t) return;
+    e.detail.headers["X-CSRFToken"] = t;
+    // Django reads a form's own token before the header: the form's copy is renewed too.
+    if (e.detail.parameters && e.detail.parameters.csrfmiddlewaretoken !== undefined) e.detail.parameters.csrfmiddlewaretoken = t;
+  });
+  document.addEventListener("submit", function (e) {
+    var t = token();
+    if (!t || !e.target || !e.target.querySelectorAll) return;
+    e.target.querySelectorAll("input[name=csrfmiddlewaretoken]").forEach(function (input) { input.value = t; });
+  }, true);
+})();
