@@ -328,10 +328,12 @@ class Fields:
         numbers: bool = False,
         keep_blank: bool = False,
         limit: int | None = None,
+        identifier: bool = False,
     ) -> str:
         """A string within its column's length (``limit`` for a column that has none of its own). Required ones must
         be present and non-blank; optional blank ones read as "" unless ``keep_blank``; ``numbers`` accepts a JSON
-        number and reads it as its text."""
+        number and reads it as its text. An ``identifier`` (an id, a model's or a benchmark's name: compared exactly)
+        may not start or end with white space: "Claude-Sonnet-4.6 " made a fifth model that looks like the fourth."""
         value = self.record.get(key)
         if value is None or (isinstance(value, str) and not value.strip() and not (keep_blank and not required)):
             if required:
@@ -342,6 +344,13 @@ class Fields:
         if not isinstance(value, str):
             if finite(value):  # NaN and Infinity are reported by check_json already
                 self.problem(key, f"must be text, got {json_type(value)}")
+            return ""
+        if identifier and value != value.strip():
+            self.problem(
+                key,
+                f"{show(value)} starts or ends with white space; ids and names are compared exactly: remove it "
+                f"(or, if it names something already stored, write it as stored)",
+            )
             return ""
         return value if self.fits(key, value, column, limit) else ""
 

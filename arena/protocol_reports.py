@@ -84,6 +84,9 @@ def name_and_version(raw: str) -> tuple[str, str]:
     name, sep, version = raw.partition("@")
     if not name.strip() or (sep and not version.strip()):
         raise CommandError(f"{raw!r}: give a benchmark name, or name@version")
+    if name != name.strip() or version != version.strip():
+        # "lit2test " made a whole second benchmark that reads as "lit2test v1" (the upload form strips it).
+        raise CommandError(f"{raw!r}: the benchmark name or version starts or ends with white space; names are compared exactly")
     return name, version or "1"
 
 

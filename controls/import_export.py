@@ -99,7 +99,7 @@ def _parse_line(record: dict[str, Any], ref: Ref, problems: list[Problem]) -> _L
     f = Fields(record, ref, problems)
     for key in sorted(set(record) - set(LINE_KEYS)):
         f.problem(key, f"is not a field of a control line; the fields are {', '.join(LINE_KEYS)}")
-    control_id = f.text("control_id", (ControlVariant, "control_id"))
+    control_id = f.text("control_id", (ControlVariant, "control_id"), identifier=True)
     kind = f.text("kind")
     if kind and kind not in KINDS:
         f.problem("kind", f"unknown kind {show(kind)}; the kinds are {_names(KINDS)}")
@@ -107,7 +107,7 @@ def _parse_line(record: dict[str, Any], ref: Ref, problems: list[Problem]) -> _L
     if target is not None and (not isinstance(target, str) or target not in TARGETS):
         f.problem("target", f"unknown target {show(target)}; the targets are {_names(TARGETS)} (or null)")
         target = None
-    context_id = f.text("context_id", EXTERNAL_ID)
+    context_id = f.text("context_id", EXTERNAL_ID, identifier=True)
     source_model = f.text("source_model", MODEL_NAME)
     status = f.choice("status", STATUSES, default=ControlVariant.Status.APPROVED)
     provenance, generator, version = _provenance(f)
@@ -130,7 +130,7 @@ def _provenance(f: Fields) -> tuple[dict[str, Any], str, str]:
     before = len(f.problems)
     p = Fields(provenance, f.ref, f.problems, prefix="provenance.")
     generator = p.text("generator", GENERATOR, required=False, numbers=True)
-    version = p.text("version", GENERATOR_VERSION, required=False, numbers=True)
+    version = p.text("version", GENERATOR_VERSION, required=False, numbers=True, identifier=True)
     size = len(json.dumps(provenance, ensure_ascii=False))
     if len(f.problems) == before and size > MAX_PROVENANCE_CHARS:
         f.problem("provenance", f"has {size} characters of JSON; the limit is {MAX_PROVENANCE_CHARS}")

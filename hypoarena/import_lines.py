@@ -132,7 +132,7 @@ def parse_case(record: dict[str, Any], f: Fields) -> CaseLine | None:
     """A cases.jsonl line, or None with its problems recorded."""
     before = len(f.problems)
     _unknown_keys(f, record, CASE_KEYS, "case")
-    case_id = f.text("case_id", CASE_ID)
+    case_id = f.text("case_id", CASE_ID, identifier=True)
     domain = f.text("domain", DOMAIN_NAME)
     singleton = None if record.get("singleton") is None else f.flag("singleton", False)
     context = f.text("context", CONTEXT)
@@ -146,8 +146,8 @@ def parse_submission(record: dict[str, Any], f: Fields) -> SubmissionLine | None
     """A submissions.jsonl line, or None with its problems recorded; the pairs are held to :func:`pairs_problems`."""
     before = len(f.problems)
     _unknown_keys(f, record, SUBMISSION_KEYS, "submission")
-    case_id = f.text("case_id", CASE_ID)
-    model = f.text("model", MODEL_NAME)
+    case_id = f.text("case_id", CASE_ID, identifier=True)
+    model = f.text("model", MODEL_NAME, identifier=True)
     reference = f.flag("reference", False)
     pairs = record.get("pairs")
     for name, message in pairs_problems(pairs):
@@ -161,9 +161,9 @@ def parse_verdict(record: dict[str, Any], f: Fields) -> VerdictLine | None:
     """A verdicts.jsonl line, or None with its problems recorded."""
     before = len(f.problems)
     _unknown_keys(f, record, VERDICT_KEYS, "verdict")
-    case_id = f.text("case_id", CASE_ID)
-    model_a = f.text("model_a", MODEL_NAME)
-    model_b = f.text("model_b", MODEL_NAME)
+    case_id = f.text("case_id", CASE_ID, identifier=True)
+    model_a = f.text("model_a", MODEL_NAME, identifier=True)
+    model_b = f.text("model_b", MODEL_NAME, identifier=True)
     if model_a and model_a == model_b:
         f.problem("model_b", f"is {show(model_b)}, the same model as model_a; a match compares two different models")
     order = record.get("order")
@@ -193,8 +193,8 @@ def parse_rubric(record: dict[str, Any], f: Fields) -> RubricLine | None:
     """A rubric.jsonl line, or None with its problems recorded."""
     before = len(f.problems)
     _unknown_keys(f, record, RUBRIC_KEYS, "rubric")
-    case_id = f.text("case_id", CASE_ID)
-    model = f.text("model", MODEL_NAME)
+    case_id = f.text("case_id", CASE_ID, identifier=True)
+    model = f.text("model", MODEL_NAME, identifier=True)
     judge = f.text("judge", JUDGE)
     run_label = f.text("run_label", RUN_LABEL)
     pairs = record.get("pairs")

@@ -68,7 +68,7 @@ class LineReader:
         before = len(f.problems)
         self.unknown_keys(f, record, PAPER_KEYS, "a papers.jsonl line")
         values: dict[str, Any] = {
-            "paper_id": f.text("paper_id", PAPER_ID, numbers=True),
+            "paper_id": f.text("paper_id", PAPER_ID, numbers=True, identifier=True),
             "discipline": f.text("discipline", DISCIPLINE),
             "background": f.text("background", BACKGROUND),
             "question": f.text("question", QUESTION),
@@ -110,7 +110,7 @@ class LineReader:
                 continue
             c = Fields(item, f.ref, f.problems, prefix=prefix)
             self.unknown_keys(c, item, CANDIDATE_KEYS, "a candidate")
-            cid = c.text("id", CANDIDATE_ID, numbers=True)
+            cid = c.text("id", CANDIDATE_ID, numbers=True, identifier=True)
             text = item.get("text")
             if isinstance(text, str) and not text.strip():
                 c.problem(
@@ -159,10 +159,10 @@ class LineReader:
         before = len(f.problems)
         self.unknown_keys(f, record, SCORE_KEYS, "a scores.jsonl line")
         values: dict[str, Any] = {
-            "paper_id": f.text("paper_id", PAPER_ID, numbers=True),
+            "paper_id": f.text("paper_id", PAPER_ID, numbers=True, identifier=True),
             "candidate_id": f.text("candidate_id", CANDIDATE_ID, numbers=True),
             "scorer": f.text("scorer", SCORER_NAME),
-            "model": f.text("model", SCORER_MODEL),
+            "model": f.text("model", SCORER_MODEL, identifier=True),
             "endpoint": self._endpoint(f),
         }
         criterion = record.get("criterion")
@@ -211,9 +211,9 @@ class LineReader:
         before = len(f.problems)
         self.unknown_keys(f, record, LISTWISE_KEYS, "a listwise.jsonl line")
         values: dict[str, Any] = {
-            "paper_id": f.text("paper_id", PAPER_ID, numbers=True),
+            "paper_id": f.text("paper_id", PAPER_ID, numbers=True, identifier=True),
             "scorer": f.text("scorer", SCORER_NAME),
-            "model": f.text("model", SCORER_MODEL),
+            "model": f.text("model", SCORER_MODEL, identifier=True),
             "endpoint": self._endpoint(f),
             "status": f.choice("status", STATUSES, ListwiseRanking.Status.ACCEPTED),
         }

@@ -107,7 +107,7 @@ def parse_seed(record: dict[str, Any], f: Fields) -> Line | None:
     before = len(f.problems)
     _unknown_keys(f, record, SEED_KEYS, "seed")
     values = {
-        "seed_id": f.text("seed_id", SEED_ID),
+        "seed_id": f.text("seed_id", SEED_ID, identifier=True),
         "domain": f.text("domain", DOMAIN),
         "title": f.text("title", SEED_TITLE),
         "abstract": f.text("abstract", SEED_ABSTRACT),
@@ -123,7 +123,7 @@ def parse_reference(record: dict[str, Any], f: Fields) -> Line | None:
     before = len(f.problems)
     _unknown_keys(f, record, REFERENCE_KEYS, "reference")
     values: dict[str, Any] = {
-        "seed_id": f.text("seed_id", SEED_ID),
+        "seed_id": f.text("seed_id", SEED_ID, identifier=True),
         "ref_id": f.text("ref_id", REF_ID),
         "title": f.text("title", REF_TITLE),
         "abstract": f.text("abstract", REF_ABSTRACT, required=False),
@@ -146,8 +146,8 @@ def parse_hypothesis(record: dict[str, Any], f: Fields) -> Line | None:
     before = len(f.problems)
     _unknown_keys(f, record, HYPOTHESIS_KEYS, "hypothesis")
     values: dict[str, Any] = {
-        "seed_id": f.text("seed_id", SEED_ID),
-        "model": f.text("model", MODEL_NAME),
+        "seed_id": f.text("seed_id", SEED_ID, identifier=True),
+        "model": f.text("model", MODEL_NAME, identifier=True),
         "family": f.text("family", FAMILY),
     }
     slot = _slot(f)
@@ -186,7 +186,7 @@ def _selected_from(chosen: Any, f: Fields) -> Any:  # noqa: ANN401
     inner = Fields(chosen, f.ref, f.problems, prefix="selected_from.")
     for key in sorted(set(chosen) - {"model", "slot"}):
         inner.problem(key, f"is not a field of selected_from; it is {shape}")
-    inner.text("model", MODEL_NAME)
+    inner.text("model", MODEL_NAME, identifier=True)
     _slot(inner)
     return chosen
 
@@ -196,8 +196,8 @@ def parse_label(record: dict[str, Any], f: Fields) -> Line | None:
     before = len(f.problems)
     _unknown_keys(f, record, LABEL_KEYS, "label")
     values: dict[str, Any] = {
-        "seed_id": f.text("seed_id", SEED_ID),
-        "model": f.text("model", MODEL_NAME),
+        "seed_id": f.text("seed_id", SEED_ID, identifier=True),
+        "model": f.text("model", MODEL_NAME, identifier=True),
         "judge": f.text("judge", JUDGE),
         "judge_family": f.text("judge_family", FAMILY),
         "run_label": f.text("run_label", SOURCE),
@@ -225,7 +225,7 @@ def parse_label(record: dict[str, Any], f: Fields) -> Line | None:
 
 def parse_tournament(record: dict[str, Any], f: Fields) -> Line | None:
     """A tournament.jsonl line, kept as given (only its seed is checked), or None when it names no seed."""
-    seed_id = f.text("seed_id", SEED_ID)
+    seed_id = f.text("seed_id", SEED_ID, identifier=True)
     return Line(f.ref, {"seed_id": seed_id, "record": record}) if seed_id else None
 
 

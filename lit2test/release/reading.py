@@ -165,8 +165,8 @@ def _parse_benchmark(path: Path, parsed: Parsed) -> None:
         return
     f = Fields(meta, ref, problems)
     values: dict[str, Any] = {
-        "name": f.text("name", (Benchmark, "name"), required=False, numbers=True),
-        "version": f.text("version", (Benchmark, "version"), required=False, numbers=True),
+        "name": f.text("name", (Benchmark, "name"), identifier=True, required=False, numbers=True),
+        "version": f.text("version", (Benchmark, "version"), identifier=True, required=False, numbers=True),
         "description": f.text("description", required=False, keep_blank=True),
         "canonical_judge": f.text("canonical_judge", (Benchmark, "canonical_judge"), required=False),
         "verdict_rule": f.choice("verdict_rule", list(VERDICT_SCALES), default=""),
@@ -219,10 +219,10 @@ def _parse_contexts(path: Path, parsed: Parsed) -> None:
         ref = Ref(path.name, number)
         before = len(problems)
         f = Fields(record, ref, problems)
-        context_id = f.text("context_id", EXTERNAL_ID)
+        context_id = f.text("context_id", EXTERNAL_ID, identifier=True)
         values: dict[str, Any] = {k: f.text(k) for k in CONTEXT_TEXT_FIELDS}
         values |= {k: f.text(k, (Context, k), required=False, numbers=True) for k in CONTEXT_OPTIONAL_FIELDS}
-        values["batch"] = f.text("batch", BATCH_NAME, required=False, numbers=True) or None
+        values["batch"] = f.text("batch", BATCH_NAME, required=False, numbers=True, identifier=True) or None
         metadata = record.get("pool_metadata", record.get("metadata", {}))
         values["metadata"] = metadata if isinstance(metadata, dict) else {"pool_metadata": metadata}
         values["papers"] = _parse_papers(f)
@@ -236,8 +236,8 @@ def _parse_proposals(path: Path, parsed: Parsed) -> None:
         ref = Ref(path.name, number)
         before = len(problems)
         f = Fields(record, ref, problems)
-        context_id = f.text("context_id", EXTERNAL_ID)
-        model = f.text("model", MODEL_NAME)
+        context_id = f.text("context_id", EXTERNAL_ID, identifier=True)
+        model = f.text("model", MODEL_NAME, identifier=True)
         schema_name = f.text("schema", (Proposal, "schema"), required=False)
         schema = PROPOSAL_SCHEMAS.get(schema_name or SIX_FIELD.name)
         if schema is None:
@@ -359,10 +359,10 @@ def folded_line_checked(record: dict[str, Any], ref: Ref, problems: list[Problem
     """The values of a folded line, every problem of it reported (None when a field cannot be read)."""
     before = len(problems)
     f = Fields(record, ref, problems)
-    pair_key = f.text("pair_id", PAIR_KEY)
-    context_id = f.text("context_id", EXTERNAL_ID)
+    pair_key = f.text("pair_id", PAIR_KEY, identifier=True)
+    context_id = f.text("context_id", EXTERNAL_ID, identifier=True)
     models = f.models("model_pair")
-    batch = f.text("batch", BATCH_NAME, required=False, numbers=True) or None
+    batch = f.text("batch", BATCH_NAME, required=False, numbers=True, identifier=True) or None
     winners: dict[str, str] = {}
     confidences: dict[str, str] = {}
     for order in ORDERS:
@@ -458,16 +458,16 @@ def _parse_judgments(path: Path, parsed: Parsed) -> None:
         ref = Ref(path.name, number)
         before = len(problems)
         f = Fields(record, ref, problems)
-        pair_key = f.text("pair_id", PAIR_KEY)
-        context_id = f.text("context_id", EXTERNAL_ID)
-        judge_model = f.text("judge_model", (JudgeRun, "judge_model"))
+        pair_key = f.text("pair_id", PAIR_KEY, identifier=True)
+        context_id = f.text("context_id", EXTERNAL_ID, identifier=True)
+        judge_model = f.text("judge_model", (JudgeRun, "judge_model"), identifier=True)
         order, status = _judgment_order_and_status(f)
         models, winner, shown_a = _judgment_sides(f, record, status)
         if pair_key and context_id and not pair_key.startswith(context_id):
             f.problem("pair_id", f"does not belong to context {context_id!r}")
         values = _judgment_values(f, record)
         run_label, run_meta = _judgment_run(f, path)
-        batch = f.text("batch", BATCH_NAME, required=False, numbers=True) or None
+        batch = f.text("batch", BATCH_NAME, required=False, numbers=True, identifier=True) or None
         public_id = _public_id(f)
         if not clean or len(problems) != before or models is None:
             continue
@@ -523,8 +523,8 @@ def _exported_sides(f: Fields, status: str) -> tuple[tuple[str, str] | None, str
 
 
 def _shown_sides(f: Fields, record: dict[str, Any], status: str) -> tuple[tuple[str, str] | None, str | None, str]:
-    system_a = f.text("system_a", MODEL_NAME)
-    system_b = f.text("system_b", MODEL_NAME)
+    system_a = f.text("system_a", MODEL_NAME, identifier=True)
+    system_b = f.text("system_b", MODEL_NAME, identifier=True)
     models = tuple(sorted((system_a, system_b))) if system_a and system_b else None
     if system_a and system_a == system_b:
         f.problem("system_b", f"is the same model as system_a ({system_a!r})")
@@ -651,8 +651,8 @@ def arguments_check(benchmark_name: str | None, version: str | None, problems: l
     ref = Ref("arguments", None)
     if check_json({k: v for k, v in given.items() if v is not None}, ref, problems):
         f = Fields(given, ref, problems)
-        f.text("benchmark", (Benchmark, "name"), required=False)
-        f.text("version", (Benchmark, "version"), required=False)
+        f.text("benchmark", (Benchmark, "name"), identifier=True, required=False)
+        f.text("version", (Benchmark, "version"), identifier=True, required=False)
 
 
 # --------------------------------------------------------------------------- writing

@@ -7,6 +7,7 @@ the transaction rolls back. Verdict-only contexts, proposals, pairs and verdicts
 
 from __future__ import annotations
 
+import unicodedata
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -98,6 +99,11 @@ def _release_import(*, directory: Path, benchmark_name: str | None, version: str
             raise ReleaseImportError(parsed.problems)  # rolls the transaction back
     tables_analyze(OrderedJudgment, CanonicalPair, Proposal, Context)
     return summary
+
+
+def _name_key(name: str) -> str:
+    """A model name as people read it: Unicode compatibility form, case folded."""
+    return unicodedata.normalize("NFKC", name).casefold()
 
 
 class _Writer:
@@ -219,6 +225,21 @@ class _Writer:
         names = {m for (_, m) in self.parsed.proposals}
         for verdict in self.parsed.verdicts.values():
             names.update(verdict.models)
+        # A new name that differs from another only by case or Unicode form ("claude-sonnet-4.6") would be a model
+        # of its own that reads as the other one: refused, naming the one meant.
+        seen = {_name_key(name): name for name in existing}
+        for name in sorted(names - set(existing)):
+            like = seen.setdefault(_name_key(name), name)
+            if like != name:
+                where = next((ref for (_, m), (ref, _) in self.parsed.proposals.items() if m == name), Ref("models", None))
+                self.conflict(
+                    where,
+                    "model",
+                    f"model {name!r} differs from {like!r} only by case or Unicode form; write it as {like!r} "
+                    f"(names are compared exactly)",
+                )
+        if self.parsed.problems:
+            raise ReleaseImportError(self.parsed.problems)
         for name in sorted(names - set(existing)):
             existing[name] = Participant.objects.create(benchmark=self.benchmark, name=name)
             self.created["participants"] += 1

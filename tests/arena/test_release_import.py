@@ -362,3 +362,39 @@ def test_pairing_new_proposals_skips_a_pair_held_under_another_id(tmp_path: Path
     context = benchmark.contexts.get(external_id="ctx_001__v1")
     assert pairs_create_for_contexts(benchmark=benchmark, context_ids={context.pk}) == 0  # it made a second pair
     assert benchmark.pairs.filter(context=context).count() == 3
+
+
+# --------------------------------------------------------------------- names that only look the same
+
+
+@pytest.mark.parametrize(
+    ("where", "change", "expected"),
+    [
+        ("proposals", {"model": "Alpha 1 "}, '"Alpha 1 " starts or ends with white space'),
+        ("contexts", {"context_id": "ctx_001__v1 "}, '"ctx_001__v1 " starts or ends with white space'),
+        ("proposals", {"model": "alpha 1"}, "model 'alpha 1' differs from 'Alpha 1' only by case or Unicode form"),
+        ("proposals", {"model": "Ａlpha 1"}, "model 'Ａlpha 1' differs from 'Alpha 1' only by case or Unicode form"),
+    ],
+)
+def test_an_id_or_a_model_name_that_only_looks_like_a_stored_one_is_refused(
+    tmp_path: Path, already_imported: None, where: str, change: dict, expected: str
+) -> None:
+    """An import review of 2026-12-06: "Alpha 1 " or "alpha 1" made a model of its own that reads as "Alpha 1", and a
+    context id with a trailing space a second context."""
+    files = b.small_release()
+    files[f"{where}.jsonl"].append(dict(files[f"{where}.jsonl"][0], **change))
+    assert_rejected(b.write(tmp_path / "again", files), expected)
+
+
+def test_the_command_refuses_a_benchmark_name_or_version_with_white_space_around_it(release_dir: Path) -> None:
+    for option, value in (("--benchmark", "lit2test "), ("--version", " 1")):
+        with pytest.raises(CommandError, match="starts or ends with white space"):
+            call_command("import_lit2test", str(release_dir), option, value)
+    assert Benchmark.objects.count() == 0
+
+
+@pytest.mark.parametrize("command", ["import_hypoarena", "import_reconstruction", "import_intrinsic"])
+def test_the_protocol_importers_refuse_a_benchmark_name_with_white_space_around_it(tmp_path: Path, command: str) -> None:
+    with pytest.raises(CommandError, match="starts or ends with white space"):
+        call_command(command, "arena-demo ", str(tmp_path))
+    assert Benchmark.objects.count() == 0
