@@ -21,7 +21,7 @@ import json
 import math
 import os
 import re
-import tempfile
+import secrets
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -464,7 +464,10 @@ def jsonl_write(path: Path, rows: Iterable[Mapping[str, Any]], *, sort_keys: boo
     """Write ``rows`` as JSON lines (:func:`jsonl_line`) to ``path`` atomically: into a temporary file of the same
     folder, renamed over ``path`` once complete, so a reader never sees half a file. Returns the number of rows."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False)
+    # Created as any new file is (0666 less the umask), not as a private temporary file (0600): an export to a shared
+    # folder was readable by its writer alone, while the CSVs beside it were not.
+    temporary = path.parent / f".{path.name}.{secrets.token_hex(8)}"
+    handle = open(temporary, "x", encoding="utf-8")  # noqa: SIM115 - closed below, renamed over path once complete
     count = 0
     try:
         with handle:

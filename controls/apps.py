@@ -12,7 +12,7 @@ class ControlsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from arena.extensions import export_file_register
+        from arena.extensions import export_file_register, import_file_register
         from arena.protocols import ProtocolSpec, SelectionRoute, protocol_register
         from arena.registry import Lazy
         from jobs.subjects import subjects_register
@@ -23,6 +23,7 @@ class ControlsConfig(AppConfig):
         # A Lit2Test release export writes controls.jsonl too, so that an export imports back with its controls.
         # Named, not imported (the import/export module and its LLM client load at the first export: arena.registry.Lazy).
         export_file_register("controls", Lazy("controls.import_export.control_export_rows"))
+        import_file_register("controls", Lazy("controls.import_export.controls_import_line"))
         protocol_register(
             ProtocolSpec(
                 name="controls",

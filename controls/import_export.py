@@ -249,6 +249,12 @@ def controls_import(*, benchmark: Benchmark, path: Path) -> ControlImportSummary
     return summary
 
 
+def controls_import_line(*, benchmark: Benchmark, path: Path) -> str:
+    """:func:`controls_import` as a release import's extra file (``arena.extensions.import_file_register``)."""
+    summary = controls_import(benchmark=benchmark, path=path)
+    return f"controls.jsonl: {summary.line()}"
+
+
 def _variants_new(
     benchmark: Benchmark,
     lines: list[_Line],

@@ -27,7 +27,7 @@ from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from arena.charts import Forest, forest_plot, heat_map
-from arena.extensions import human_figures_for
+from arena.extensions import human_figures_for, import_files_in
 from arena.models import PAIRS, Benchmark, Context, JudgeRun, OrderedJudgment, Proposal
 from arena.numbers import whole_number
 from arena.permissions import researcher_required
@@ -75,6 +75,7 @@ def upload_panel(request: HttpRequest, posted: bool) -> tuple[dict[str, Any], Ht
             # cannot write outside the folder, nor replace another upload.
             (Path(folder) / Path(upload.name).name).write_bytes(upload.read())
         known = {p.name for paths in release_files(Path(folder)).values() for p in paths}
+        known |= {p.name for p in import_files_in(Path(folder)).values()}  # an export's controls.jsonl, say
         ignored = sorted({Path(u.name).name for u in form.cleaned_data["files"]} - known)
         try:
             summary = release_import(

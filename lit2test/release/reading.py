@@ -65,16 +65,19 @@ class ImportSummary:
     files: list[str]
     created: dict[str, int] = field(default_factory=dict)
     contexts_with_text: int = 0
+    extras: list[str] = field(default_factory=list)  # the summary lines of the extra files imported with it
 
     def line(self) -> str:
         c = self.created
         if not any(c.values()):
-            return f"nothing new: {', '.join(self.files)} already imported into {self.benchmark}"
-        return (
-            f"created {c['contexts']} contexts ({self.contexts_with_text} with text), {c['papers']} papers, "
-            f"{c['participants']} participants, {c['proposals']} proposals, {c['pairs']} pairs, "
-            f"{c['judgments']} ordered judgments in {c['runs']} run(s) of {self.benchmark}"
-        )
+            head = f"nothing new: {', '.join(self.files)} already imported into {self.benchmark}"
+        else:
+            head = (
+                f"created {c['contexts']} contexts ({self.contexts_with_text} with text), {c['papers']} papers, "
+                f"{c['participants']} participants, {c['proposals']} proposals, {c['pairs']} pairs, "
+                f"{c['judgments']} ordered judgments in {c['runs']} run(s) of {self.benchmark}"
+            )
+        return "; ".join([head, *self.extras])
 
 
 @dataclass(slots=True)

@@ -17,6 +17,7 @@ from django.db import transaction
 
 from arena.blindness import benchmark_redact
 from arena.bulk import rows_insert, tables_analyze
+from arena.extensions import import_files, import_files_in
 from arena.jsonl import Problem, Ref, ReleaseImportError, collector_paused
 from arena.models import (
     Batch,
@@ -97,6 +98,9 @@ def _release_import(*, directory: Path, benchmark_name: str | None, version: str
         writer.write()
         if parsed.problems:
             raise ReleaseImportError(parsed.problems)  # rolls the transaction back
+        for name, path in import_files_in(directory).items():
+            # An export's other files (its controls.jsonl) go in with it; a problem there rolls everything back.
+            summary.extras.append(import_files[name](benchmark=benchmark, path=path))
     tables_analyze(OrderedJudgment, CanonicalPair, Proposal, Context)
     return summary
 

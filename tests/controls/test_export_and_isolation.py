@@ -55,11 +55,15 @@ def test_export_writes_controls_jsonl_that_imports_back_to_the_same_controls(imp
     assert set(clear) == {"control_id", "kind", "context_id", "source_model", "target", "proposal", "status", "provenance"}
 
     Benchmark.objects.all().delete()
-    benchmark = release_import(directory=out).benchmark
-    summary = controls_import(benchmark=benchmark, path=out / "controls.jsonl")
-    assert sum(summary.created.values()) == len(before)
+    # The release import reads the export's controls.jsonl too, in the same transaction (an import review of
+    # 2026-12-06: it was left out without a word, and the form called it "not a release file").
+    imported_again = release_import(directory=out)
+    assert f"controls.jsonl: created {len(before)} control(s) in " in imported_again.line()
     assert controls_state() == before
     assert set(ControlVariant.objects.values_list("origin", flat=True)) == {"imported"}
+    summary = controls_import(benchmark=imported_again.benchmark, path=out / "controls.jsonl")  # the command's way
+    assert (sum(summary.created.values()), summary.unchanged) == (0, len(before))
+    assert "controls.jsonl: nothing new: the" in release_import(directory=out).line()
 
 
 def test_a_benchmark_without_controls_exports_no_controls_file(imported, tmp_path: Path) -> None:  # noqa: ANN001
@@ -91,3 +95,18 @@ def test_controls_change_no_leaderboard_figure_and_no_benchmark_count(imported, 
     assert ControlVariant.objects.count() == 13 * 6 + 24
     assert figures() == before
     assert before[0][2] == 4  # the four release models, no control among the participants
+
+
+def test_a_bad_controls_file_in_a_release_folder_rolls_the_whole_import_back(imported, tmp_path: Path) -> None:  # noqa: ANN001
+    from arena.jsonl import ReleaseImportError
+
+    controls_generate(benchmark=imported, kinds=["clear"], contexts=1, seed=5)
+    out = tmp_path / "export"
+    call_command("export_lit2test", str(out))
+    lines = (out / "controls.jsonl").read_text(encoding="utf-8").splitlines()
+    broken = dict(json.loads(lines[0]), kind="sparkling")
+    (out / "controls.jsonl").write_text("\n".join([*lines, json.dumps(broken | {"control_id": "x-1"})]) + "\n")
+    Benchmark.objects.all().delete()
+    with pytest.raises(ReleaseImportError, match=rf"controls.jsonl, line {len(lines) + 1}: kind"):
+        release_import(directory=out)
+    assert Benchmark.objects.count() == 0 and ControlVariant.objects.count() == 0
