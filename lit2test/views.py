@@ -63,6 +63,10 @@ def lit2test_only(request: HttpRequest, benchmark: Benchmark, page: str) -> Http
     return protocol_only(request, benchmark, PROTOCOL, page)
 
 
+#: Names of archives an upload may be mistaken for a release folder in (the dashboard's export is a zip).
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".gz", ".7z", ".rar")
+
+
 def upload_panel(request: HttpRequest, posted: bool) -> tuple[dict[str, Any], HttpResponse | None]:
     """The dashboard's release upload: its form, and the answer when the dashboard's POST is for it (a redirect once
     imported)."""
@@ -77,6 +81,16 @@ def upload_panel(request: HttpRequest, posted: bool) -> tuple[dict[str, Any], Ht
         known = {p.name for paths in release_files(Path(folder)).values() for p in paths}
         known |= {p.name for p in import_files_in(Path(folder)).values()}  # an export's controls.jsonl, say
         ignored = sorted({Path(u.name).name for u in form.cleaned_data["files"]} - known)
+        archives = [name for name in ignored if name.lower().endswith(ARCHIVE_SUFFIXES)]
+        if archives and not known:  # the dashboard's own download is a zip: say what to do with it
+            form.add_error(
+                "files",
+                gettext(
+                    "%(files)s: archives are not read; unzip them and upload the files inside (the .jsonl files and benchmark.json)"
+                )
+                % {"files": ", ".join(archives)},
+            )
+            return {"form": form}, None
         try:
             summary = release_import(
                 directory=Path(folder),

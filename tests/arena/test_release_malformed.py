@@ -570,3 +570,14 @@ def test_the_command_line_exits_1_with_the_problem_and_no_traceback(tmp_path: Pa
         assert result.returncode == 1, case.id
         assert "Traceback" not in result.stderr and "CommandError: import failed, nothing was written" in result.stderr
         assert case.expected in result.stderr, case.id
+
+
+def test_an_uploaded_zip_is_named_with_what_to_do(researcher_client: Client) -> None:
+    """An import review of 2026-12-06: the dashboard's download is a zip, and uploading it said only "no release files
+    found"."""
+    files = [SimpleUploadedFile("lit2test-v1-export.zip", b"PK\x03\x04 not read")]
+    response = researcher_client.post(reverse("arena:dashboard"), {"files": files, "benchmark": "b", "version": "1"})
+    page = html.unescape(response.content.decode())
+    assert response.status_code == 200
+    assert "lit2test-v1-export.zip: archives are not read; unzip them and upload the files inside" in page
+    assert set(arena_counts().values()) == {0}
