@@ -19,7 +19,7 @@ from .models import PROTOCOL, Hypothesis, MatchLabel, Reference, SeedPaper, Tour
 from .services import ReconstructionError
 
 
-def _selection_lines(benchmark: Benchmark) -> list[dict[str, Any]]:
+def selection_lines(benchmark: Benchmark) -> list[dict[str, Any]]:
     """The Swiss selections' matches as tournament.jsonl lines (FORMAT.md), one per match, with every judge's votes."""
     from .models import SwissMatch, SwissVote
 
@@ -119,7 +119,7 @@ def reconstruction_export(*, benchmark: Benchmark, directory: Path) -> dict[str,
             t.record
             for t in TournamentRecord.objects.filter(seed__benchmark=benchmark).order_by("seed__external_id", "line", "id")
         ]
-        + _selection_lines(benchmark),
+        + selection_lines(benchmark),
     }
     written = {}
     for kind in FILES:

@@ -502,6 +502,16 @@ class _Writer:
             (seed_id, json.dumps(rec, sort_keys=True))
             for seed_id, rec in TournamentRecord.objects.filter(seed__benchmark=self.benchmark).values_list("seed_id", "record")
         )
+        # An export writes the benchmark's own Swiss selections as tournament lines too (exporting.selection_lines):
+        # imported back into it they are what it holds already, not new records (each export -> import cycle added
+        # them once more).
+        if self.benchmark is not None:
+            from .exporting import selection_lines
+
+            for record in selection_lines(self.benchmark):
+                seed = self.seeds.get(record["seed_id"])
+                if seed is not None:
+                    stored_tournament[(seed.pk, json.dumps(record, sort_keys=True))] += 1
         new_records = []
         for line in self.lines["tournament"]:
             seed = self.known_seed(line)

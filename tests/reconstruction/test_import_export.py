@@ -259,3 +259,18 @@ def test_a_champion_must_name_an_existing_proposer_hypothesis_of_its_family(tmp_
     assert any('selected from is of family "alpha"' in p for p in found), found
     assert any('no proposer hypothesis of "Nobody" in slot 1' in p for p in found), found
     assert nothing_stored()
+
+
+def test_an_export_imported_back_into_its_own_benchmark_adds_no_tournament_line(tmp_path: Path) -> None:
+    """An import review of 2026-12-06: the selection's matches, written as tournament lines by the export, were stored
+    as new records when imported back into the same benchmark, and each export -> import cycle added them again."""
+    from reconstruction import demo
+    from reconstruction.models import TournamentRecord
+
+    demo.demo_build()
+    demo.demo_swiss()
+    call_command("export_reconstruction", demo.DEMO_NAME, str(tmp_path / "one"))
+    call_command("import_reconstruction", demo.DEMO_NAME, str(tmp_path / "one"))
+    assert TournamentRecord.objects.count() == 0
+    call_command("export_reconstruction", demo.DEMO_NAME, str(tmp_path / "two"))
+    assert (tmp_path / "one" / "tournament.jsonl").read_text() == (tmp_path / "two" / "tournament.jsonl").read_text()
