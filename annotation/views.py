@@ -281,6 +281,7 @@ def _render_item(
     not_saved: bool = False,
     stale_answers: list[tuple[str, str]] | None = None,
     fast_minimum: int = 0,
+    flag_open: bool = False,
 ) -> HttpResponse:
     submitted = None
     try:
@@ -305,6 +306,7 @@ def _render_item(
         "fragments": _question_fragments(values, errors, submitted=submitted is not None),
         "guide_body": _guide_body(get_language()),
         "skip_reason_max": SKIP_REASON_MAX,
+        "flag_open": flag_open,
         "flag_comment_max": FLAG_COMMENT_MAX,
     }
     return render(request, "annotation/item.html", context, status=status)
@@ -351,7 +353,8 @@ def item_detail(request: HttpRequest, token: str) -> HttpResponse:
             return _render_item(request, assignment, values=values, errors=validate_submission(values))
         if request.GET.get("fast") == "1":
             return _render_item(request, assignment, values=values, fast_minimum=assignment.study.min_answer_seconds)
-    return _render_item(request, assignment, values=values)
+    # ?flag=1: back from a refused flag, its panel open where the annotator was writing it.
+    return _render_item(request, assignment, values=values, flag_open=request.GET.get("flag") == "1")
 
 
 def _render_save_status(
@@ -578,7 +581,7 @@ def item_flag(request: HttpRequest, token: str) -> HttpResponse:
         _flag, created = assignment_flag(assignment=assignment, comment=request.POST.get("flag_comment", ""))
     except FlagRefused as exc:
         messages.error(request, str(exc))
-        return redirect(reverse("annotation:item", args=[token]) + "#flag")
+        return redirect(reverse("annotation:item", args=[token]) + "?flag=1#flag")
     if created:
         messages.success(request, _("Flag sent to the study coordinator. You can still answer the item, or skip it."))
     else:

@@ -6,14 +6,16 @@ import logging
 
 from django.db import OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
 from django.utils.deprecation import MiddlewareMixin
+from django.utils.translation import gettext_lazy
 
 from .errors import is_api_request
 
 logger = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 5
-BUSY_MESSAGE = "The database is busy; retry in a few seconds."
+BUSY_MESSAGE = gettext_lazy("The database is busy; retry in a few seconds.")
 
 
 def is_pool_exhausted(exc: BaseException) -> bool:
@@ -40,10 +42,8 @@ class DatabaseBusyMiddleware(MiddlewareMixin):
             return None
         logger.warning("database connection pool exhausted: %s %s answered 503 (%s)", request.method, request.path, exception)
         if is_api_request(request):
-            response: HttpResponse = JsonResponse({"detail": BUSY_MESSAGE}, status=503)
-        else:
-            response = HttpResponse(
-                f"<!doctype html><title>Busy</title><h1>Busy</h1><p>{BUSY_MESSAGE}</p>", status=503, content_type="text/html"
-            )
+            response: HttpResponse = JsonResponse({"detail": str(BUSY_MESSAGE)}, status=503)
+        else:  # in the reader's language and the app's look, with no query (the pool is what is short)
+            response = HttpResponse(render_to_string("503.html", {"message": BUSY_MESSAGE}), status=503)
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return response

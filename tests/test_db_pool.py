@@ -134,11 +134,15 @@ def test_a_request_that_gets_no_connection_in_time_is_answered_503_with_retry_af
     with httpx.Client(base_url=live_server.url, cookies={"sessionid": cookie}, timeout=30) as http:
         api = http.get(reverse("arena:api-benchmarks"))
         page = http.get(reverse("arena:dashboard"))
+        page_zh = http.get(reverse("arena:dashboard"), headers={"Accept-Language": "zh-hans"})
         connection.close()  # handed back: the next request gets it
         again = http.get(reverse("arena:api-benchmarks"))
     assert api.status_code == 503 and api.headers["Retry-After"] == "5"
     assert api.json() == {"detail": "The database is busy; retry in a few seconds."}
     assert page.status_code == 503 and "database is busy" in page.text and page.headers["Retry-After"] == "5"
+    # In the reader's language and the app's look (it was an English-only bare page).
+    assert page_zh.status_code == 503 and '<html lang="zh-hans">' in page_zh.text and "数据库繁忙，请几秒后重试。" in page_zh.text
+    assert 'href="/static/css/app.css"' in page.text or "/static/css/app." in page.text
     assert again.status_code == 200
 
 

@@ -235,6 +235,7 @@ def test_a_flag_needs_a_comment_is_stored_once_and_does_not_end_the_item(
     ann_client.post(url("item-start", first))
     empty = ann_client.post(url("item-flag", first), {"flag_comment": "   "}, follow=True)
     assert "Flag not sent: write what is wrong with the item" in empty.content.decode()
+    assert '<details class="ann-panel" id="flag" data-own-submit open>' in empty.content.decode()  # back where it was
     assert not Flag.objects.exists()
 
     comment = "The proposal text of B is cut off after the hypothesis."
