@@ -87,3 +87,16 @@
     e.target.querySelectorAll("input[name=csrfmiddlewaretoken]").forEach(function (input) { input.value = t; });
   }, true);
 })();
+
+// The reader's time zone, as their browser names it, for the server to show times in (lit2test_web.middleware,
+// ReaderTimeZoneMiddleware): set once, and again when it changes (a laptop that travelled). Pages shown before the
+// first setting show UTC.
+(function () {
+  "use strict";
+  var zone;
+  try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone; } catch (e) { return; }
+  if (!zone || !/^[A-Za-z0-9_+\-\/]{1,64}$/.test(zone)) return;
+  var now = document.cookie.match(/(?:^|;\s*)tz=([^;]+)/);
+  if (now && now[1] === zone) return;
+  document.cookie = "tz=" + zone + "; path=/; max-age=31536000; SameSite=Lax";  // characters checked above
+})();

@@ -70,3 +70,26 @@ def test_text_put_in_without_key_presses_is_saved_and_enter_on_an_answer_never_s
     with page.expect_navigation():
         page.click("[data-confirm-fast]")  # only the button confirms
     assert Label.objects.get(assignment=item).confidence == "high"
+
+
+def test_the_browser_names_its_time_zone_and_the_item_shows_times_in_it(
+    browser, live_server, annotator, annotator2, release_dir: Path
+) -> None:  # noqa: ANN001
+    import re
+    import zoneinfo
+
+    benchmark = release_import(directory=release_dir).benchmark
+    study = study_create(benchmark=benchmark, n_contexts=1, annotators=[annotator, annotator2], n_naive_controls=0, seed=5)
+    context = browser.new_context(base_url=live_server.url, timezone_id="Asia/Shanghai")
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    try:
+        item = open_first_item(page, study)
+        assert {c["name"]: c["value"] for c in context.cookies()}.get("tz") == "Asia/Shanghai"
+        page.check("input[name=screening][value=partly]")
+        page.wait_for_function("() => document.getElementById('save-status').textContent.includes('Draft saved')")
+        shown = re.search(r"\d\d:\d\d:\d\d", page.locator("#save-status").inner_text()).group(0)
+        saved = Assignment.objects.get(pk=item.pk).draft_saved_at
+        assert shown == saved.astimezone(zoneinfo.ZoneInfo("Asia/Shanghai")).strftime("%H:%M:%S")
+    finally:
+        context.close()
