@@ -88,6 +88,8 @@ class ReleaseImportError(AppError):
     """The files cannot be imported; nothing was written. ``problems`` says where and why."""
 
     def __init__(self, problems: list[Problem]) -> None:
+        # One line read as two records (a folded line's two orders) was reported twice, word for word: once each.
+        problems = list(dict.fromkeys(problems))
         self.problems = problems
         shown = "\n".join(f"  {p}" for p in problems[:MAX_PROBLEMS])
         more = f"\n  ... and {len(problems) - MAX_PROBLEMS} more" if len(problems) > MAX_PROBLEMS else ""

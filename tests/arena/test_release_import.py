@@ -398,3 +398,11 @@ def test_the_protocol_importers_refuse_a_benchmark_name_with_white_space_around_
     with pytest.raises(CommandError, match="starts or ends with white space"):
         call_command(command, "arena-demo ", str(tmp_path))
     assert Benchmark.objects.count() == 0
+
+
+def test_a_problem_of_a_folded_line_is_reported_once_not_once_per_order(tmp_path: Path) -> None:
+    files = b.small_release()
+    files["corrected_folded_pairs.jsonl"].append(b.folded("ctx_001__v1", "Alpha 1", "Mystery", "Alpha 1", "Alpha 1"))
+    message = assert_rejected(b.write(tmp_path, files), "line 7: model_pair: unknown model 'Mystery'")
+    assert message.count("unknown model 'Mystery'") == 1, message
+    assert "(1 problem(s))" in message
