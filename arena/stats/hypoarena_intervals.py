@@ -13,9 +13,11 @@ import numpy as np
 from .rank_intervals import replicate_ranks
 
 
-def _ranks(theta: np.ndarray) -> np.ndarray:
-    """Rank of each model (1 = best) per row of (R, K); equal strengths keep index (sorted-name) order."""
-    return replicate_ranks(theta)
+def _ranks(theta: np.ndarray, *, replicates: bool = True) -> np.ndarray:
+    """Rank of each model (1 = best) per row of (R, K): over bootstrap replicates, tied strengths in random order
+    (a tie spans its ranks); for a point estimate (``replicates=False``), equal strengths keep index (sorted-name)
+    order."""
+    return replicate_ranks(theta, break_ties=replicates)
 
 
 def _pct(x: np.ndarray, level: float) -> np.ndarray:

@@ -43,7 +43,7 @@ def _summarise_fit(fit: FitReplicates, names: list[Any], level: float) -> dict[s
     """The per-fit block of the leaderboard: models with ratings, ranks, intervals; ν; the modal ranking."""
     point = fit.point
     ratings = elo_ratings(point.theta[0])
-    rank = _ranks(point.theta)[0]
+    rank = _ranks(point.theta, replicates=False)[0]
     rep_ratings = elo_ratings(fit.theta)
     r_ci = _pct(rep_ratings, level)
     rep_ranks = _ranks(fit.theta)
@@ -133,7 +133,7 @@ def hypoarena_leaderboard(
         avg_pt = pt_sum / rep_n
         avg_rep = rep_sum / rep_n
     avg_ci = _pct(avg_rep, level)
-    avg_rank = _ranks(avg_pt[None, :])[0]
+    avg_rank = _ranks(avg_pt[None, :], replicates=False)[0]
     avg_rank_ci = _rank_ci(_ranks(avg_rep), level)
     for i, m in enumerate(names):
         entry = pooled["models"][m]

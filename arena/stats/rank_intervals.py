@@ -16,16 +16,21 @@ from typing import Any
 
 import numpy as np
 
-from .bt import replicate_rankings
+from .bt import ranking_from_theta, replicate_rankings
 
 #: What a comparison is in the counts below: one accepted ordered judgment of a complete case (a canonical pair judged
 #: in both presentation orders gives two), the unit the ordered Bradley–Terry fit (the paper's Table 1) counts.
 COMPARISON_UNIT = "ordered judgment"
 
 
-def replicate_ranks(theta: np.ndarray) -> np.ndarray:
-    """The rank (1 = best) of each model in each replicate of ``theta`` (R, K), as an (R, K) integer array."""
-    order = replicate_rankings(np.atleast_2d(theta))  # tied strengths span their ranks, whatever their names
+def replicate_ranks(theta: np.ndarray, *, break_ties: bool = True) -> np.ndarray:
+    """The rank (1 = best) of each model in each replicate of ``theta`` (R, K), as an (R, K) integer array.
+
+    Ties in random order (:func:`arena.stats.bt.replicate_rankings`: over replicates a tie spans its ranks, whatever
+    the names); ``break_ties=False`` keeps index order, for the ranks of one fit shown beside a listing in that
+    order (a point estimate's rank column)."""
+    theta = np.atleast_2d(theta)
+    order = replicate_rankings(theta) if break_ties else ranking_from_theta(theta)
     ranks = np.empty_like(order)
     np.put_along_axis(ranks, order, np.broadcast_to(np.arange(1, order.shape[1] + 1), order.shape), axis=1)
     return ranks

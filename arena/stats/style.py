@@ -502,7 +502,7 @@ def style_bootstrap(
 
 def _ranks(theta: np.ndarray) -> np.ndarray:
     """Rank of each model, 1 = best (stable on ties, as :func:`ranking_from_theta`)."""
-    return replicate_ranks(theta)[0]
+    return replicate_ranks(theta, break_ties=False)[0]
 
 
 def _interval(ci: np.ndarray) -> list[float] | None:

@@ -120,3 +120,24 @@ def test_a_leaderboard_of_ties_only_names_no_leader_and_simulates_its_coverage_w
     assert abs(doc["bootstrap"]["top1"]["A"] - 0.5) < SHARE_TOLERANCE  # was 1.0: "A" sorts first
     assert doc["bootstrap"]["rank_intervals"] == {"A": [1, 2], "B": [1, 2]}
     assert doc["honest_intervals"]["coverage"]["simulations"] > 0
+
+
+def test_the_ranks_of_one_fit_keep_index_order_on_ties_so_a_listing_reads_1_2_3_4() -> None:
+    """A review of this change: the style-control table's point ranks went through the replicates' random tie-break
+    and read 1, 4, 3, 2 down a list kept in index order. A point estimate's ranks keep index order on ties."""
+    from arena.stats import pair_judgments, style_control
+    from arena.stats.rank_intervals import replicate_ranks
+
+    assert replicate_ranks(np.array([[1.0, 0.0, 0.0, 0.0]]), break_ties=False).tolist() == [[1, 2, 3, 4]]
+    a, b, y, d = [], [], [], []
+    for m in (1, 2, 3):  # model 0 beats each of the others alike; they tie among themselves: identical records
+        for r in range(6):
+            a.append(0), b.append(m), y.append(1.0 if r < 4 else 0.0), d.append(10.0 if r % 2 else -10.0)
+    for m in (1, 2, 3):
+        for n in (m + 1, m + 2):
+            if n <= 3:
+                for r in range(4):
+                    a.append(m), b.append(n), y.append(1.0 if r % 2 else 0.0), d.append(5.0 if r < 2 else -5.0)
+    j = pair_judgments(np.array(a), np.array(b), np.array(y), cluster=np.arange(len(a)), n_models=4)
+    out = style_control(j, np.array(d)[:, None], replicates=50, seed=0)
+    assert [m["rank"] for m in out["models"]] == [1, 2, 3, 4]
