@@ -316,8 +316,9 @@ class _Writer:
             seed, benchmark_pk = self.benchmark.orientation_seed, self.benchmark.pk
             participant_ids = {name: p.pk for name, p in self.participants.items()}
             for verdict in self.parsed.verdicts.values():
+                known = pairs.get(verdict.pair_key)
                 held = members.get((verdict.context_id, verdict.models))
-                if held is not None and held != verdict.pair_key:
+                if known is None and held is not None:  # a stored key is taken as stored (older duplicates included)
                     self.conflict(
                         verdict.ref,
                         "pair_id",
@@ -325,7 +326,6 @@ class _Writer:
                         f"which pair {held!r} already does (one pair per context and two models); use that pair_id",
                     )
                     continue
-                known = pairs.get(verdict.pair_key)
                 if known is not None:
                     _, stored_models, context = known
                     if stored_models != verdict.models:

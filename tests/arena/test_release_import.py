@@ -406,3 +406,37 @@ def test_a_problem_of_a_folded_line_is_reported_once_not_once_per_order(tmp_path
     message = assert_rejected(b.write(tmp_path, files), "line 7: model_pair: unknown model 'Mystery'")
     assert message.count("unknown model 'Mystery'") == 1, message
     assert "(1 problem(s))" in message
+
+
+def test_a_benchmark_that_already_holds_two_pairs_of_one_context_and_models_still_takes_its_files_again(
+    tmp_path: Path,
+) -> None:
+    """A review of this change: pairs stored twice before the rule (by an older import) made every later import of
+    their verdicts impossible. A key already stored is taken as stored."""
+    files = b.small_release()
+    benchmark = release_import(directory=b.write(tmp_path / "first", files)).benchmark
+    pair = benchmark.pairs.get(internal_key="ctx_001__v1__Alpha_1__vs__Beta-2")
+    CanonicalPair.objects.create(  # as an import before the rule could leave it
+        benchmark=benchmark,
+        context=pair.context,
+        participant_a=pair.participant_b,
+        participant_b=pair.participant_a,
+        internal_key="ctx_001__v1__Beta-2__vs__Alpha_1",
+        public_id="0123456789abcdef",
+    )
+    files["corrected_folded_pairs.jsonl"].append(
+        b.folded("ctx_001__v1", "Alpha 1", "Beta-2", "Alpha 1", "Alpha 1") | {"pair_id": "ctx_001__v1__Beta-2__vs__Alpha_1"}
+    )
+    summary = release_import(directory=b.write(tmp_path / "again", files))
+    assert summary.created["pairs"] == 0 and summary.created["judgments"] == 2
+
+
+def test_a_name_stored_with_white_space_around_it_before_the_rule_is_still_taken(tmp_path: Path, already_imported: None) -> None:
+    """A review of this change: a model stored as "Gamma-3 " by an older import could not be named at all (refused
+    with white space, a new model without)."""
+    benchmark = Benchmark.objects.get()
+    Participant.objects.create(benchmark=benchmark, name="Delta-4 ")
+    files = b.small_release()
+    files["proposals.jsonl"].append(dict(files["proposals.jsonl"][0], model="Delta-4 "))
+    summary = release_import(directory=b.write(tmp_path / "again", files))
+    assert summary.created["proposals"] == 1 and summary.created["participants"] == 0
