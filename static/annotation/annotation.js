@@ -109,9 +109,9 @@
     // page's token is refused): saying "connection problem" sent people to check their network, and the Submit
     // then led to the sign-in page and lost the answers. The page says so, keeps trying (a save gets through once
     // they sign in again in another tab) and holds the Submit back meanwhile.
-    function signedOutNow() {
+    function signedOutNow(attribute) {
       signedOut = true;
-      show("data-signed-out", 10);
+      show(attribute, 10);
     }
     document.addEventListener("submit", function (e) {  // capturing: before orderedSubmit sees the Submit
       if (!signedOut || e.target !== form) return;
@@ -128,7 +128,15 @@
       if (xhr.status === 403 || (xhr.status === 200 && !isStatus && /\/accounts\/login\//.test(xhr.responseURL || ""))) {
         e.detail.shouldSwap = false;
         e.detail.isError = false;
-        signedOutNow();
+        signedOutNow("data-signed-out");
+        return;
+      }
+      if (xhr.status === 404) {
+        // The item is not found for whoever this browser is logged in as now: someone else logged in, in another
+        // tab (a shared lab machine). Their Submit would land on "Page not found" and lose the answers.
+        e.detail.shouldSwap = false;
+        e.detail.isError = false;
+        signedOutNow("data-other-account");
         return;
       }
       if (isStatus) signedOut = false;

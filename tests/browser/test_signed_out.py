@@ -98,3 +98,28 @@ def test_a_refused_form_token_answers_a_page_that_says_what_to_do(annotator, lan
     html = response.content.decode()
     assert response.status_code == 403 and title in html
     assert "DEBUG" not in html and 'id="form-expired"' in html
+
+
+def test_a_page_whose_browser_is_now_logged_in_as_someone_else_says_so_and_holds_the_submit_back(page, item) -> None:  # noqa: ANN001
+    """A review of this change: on a shared machine, another annotator logging in in another tab made the open item's
+    autosave a 404 shown as a "connection problem", and its Submit landed on "Page not found" with the answers lost."""
+    open_item(page, item)
+    other = page.context.new_page()
+    other.goto("/")
+    other.click("form[action='/accounts/logout/'] button")
+    other.wait_for_load_state("networkidle")
+    log_in(other, "bob", "pw-bob")
+
+    answer_everything(page)
+    page.wait_for_function("() => document.getElementById('save-status').textContent.includes('logged in as someone else')")
+    page.click("button[data-submit]")  # held back
+    page.wait_for_timeout(500)
+    assert f"/annotate/item/{item.token}/" in page.url and not Label.objects.exists()
+
+    other.click("form[action='/accounts/logout/'] button")
+    other.wait_for_load_state("networkidle")
+    log_in(other, "ann", "pw-ann")
+    page.wait_for_function(SAVED, timeout=20_000)
+    with page.expect_navigation():
+        page.click("button[data-submit]")
+    assert Label.objects.get(assignment=item).rationale == "A names a decisive threshold; B does not."
