@@ -564,13 +564,16 @@ def _write_draft(*, assignment: Assignment, values: Mapping[str, object], base_v
     The assignment's row stays locked until that transaction ends, so a submission checked and written in
     the same transaction cannot be overtaken by a draft or another submission of the same item.
     """
-    locked = Assignment.objects.select_for_update().only("id", "draft_saved_at", "draft_page").get(pk=assignment.pk)
+    locked = Assignment.objects.select_for_update().only("id", "draft_saved_at", "draft_page", "draft").get(pk=assignment.pk)
     page = draft_page_of(values)
-    # Newer than the page's version is stale unless this very page wrote it: a save that got through but whose answer
-    # was lost (a dropped connection) left the page one version behind, and every later save and the Submit were
-    # refused as if another window had saved.
+    # Newer than the page's version is stale unless this very page wrote it (a save that got through but whose answer
+    # was lost, a dropped connection, left the page one version behind, and every later save and the Submit were
+    # refused as if another window had saved), or the values are those stored (nothing older can overwrite then).
     stale = (
-        base_version is not None and base_version != assignment_draft_version(locked) and not (page and page == locked.draft_page)
+        base_version is not None
+        and base_version != assignment_draft_version(locked)
+        and not (page and page == locked.draft_page)
+        and draft_values(values) != (locked.draft or {})
     )
     errors = unstorable_value_errors(values)
     if (stale or errors) and Label.objects.filter(assignment_id=locked.pk).exists():

@@ -198,3 +198,12 @@ def test_another_page_is_still_stale_after_a_save_from_this_one(item, ann_client
     assert refused.status_code == 409
     item.refresh_from_db()
     assert (item.draft, item.draft_page) == ({"rationale": "newer"}, this)
+
+
+def test_a_stale_page_sending_the_answers_already_stored_is_not_refused(item, ann_client: Client) -> None:
+    """A review of this change: a Submit from an older window whose answers equal the stored ones was refused once
+    (nothing lost, but a second Submit needed). Nothing older can overwrite anything newer there."""
+    old = page_version(ann_client.get(url(item)).content.decode())
+    ann_client.post(url(item, "annotation:item-draft"), complete_values("A") | {"draft_version": old}, **HTMX)
+    again = ann_client.post(url(item, "annotation:item-submit"), complete_values("A") | {"draft_version": old})
+    assert again.status_code == 302 and Label.objects.get(assignment=item).choice == "A"
