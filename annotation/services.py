@@ -565,7 +565,7 @@ def _write_draft(*, assignment: Assignment, values: Mapping[str, object], base_v
     the same transaction cannot be overtaken by a draft or another submission of the same item.
     """
     locked = Assignment.objects.select_for_update().only("id", "draft_saved_at", "draft_page", "draft").get(pk=assignment.pk)
-    page = draft_page_of(values)
+    page, draft = draft_page_of(values), draft_values(values)
     # Newer than the page's version is stale unless this very page wrote it (a save that got through but whose answer
     # was lost, a dropped connection, left the page one version behind, and every later save and the Submit were
     # refused as if another window had saved), or the values are those stored (nothing older can overwrite then).
@@ -573,7 +573,7 @@ def _write_draft(*, assignment: Assignment, values: Mapping[str, object], base_v
         base_version is not None
         and base_version != assignment_draft_version(locked)
         and not (page and page == locked.draft_page)
-        and draft_values(values) != (locked.draft or {})
+        and draft != (locked.draft or {})
     )
     errors = unstorable_value_errors(values)
     if (stale or errors) and Label.objects.filter(assignment_id=locked.pk).exists():
@@ -582,7 +582,6 @@ def _write_draft(*, assignment: Assignment, values: Mapping[str, object], base_v
         raise StaleDraft
     if errors:
         raise UnstorableValues(errors)
-    draft = draft_values(values)
     # Every save gets a later version than the one before, even within one clock tick.
     previous = locked.draft_saved_at
     saved_at = now if previous is None or now > previous else previous + timedelta(microseconds=1)

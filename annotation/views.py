@@ -379,7 +379,7 @@ def _render_stale(request: HttpRequest, assignment: Assignment) -> HttpResponse:
     """A Submit or Save from a page older than the stored draft (another window saved since): the item again (409)
     with the stored, newer answers in the form, and this page's answers that differ from them listed beside, not
     saved, so nothing typed is lost (a redirect to the item dropped them all, a whole rationale with them)."""
-    assignment.refresh_from_db(fields=["draft", "draft_saved_at", "draft_page"])
+    assignment.refresh_from_db(fields=["draft", "draft_saved_at"])
     stored, sent = assignment.draft or {}, draft_values(request.POST)
     differing = [
         (field_label(name), value_label(name, sent[name]) if sent.get(name) else "")
@@ -498,17 +498,15 @@ def _keep_draft(assignment: Assignment, request: HttpRequest) -> None:
         assignment_save_draft(assignment=assignment, values=request.POST, base_version=request.POST.get("draft_version"))
     except AlreadySubmitted:
         pass  # the skip or flag says what a submitted item allows
-    except StaleDraft:
-        assignment.refresh_from_db(fields=["draft"])
-        if draft_values(request.POST) != (assignment.draft or {}):
-            messages.warning(
-                request,
-                _(
-                    "The answers on that page of item %(n)d were not saved: newer answers were saved after it was "
-                    "loaded (in another window?). The newer ones are kept; check them when you return to the item."
-                )
-                % {"n": assignment.position},
+    except StaleDraft:  # refused only when the answers differ from those kept (annotation.services._write_draft)
+        messages.warning(
+            request,
+            _(
+                "The answers on that page of item %(n)d were not saved: newer answers were saved after it was "
+                "loaded (in another window?). The newer ones are kept; check them when you return to the item."
             )
+            % {"n": assignment.position},
+        )
     except UnstorableValues:
         messages.warning(
             request,
@@ -633,7 +631,7 @@ def study_min_answer(request: HttpRequest, study_id: int) -> HttpResponse:
     """The researcher's minimum time per answer (seconds from Start to Submit; 0 = none), from the study page."""
     study = get_object_or_404(Study, pk=study_id)
     raw = request.POST.get("min_answer_seconds", "").strip()
-    if not (whole_number(raw)) or int(raw) > MAX_MIN_ANSWER_SECONDS:
+    if not whole_number(raw) or int(raw) > MAX_MIN_ANSWER_SECONDS:
         messages.error(
             request,
             _("Minimum time per answer: give whole seconds from 0 to %(max)s, not %(value)s.")

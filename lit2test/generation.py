@@ -126,9 +126,9 @@ def pairs_create_for_contexts(*, benchmark: Benchmark, context_ids: set[int]) ->
     stored = benchmark.pairs.filter(context_id__in=context_ids).values_list(
         "internal_key", "context_id", "participant_a_id", "participant_b_id"
     )
-    existing: set[object] = set()
-    for key, context_id, a_id, b_id in stored:  # a pair is its key, and its context and two models whatever its key
-        existing.update((key, (context_id, frozenset((a_id, b_id)))))
+    # A pair is its key, and its context and two models whatever its key.
+    existing = {key for key, *_ in stored}
+    members = {(context_id, frozenset((a_id, b_id))) for _, context_id, a_id, b_id in stored}
     proposals = Proposal.objects.filter(context_id__in=context_ids, validation_status="valid").select_related(
         "participant", "context"
     )
@@ -141,7 +141,7 @@ def pairs_create_for_contexts(*, benchmark: Benchmark, context_ids: set[int]) ->
             for second in items[i + 1 :]:
                 left, right = first.participant.name.replace(" ", "_"), second.participant.name.replace(" ", "_")
                 key = f"{first.context.external_id}__{left}__vs__{right}"
-                if key in existing or (context_id, frozenset((first.participant_id, second.participant_id))) in existing:
+                if key in existing or (context_id, frozenset((first.participant_id, second.participant_id))) in members:
                     continue
                 a, b = first.participant, second.participant
                 if orientation_flipped(benchmark.orientation_seed, key):

@@ -64,7 +64,7 @@ def lit2test_only(request: HttpRequest, benchmark: Benchmark, page: str) -> Http
 
 
 #: Names of archives an upload may be mistaken for a release folder in (the dashboard's export is a zip).
-ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".gz", ".7z", ".rar")
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".tgz", ".gz", ".7z", ".rar")
 
 
 def upload_panel(request: HttpRequest, posted: bool) -> tuple[dict[str, Any], HttpResponse | None]:

@@ -125,18 +125,13 @@
       if (!e.detail.requestConfig || e.detail.requestConfig.elt !== form) return;
       var isStatus = /id="save-status"/.test(e.detail.serverResponse);
       var xhr = e.detail.xhr;
-      if (xhr.status === 403 || (xhr.status === 200 && !isStatus && /\/accounts\/login\//.test(xhr.responseURL || ""))) {
+      var loggedOut = xhr.status === 403 || (xhr.status === 200 && !isStatus && /\/accounts\/login\//.test(xhr.responseURL || ""));
+      // A 404: the item is not found for whoever this browser is logged in as now: someone else logged in, in another
+      // tab (a shared lab machine). Their Submit would land on "Page not found" and lose the answers.
+      if (loggedOut || xhr.status === 404) {
         e.detail.shouldSwap = false;
         e.detail.isError = false;
-        signedOutNow("data-signed-out");
-        return;
-      }
-      if (xhr.status === 404) {
-        // The item is not found for whoever this browser is logged in as now: someone else logged in, in another
-        // tab (a shared lab machine). Their Submit would land on "Page not found" and lose the answers.
-        e.detail.shouldSwap = false;
-        e.detail.isError = false;
-        signedOutNow("data-other-account");
+        signedOutNow(loggedOut ? "data-signed-out" : "data-other-account");
         return;
       }
       if (isStatus) signedOut = false;

@@ -65,38 +65,34 @@
   });
 })();
 
-// The CSRF token is read from its cookie when a form or an htmx request is sent: a page opened before its reader
-// signed in again (in another tab; signing in renews the token) still carried the old one in its forms and headers,
-// and everything it sent was refused. Where the cookie cannot be read, the page's own token is sent as before.
+// Two cookies read and written by every page (one closure, one way of reading a cookie):
+// - The CSRF token is read from its cookie when a form or an htmx request is sent: a page opened before its reader
+//   signed in again (in another tab; signing in renews the token) still carried the old one in its forms and
+//   headers, and everything it sent was refused. Where the cookie cannot be read, the page's own token is sent.
+// - The reader's time zone, as their browser names it, for the server to show times in (lit2test_web.middleware,
+//   ReaderTimeZoneMiddleware): set once, and again when it changes (a laptop that travelled). Pages shown before the
+//   first setting show UTC.
 (function () {
   "use strict";
-  function token() {
-    var found = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+  function cookie(name) {
+    var found = document.cookie.match(new RegExp("(?:^|;\\s*)" + name + "=([^;]+)"));
     return found ? decodeURIComponent(found[1]) : null;
   }
   document.addEventListener("htmx:configRequest", function (e) {
-    var t = token();
+    var t = cookie("csrftoken");
     if (!t) return;
     e.detail.headers["X-CSRFToken"] = t;
     // Django reads a form's own token before the header: the form's copy is renewed too.
     if (e.detail.parameters && e.detail.parameters.csrfmiddlewaretoken !== undefined) e.detail.parameters.csrfmiddlewaretoken = t;
   });
   document.addEventListener("submit", function (e) {
-    var t = token();
+    var t = cookie("csrftoken");
     if (!t || !e.target || !e.target.querySelectorAll) return;
     e.target.querySelectorAll("input[name=csrfmiddlewaretoken]").forEach(function (input) { input.value = t; });
   }, true);
-})();
 
-// The reader's time zone, as their browser names it, for the server to show times in (lit2test_web.middleware,
-// ReaderTimeZoneMiddleware): set once, and again when it changes (a laptop that travelled). Pages shown before the
-// first setting show UTC.
-(function () {
-  "use strict";
   var zone;
   try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone; } catch (e) { return; }
-  if (!zone || !/^[A-Za-z0-9_+\-\/]{1,64}$/.test(zone)) return;
-  var now = document.cookie.match(/(?:^|;\s*)tz=([^;]+)/);
-  if (now && now[1] === zone) return;
+  if (!zone || !/^[A-Za-z0-9_+\-\/]{1,64}$/.test(zone) || cookie("tz") === zone) return;
   document.cookie = "tz=" + zone + "; path=/; max-age=31536000; SameSite=Lax";  // characters checked above
 })();
